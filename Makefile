@@ -1,0 +1,54 @@
+# One-command set-up from a clean clone: `make test` and `make demo` build everything they need.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+SIMDIR := build/sim
+LOCK   := flock build/.install.lock
+
+CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*.cpp csrc/*.h csrc/*.cu csrc/*.ptx)
+SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
+
+.PHONY: all install sim test demo bench clean
+
+all: install sim
+
+# The environment: a venv with the CPU wheel of torch (pinned, so pip never pulls a CUDA build).
+$(VENV)/.deps: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q "numpy>=1.24" "scikit-build-core>=0.10" "pybind11>=2.12" \
+	    "pytest>=7.4" "pytest-timeout>=2.2" ninja
+	touch $@
+
+# The package, editable: Python edits apply at once, C++ edits rebuild here.
+$(VENV)/.installed: $(VENV)/.deps $(CORE_SOURCES)
+	mkdir -p build
+	$(LOCK) $(PY) -m pip install -q --no-build-isolation -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+# Simulated libcuda.so.1 / libnvidia-ml.so.1 for tests (see tests/sim/README.md).
+SIM_CXX := g++ -std=c++17 -O2 -Wall -Wextra -fPIC -shared -pthread
+
+$(SIMDIR)/libcuda.so.1: tests/sim/sim_cuda.cpp $(wildcard tests/sim/*.h)
+	mkdir -p $(SIMDIR)
+	$(SIM_CXX) -Wl,-soname,libcuda.so.1 -o $@ $<
+
+$(SIMDIR)/libnvidia-ml.so.1: tests/sim/sim_nvml.cpp $(wildcard tests/sim/*.h)
+	mkdir -p $(SIMDIR)
+	$(SIM_CXX) -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
+
+sim: $(SIM_LIBS)
+
+test: install sim
+	$(PY) -m pytest
+
+demo: install sim
+	$(PY) examples/demo.py
+
+bench: install sim
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf build $(VENV) straggler/_core*.so

@@ -1,0 +1,1 @@
+"""straggler: find slow ranks in distributed PyTorch training, and say why."""
