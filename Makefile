@@ -13,11 +13,15 @@ SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$
 all: install sim
 
 # The environment: a venv with the CPU wheel of torch (pinned, so pip never pulls a CUDA build).
-$(VENV)/.deps: pyproject.toml
+$(VENV)/.deps: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q "numpy>=1.24" "scikit-build-core>=0.10" "pybind11>=2.12" \
 	    "pytest>=7.4" "pytest-timeout>=2.2" ninja
+	# Optional integrations, tested in the suite: Lightning, and NVRx's FT engine (0.4.1 is the
+	# newest build for CPython 3.11 / glibc 2.36; --no-deps keeps its heavy extras out).
+	$(PY) -m pip install -q "lightning>=2.2" psutil pyyaml packaging defusedxml nvidia-ml-py
+	$(PY) -m pip install -q --no-deps nvidia-resiliency-ext==0.4.1
 	touch $@
 
 # The package, editable: Python edits apply at once, C++ edits rebuild here.
