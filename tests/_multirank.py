@@ -1,0 +1,137 @@
+"""Run a function on several spawned ranks joined by a gloo process group.
+
+Every multi-rank test in the project uses :func:`run_ranks`::
+
+    from _multirank import run_ranks
+
+    def _worker(rank, world_size, scale):          # module level, so spawn can pickle it
+        return rank * scale
+
+    def test_something():
+        assert run_ranks(_worker, 3, 10) == [0, 10, 20]
+
+How it works: the parent starts ``world_size`` processes with the ``spawn`` context. Each child
+sets its environment (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``OMP_NUM_THREADS=1``, then ``env``
+and ``rank_env[rank]``) *before* it unpickles the function, so modules that read the environment
+at import see it; then it joins a gloo group through a ``file://`` store in a fresh temporary
+directory, calls ``fn(rank, world_size, *args, **kwargs)`` and sends the return value (or the
+formatted traceback) back through a queue. The parent waits at most ``timeout_s`` for everything,
+kills what is left, and raises with the child's traceback when a rank failed.
+
+A rank listed in ``may_die`` may exit without a result (tests of a dead peer call ``os._exit``
+there); its entry in the returned list is ``None``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import multiprocessing as mp
+import os
+import pickle
+import queue
+import shutil
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+# A rank that exited without a result is declared failed after this grace period, which lets its
+# last queue message (flushed by a feeder thread) reach the parent first.
+_EXIT_GRACE_S = 3.0
+
+
+def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
+           payload: bytes, results: mp.Queue, timeout_s: float) -> None:
+    """Body of one spawned rank: environment, process group, the function, the result."""
+    os.environ.update(env)
+    try:
+        import torch.distributed as dist
+
+        fn, args, kwargs = pickle.loads(payload)
+        dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank,
+                                world_size=world_size,
+                                timeout=datetime.timedelta(seconds=timeout_s))
+        try:
+            value = fn(rank, world_size, *args, **kwargs)
+        finally:
+            dist.destroy_process_group()
+        results.put((rank, True, value))
+    except BaseException:  # noqa: BLE001 - everything goes back to the parent
+        results.put((rank, False, traceback.format_exc()))
+
+
+def run_ranks(fn: Callable[..., Any], world_size: int, *args: Any, timeout_s: float = 90.0,
+              env: Mapping[str, str] | None = None,
+              rank_env: Mapping[int, Mapping[str, str]] | None = None,
+              may_die: Iterable[int] = (), **kwargs: Any) -> list[Any]:
+    """Run ``fn(rank, world_size, *args, **kwargs)`` on ``world_size`` gloo ranks.
+
+    Returns the ranks' return values in rank order. Raises ``RuntimeError`` (with the child's
+    traceback) when a rank raised or exited without a result, and ``TimeoutError`` when the ranks
+    did not all finish within ``timeout_s``; leftover processes are killed in both cases.
+    """
+    ctx = mp.get_context("spawn")
+    tmpdir = tempfile.mkdtemp(prefix="straggler-mr-")
+    store_path = os.path.join(tmpdir, "store")
+    payload = pickle.dumps((fn, args, kwargs))
+    results: mp.Queue = ctx.Queue()
+    may_die = set(may_die)
+    procs = []
+    try:
+        for rank in range(world_size):
+            child_env = {"RANK": str(rank), "WORLD_SIZE": str(world_size),
+                         "LOCAL_RANK": str(rank), "MASTER_ADDR": "127.0.0.1",
+                         "OMP_NUM_THREADS": "1"}
+            child_env.update(env or {})
+            child_env.update((rank_env or {}).get(rank, {}))
+            p = ctx.Process(target=_child, name=f"rank{rank}", daemon=True,
+                            args=(rank, world_size, store_path, child_env, payload, results,
+                                  timeout_s))
+            p.start()
+            procs.append(p)
+        values = _collect(procs, results, may_die, timeout_s)
+        deadline = time.monotonic() + 10.0
+        for p in procs:
+            p.join(timeout=max(0.1, deadline - time.monotonic()))
+        return values
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5.0)
+        results.close()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _collect(procs: list, results: mp.Queue, may_die: set[int], timeout_s: float) -> list[Any]:
+    """Read one message per rank, failing fast on an error, a silent exit or the deadline."""
+    world_size = len(procs)
+    values: list[Any] = [None] * world_size
+    pending = set(range(world_size))
+    dead_since: dict[int, float] = {}
+    deadline = time.monotonic() + timeout_s
+    while pending:
+        now = time.monotonic()
+        if now > deadline:
+            raise TimeoutError(f"ranks {sorted(pending)} did not finish within {timeout_s} s")
+        try:
+            rank, ok, value = results.get(timeout=0.1)
+        except queue.Empty:
+            for rank in list(pending):
+                if procs[rank].exitcode is None:
+                    continue
+                first = dead_since.setdefault(rank, now)
+                if now - first < _EXIT_GRACE_S:
+                    continue
+                if rank in may_die:
+                    pending.discard(rank)
+                    continue
+                raise RuntimeError(f"rank {rank} exited with code {procs[rank].exitcode} "
+                                   "without a result") from None
+            continue
+        if not ok:
+            raise RuntimeError(f"rank {rank} failed:\n{value}")
+        values[rank] = value
+        pending.discard(rank)
+    return values
