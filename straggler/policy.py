@@ -1,0 +1,502 @@
+"""The decision policy: which ranks are *confirmed* stragglers, given the history of reports.
+
+One report says how slow each rank was in one window. NVRx flags a rank as soon as one window's
+score is below 0.75; this module decides over several windows instead. Pure numpy, no process
+group: feed it one observation per report (per-rank times for each metric) and it returns a
+:class:`PolicyDecision`. Its rules, each configurable through :class:`PolicyConfig`:
+
+* **Peer reference with an effect-size gate.** A rank's *peer score* is the median time of its
+  peers (the other ranks of its group) divided by its own time; a report counts as *slow* for a
+  rank when that score is below ``threshold`` **and** the rank is at least ``min_effect`` slower
+  than the peer median, so job-wide weather (1-3%) never alarms. ``reference="fastest"`` uses
+  NVRx's reference (the fastest rank of the group) for the score instead; the effect-size gate
+  still compares with the median.
+* **Peer groups.** With declared roles (any hashable key per rank, e.g. the pipeline stage) a
+  rank is compared only with ranks of the same role. Without roles, the first
+  ``structure_warmup`` reports are used to learn stable clusters of ranks (a heavier pipeline
+  stage, a MoE expert group) which then become the peer groups, so a structural imbalance is
+  recognised as such instead of being flagged.
+* **Individual score against a decaying baseline.** Each rank's own time is compared with an
+  exponentially weighted baseline of its past times (half-life ``baseline_half_life`` reports),
+  so a slow drift is seen and a recovery is accepted.
+* **Persistence and hysteresis.** A rank is confirmed after ``k`` slow reports among its last
+  ``n``; it is cleared after ``clear_reports`` consecutive reports with every score at or above
+  ``clear_threshold``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PolicyConfig", "PolicyDecision", "RankState", "StragglerPolicy", "GPU_METRIC"]
+
+#: The metric key the detector uses for the per-rank GPU score (sections use their name).
+GPU_METRIC = "gpu"
+
+_REFERENCES = ("median", "fastest")
+
+
+def _check_fraction(name: str, value: Any, *, low_open: bool = True, high: float = 1.0) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value > 0 if low_open else value >= 0) and value <= high
+    if not ok:
+        bound = "(0, " if low_open else "[0, "
+        raise ValueError(f"`{name}={value!r}` must be a number in {bound}{high}]")
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"`{name}={value!r}` must be an integer >= {minimum}")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Tunables of :class:`StragglerPolicy`; validated here, defaults from benchmarks/quality.md.
+
+    Each default names the table row that supports it in ``docs/policy.md``.
+    """
+
+    #: Peer score (reference time / own time) below which a report counts as slow.
+    threshold: float = 0.95
+    #: Minimum slowdown versus the peer median for a report to count as slow (effect-size gate).
+    min_effect: float = 0.04
+    #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: fastest rank of the group).
+    reference: str = "median"
+    #: A rank is confirmed after ``k`` slow reports among its last ``n``.
+    k: int = 2
+    n: int = 3
+    #: Scores at or above this count as healthy for clearing (hysteresis: above ``threshold``).
+    clear_threshold: float = 0.97
+    #: Consecutive healthy reports needed to clear a confirmed rank.
+    clear_reports: int = 3
+    #: Compare each rank with its own decaying baseline as well.
+    individual: bool = True
+    #: Individual score (baseline / own time) below which a report counts as individually slow.
+    individual_threshold: float = 0.9
+    #: Half-life of the personal baseline, in reports.
+    baseline_half_life: float = 20.0
+    #: Without declared roles, learn stable clusters of ranks as peer groups.
+    learn_structure: bool = True
+    #: Reports used to learn the clusters (no rank is confirmed before they are seen).
+    structure_warmup: int = 3
+    #: Relative gap between sorted rank levels that separates two clusters.
+    cluster_gap: float = 0.02
+    #: A cluster is structural when it holds at least this fraction of the ranks ...
+    cluster_min_fraction: float = 0.1
+    #: ... and at least this many ranks.
+    cluster_min_size: int = 2
+
+    def __post_init__(self) -> None:
+        _check_fraction("threshold", self.threshold)
+        _check_fraction("min_effect", self.min_effect, low_open=False, high=10.0)
+        if self.reference not in _REFERENCES:
+            raise ValueError(f"`reference={self.reference!r}` must be one of {_REFERENCES}")
+        _check_int("n", self.n, 1)
+        _check_int("k", self.k, 1)
+        if self.k > self.n:
+            raise ValueError(f"`k={self.k!r}` must not exceed `n={self.n!r}`")
+        _check_fraction("clear_threshold", self.clear_threshold)
+        if self.clear_threshold < self.threshold:
+            raise ValueError(f"`clear_threshold={self.clear_threshold!r}` must be >= "
+                             f"`threshold={self.threshold!r}` (hysteresis)")
+        _check_int("clear_reports", self.clear_reports, 1)
+        if not isinstance(self.individual, bool):
+            raise ValueError(f"`individual={self.individual!r}` must be a bool")
+        _check_fraction("individual_threshold", self.individual_threshold)
+        hl = self.baseline_half_life
+        if not (isinstance(hl, (int, float)) and not isinstance(hl, bool) and math.isfinite(hl)
+                and hl > 0):
+            raise ValueError(f"`baseline_half_life={hl!r}` must be a positive number of reports")
+        if not isinstance(self.learn_structure, bool):
+            raise ValueError(f"`learn_structure={self.learn_structure!r}` must be a bool")
+        _check_int("structure_warmup", self.structure_warmup, 1)
+        _check_fraction("cluster_gap", self.cluster_gap, high=10.0)
+        _check_fraction("cluster_min_fraction", self.cluster_min_fraction)
+        _check_int("cluster_min_size", self.cluster_min_size, 2)
+
+
+@dataclass(frozen=True)
+class RankState:
+    """What the policy knows about one rank after a report (kept only for ranks of interest)."""
+
+    rank: int
+    confirmed: bool
+    #: Metrics on which the rank is confirmed, with the rule: ``{"step": "relative"}``.
+    reasons: Mapping[str, str]
+    #: Slow reports among the last ``n``, per metric (the larger of relative and individual).
+    slow_reports: Mapping[str, int]
+    #: Consecutive healthy reports (on every metric) since the rank was last slow.
+    healthy_streak: int
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    """The policy's output for one report."""
+
+    #: Ranks confirmed as stragglers after this report.
+    confirmed: frozenset[int]
+    #: Ranks confirmed by this report that were not confirmed before.
+    newly_confirmed: frozenset[int]
+    #: Ranks cleared by this report.
+    cleared: frozenset[int]
+    #: Ranks with at least one slow report in their window, or confirmed.
+    states: Mapping[int, RankState]
+    #: Peer scores of this report per metric, aligned with ``ranks`` (NaN: no peers or no data).
+    peer_scores: Mapping[str, np.ndarray] = field(repr=False)
+    #: Individual scores of this report per metric, aligned with ``ranks``.
+    individual_scores: Mapping[str, np.ndarray] = field(repr=False)
+    #: Ranks of this report, in the order of the score arrays.
+    ranks: np.ndarray = field(repr=False)
+    #: Whether the peer groups are known (declared, or learned after the warm-up).
+    structure_ready: bool = True
+
+
+def median_of_others(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Median of the *other* members of each element's group (NaN values are not members).
+
+    ``groups`` are integer labels aligned with ``values``. A rank alone in its group gets NaN.
+    """
+    out = np.full(values.shape, np.nan)
+    valid = ~np.isnan(values)
+    for g in np.unique(groups[valid]):
+        idx = np.flatnonzero(valid & (groups == g))
+        m = idx.size - 1
+        if m < 1:
+            continue
+        order = np.argsort(values[idx], kind="stable")
+        v = values[idx][order]
+        pos = np.empty(idx.size, dtype=np.int64)
+        pos[order] = np.arange(idx.size)
+        if m % 2:
+            j = (m - 1) // 2
+            med = v[j + (j >= pos)]
+        else:
+            j1, j2 = m // 2 - 1, m // 2
+            med = 0.5 * (v[j1 + (j1 >= pos)] + v[j2 + (j2 >= pos)])
+        out[idx] = med
+    return out
+
+
+def _group_min(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    out = np.full(values.shape, np.nan)
+    valid = ~np.isnan(values)
+    for g in np.unique(groups[valid]):
+        idx = np.flatnonzero(valid & (groups == g))
+        if idx.size > 1:
+            out[idx] = values[idx].min()
+    return out
+
+
+def _nan_mean_rows(rows: list[np.ndarray], size: int) -> np.ndarray:
+    """Column means ignoring NaN (NaN where a column has no value), without warnings."""
+    stack = np.full((len(rows), size), np.nan)
+    for i, row in enumerate(rows):
+        stack[i, : row.size] = row
+    count = np.sum(~np.isnan(stack), axis=0)
+    total = np.nansum(stack, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def learn_clusters(levels: np.ndarray, config: PolicyConfig) -> np.ndarray:
+    """Group ranks by level (log time relative to the median): stable clusters become groups.
+
+    Sorted levels are split where two neighbours differ by more than ``cluster_gap``; a cluster
+    with at least ``cluster_min_fraction`` of the ranks (and ``cluster_min_size``) is structural.
+    Members of smaller clusters (candidate stragglers) join the nearest structural cluster that
+    is faster than them (else the nearest). With fewer than two structural clusters every rank
+    is in group 0. NaN levels get group 0 too.
+    """
+    groups = np.zeros(levels.shape, dtype=np.int64)
+    valid = np.flatnonzero(~np.isnan(levels))
+    if valid.size < 2 * config.cluster_min_size:
+        return groups
+    order = valid[np.argsort(levels[valid], kind="stable")]
+    sorted_levels = levels[order]
+    breaks = np.flatnonzero(np.diff(sorted_levels) > math.log1p(config.cluster_gap)) + 1
+    clusters = np.split(order, breaks)
+    min_size = max(config.cluster_min_size, math.ceil(config.cluster_min_fraction * valid.size))
+    big = [c for c in clusters if c.size >= min_size]
+    if len(big) < 2:
+        return groups
+    centres = np.array([np.median(levels[c]) for c in big])
+    for gid, c in enumerate(big):
+        groups[c] = gid
+    for c in clusters:
+        if c.size >= min_size:
+            continue
+        for r in c:
+            faster = np.flatnonzero(centres <= levels[r])
+            cand = faster if faster.size else np.arange(centres.size)
+            groups[r] = cand[np.argmin(np.abs(centres[cand] - levels[r]))]
+    return groups
+
+
+class _MetricState:
+    """Per-metric arrays over rank slots: windows, baselines, learned groups."""
+
+    def __init__(self, n: int, size: int) -> None:
+        self.rel_window = np.zeros((n, size), dtype=bool)
+        self.ind_window = np.zeros((n, size), dtype=bool)
+        self.baseline = np.full(size, np.nan)  # log time
+        self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual
+        self.groups: np.ndarray | None = None
+        self.warmup_levels: list[np.ndarray] = []
+        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def grow(self, size: int) -> None:
+        extra = size - self.baseline.size
+        if extra <= 0:
+            return
+        n = self.rel_window.shape[0]
+        self.rel_window = np.concatenate([self.rel_window, np.zeros((n, extra), bool)], axis=1)
+        self.ind_window = np.concatenate([self.ind_window, np.zeros((n, extra), bool)], axis=1)
+        self.baseline = np.concatenate([self.baseline, np.full(extra, np.nan)])
+        self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
+        if self.groups is not None:
+            self.groups = np.concatenate([self.groups, np.zeros(extra, np.int64)])
+
+
+class StragglerPolicy:
+    """Confirms and clears stragglers from a sequence of per-rank observations.
+
+    Call :meth:`update` once per report with the per-rank times of each metric (the GPU score's
+    time-like value and each section's median; any unit, the same across ranks and reports).
+    ``roles`` maps a rank to its role (any hashable key); ranks are then compared only with
+    ranks of the same role and no structure is learned.
+    """
+
+    def __init__(self, config: PolicyConfig | None = None,
+                 roles: Mapping[int, Hashable] | None = None) -> None:
+        self.config = config if config is not None else PolicyConfig()
+        if not isinstance(self.config, PolicyConfig):
+            raise ValueError(f"`config={config!r}` must be a PolicyConfig")
+        if roles is not None and not isinstance(roles, Mapping):
+            raise ValueError(f"`roles={roles!r}` must be a mapping rank -> role")
+        self._role_of: dict[int, int] = {}
+        if roles:
+            codes: dict[Hashable, int] = {}
+            for rank, role in roles.items():
+                try:
+                    self._role_of[int(rank)] = codes.setdefault(role, len(codes))
+                except TypeError as exc:
+                    raise ValueError(f"`roles` entry {rank!r}: {role!r} is not hashable") from exc
+        self._slot_of: dict[int, int] = {}
+        self._slot_rank = np.zeros(0, dtype=np.int64)
+        self._metrics: dict[str, _MetricState] = {}
+        self._healthy_streak = np.zeros(0, dtype=np.int64)
+        self._reports = 0
+        self._alpha = 1.0 - 0.5 ** (1.0 / self.config.baseline_half_life)
+        self._last_ranks: np.ndarray | None = None
+        self._role_groups: np.ndarray | None = None
+        self._last_slots: np.ndarray | None = None
+
+    # ----------------------------------------------------------------------------- properties
+    @property
+    def reports_seen(self) -> int:
+        """Number of observations given to :meth:`update`."""
+        return self._reports
+
+    @property
+    def confirmed(self) -> frozenset[int]:
+        """Ranks currently confirmed."""
+        return self._confirmed_set()
+
+    def groups(self, metric: str) -> dict[int, int] | None:
+        """The peer group of each rank for ``metric`` (None before the groups are known)."""
+        ms = self._metrics.get(metric)
+        g = self._groups_for(ms) if ms is not None else None
+        if g is None:
+            return None
+        return {int(r): int(g[s]) for r, s in self._slot_of.items()}
+
+    # ---------------------------------------------------------------------------------- update
+    def update(self, ranks: Iterable[int] | np.ndarray,
+               times: Mapping[str, Iterable[float] | np.ndarray]) -> PolicyDecision:
+        """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none)."""
+        ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
+                               dtype=np.int64)
+        slots = self._slots(ranks_arr)
+        cfg = self.config
+        before = self._confirmed_mask()
+        slow_any = np.zeros(self._slot_rank.size, dtype=bool)
+        unhealthy = np.zeros(self._slot_rank.size, dtype=bool)
+        seen = np.zeros(self._slot_rank.size, dtype=bool)
+        peer_out: dict[str, np.ndarray] = {}
+        ind_out: dict[str, np.ndarray] = {}
+        ready = True
+        for metric, values in times.items():
+            x = np.asarray(values, dtype=np.float64)
+            if x.shape != ranks_arr.shape:
+                raise ValueError(f"`times[{metric!r}]` has {x.size} values for "
+                                 f"{ranks_arr.size} ranks")
+            x = np.where(x > 0, x, np.nan)  # zero or negative times carry no information
+            ms = self._metrics.get(metric)
+            if ms is None:
+                ms = self._metrics[metric] = _MetricState(cfg.n, self._slot_rank.size)
+            ms.grow(self._slot_rank.size)
+            logx = np.log(x)
+            has = ~np.isnan(x)
+            seen[slots[has]] = True
+
+            # Individual score against the decaying baseline (before the baseline moves).
+            base = ms.baseline[slots]
+            ind = np.exp(base - logx)
+            fresh = has & np.isnan(base)
+            ms.baseline[slots[fresh]] = logx[fresh]
+            upd = has & ~np.isnan(base)
+            ms.baseline[slots[upd]] = base[upd] + self._alpha * (logx[upd] - base[upd])
+            ind_out[metric] = ind
+
+            # Peer groups and the peer score.
+            groups = self._groups_for(ms)
+            if groups is None:  # still learning the structure of this metric
+                ready = False
+                med_all = np.nanmedian(x) if has.any() else np.nan
+                level = logx - math.log(med_all) if np.isfinite(med_all) else logx
+                full = np.full(self._slot_rank.size, np.nan)
+                full[slots] = level
+                ms.warmup_levels.append(full)
+                ms.pending.append((slots.copy(), x.copy(), ind.copy()))
+                if len(ms.warmup_levels) >= cfg.structure_warmup:
+                    ms.grow(self._slot_rank.size)
+                    ms.groups = learn_clusters(_nan_mean_rows(ms.warmup_levels,
+                                                              self._slot_rank.size), cfg)
+                    ms.warmup_levels = []
+                    # Replay the warm-up through the persistence rules with the learned groups.
+                    pending, ms.pending = ms.pending, []
+                    for p_slots, p_x, p_ind in pending[:-1]:
+                        self._judge(ms, p_slots, p_x, p_ind, ms.groups[p_slots])
+                    p_slots, p_x, p_ind = pending[-1]
+                    peer, slow, bad = self._judge(ms, p_slots, p_x, p_ind, ms.groups[p_slots])
+                    peer_out[metric] = peer
+                    slow_any[slots[slow]] = True
+                    unhealthy[slots[bad]] = True
+                    ready = True
+                else:
+                    peer_out[metric] = np.full(x.shape, np.nan)
+                    unhealthy[slots[has]] = True
+                continue
+            peer, slow, bad = self._judge(ms, slots, x, ind, groups[slots])
+            peer_out[metric] = peer
+            slow_any[slots[slow]] = True
+            unhealthy[slots[bad]] = True
+
+        # Hysteresis: a confirmed rank clears after clear_reports healthy reports in a row.
+        healthy = seen & ~unhealthy
+        self._healthy_streak = np.where(healthy, self._healthy_streak + 1,
+                                        np.where(seen, 0, self._healthy_streak))
+        clear = healthy & (self._healthy_streak >= cfg.clear_reports)
+        for ms in self._metrics.values():
+            ms.grow(self._slot_rank.size)
+            hit = clear & (ms.confirmed_by > 0)
+            ms.confirmed_by[hit] = 0
+            ms.rel_window[:, hit] = False
+            ms.ind_window[:, hit] = False
+        self._reports += 1
+        after = self._confirmed_mask()
+        return PolicyDecision(
+            confirmed=frozenset(int(r) for r in self._slot_rank[after]),
+            newly_confirmed=frozenset(int(r) for r in self._slot_rank[after & ~before]),
+            cleared=frozenset(int(r) for r in self._slot_rank[before & ~after]),
+            states=self._states(after | self._any_slow_mask()),
+            peer_scores=peer_out, individual_scores=ind_out, ranks=ranks_arr,
+            structure_ready=ready)
+
+    def _judge(self, ms: _MetricState, slots: np.ndarray, x: np.ndarray, ind: np.ndarray,
+               groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Apply the per-report rules for one metric; returns peer score, slow and unhealthy."""
+        cfg = self.config
+        has = ~np.isnan(x)
+        med = median_of_others(x, groups)
+        ref = med if cfg.reference == "median" else _group_min(x, groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            peer = ref / x
+            effect = x / med - 1.0
+            rel_slow = (peer < cfg.threshold) & (effect >= cfg.min_effect)
+            ind_slow = np.zeros(x.shape, dtype=bool)
+            if cfg.individual:
+                ind_slow = (ind < cfg.individual_threshold) & (1.0 / ind - 1.0 >= cfg.min_effect)
+            bad = has & ((peer < cfg.clear_threshold) |
+                         (cfg.individual & (ind < cfg.clear_threshold)))
+        # Persistence windows: shift in this report's marks for the ranks that have data.
+        for window, marks in ((ms.rel_window, rel_slow), (ms.ind_window, ind_slow)):
+            col = window[:, slots[has]]
+            window[:, slots[has]] = np.vstack([col[1:], marks[has][None, :]])
+        newly_rel = (ms.rel_window.sum(axis=0) >= cfg.k) & (ms.confirmed_by == 0)
+        ms.confirmed_by[newly_rel] = 1
+        newly_ind = (ms.ind_window.sum(axis=0) >= cfg.k) & (ms.confirmed_by == 0)
+        ms.confirmed_by[newly_ind] = 2
+        return peer, rel_slow | ind_slow, bad
+
+    # ------------------------------------------------------------------------------- helpers
+    def _groups_for(self, ms: _MetricState) -> np.ndarray | None:
+        if self._role_of:
+            if self._role_groups is None or self._role_groups.size != self._slot_rank.size:
+                # A rank without a declared role is alone in its group (no peers).
+                self._role_groups = np.array(
+                    [self._role_of.get(int(r), -1 - i) for i, r in enumerate(self._slot_rank)],
+                    dtype=np.int64)
+            return self._role_groups
+        if not self.config.learn_structure:
+            return np.zeros(self._slot_rank.size, dtype=np.int64)
+        return ms.groups
+
+    def _slots(self, ranks: np.ndarray) -> np.ndarray:
+        if self._last_ranks is not None and np.array_equal(ranks, self._last_ranks):
+            return self._last_slots  # type: ignore[return-value]
+        slots = np.empty(ranks.size, dtype=np.int64)
+        for i, r in enumerate(ranks.tolist()):
+            s = self._slot_of.get(r)
+            if s is None:
+                s = self._slot_of[r] = len(self._slot_of)
+            slots[i] = s
+        if len(self._slot_of) > self._slot_rank.size:
+            new = np.array(list(self._slot_of), dtype=np.int64)
+            self._healthy_streak = np.concatenate(
+                [self._healthy_streak, np.zeros(new.size - self._slot_rank.size, np.int64)])
+            self._slot_rank = new
+        if np.unique(slots).size != slots.size:
+            raise ValueError("`ranks` must not repeat a rank")
+        self._last_ranks, self._last_slots = ranks.copy(), slots
+        return slots
+
+    def _confirmed_mask(self) -> np.ndarray:
+        mask = np.zeros(self._slot_rank.size, dtype=bool)
+        for ms in self._metrics.values():
+            mask[: ms.confirmed_by.size] |= ms.confirmed_by > 0
+        return mask
+
+    def _any_slow_mask(self) -> np.ndarray:
+        mask = np.zeros(self._slot_rank.size, dtype=bool)
+        for ms in self._metrics.values():
+            size = ms.rel_window.shape[1]
+            mask[:size] |= ms.rel_window.any(axis=0) | ms.ind_window.any(axis=0)
+        return mask
+
+    def _confirmed_set(self) -> frozenset[int]:
+        return frozenset(int(r) for r in self._slot_rank[self._confirmed_mask()])
+
+    def _states(self, mask: np.ndarray) -> dict[int, RankState]:
+        out = {}
+        names = {1: "relative", 2: "individual"}
+        for s in np.flatnonzero(mask):
+            reasons, counts = {}, {}
+            for metric, ms in self._metrics.items():
+                if s >= ms.confirmed_by.size:
+                    continue
+                if ms.confirmed_by[s]:
+                    reasons[metric] = names[int(ms.confirmed_by[s])]
+                c = int(max(ms.rel_window[:, s].sum(), ms.ind_window[:, s].sum()))
+                if c:
+                    counts[metric] = c
+            rank = int(self._slot_rank[s])
+            out[rank] = RankState(rank=rank, confirmed=bool(reasons), reasons=reasons,
+                                  slow_reports=counts,
+                                  healthy_streak=int(self._healthy_streak[s]))
+        return out
