@@ -46,7 +46,7 @@ def _check_fraction(name: str, value: Any, *, low_open: bool = True, high: float
     ok = ok and (value > 0 if low_open else value >= 0) and value <= high
     if not ok:
         bound = "(0, " if low_open else "[0, "
-        raise ValueError(f"`{name}={value!r}` must be a number in {bound}{high}]")
+        raise ValueError(f"`{name}={value!r}` must be a number in {bound}{high:g}]")
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
