@@ -1,1 +1,45 @@
-"""straggler: find slow ranks in distributed PyTorch training, and say why."""
+"""straggler: find slow ranks in distributed PyTorch training, and say why.
+
+NVRx-compatible entry points::
+
+    from straggler import Detector, CallableId, Report, StragglerId, Statistic
+
+Importing is free: names load on first use, and nothing touches a GPU, NVML or a process group
+until `Detector.initialize()` and the first profiled section.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["Detector", "CallableId", "Report", "StragglerId", "Statistic", "SectionKind"]
+
+_LAZY = {
+    "Detector": ".detector",
+    "CallableId": ".callables",
+    "Report": ".report",
+    "StragglerId": ".report",
+    "Statistic": ".statistics",
+    "SectionKind": ".sections",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .callables import CallableId
+    from .detector import Detector
+    from .report import Report, StragglerId
+    from .sections import SectionKind
+    from .statistics import Statistic
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'straggler' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,618 @@
+"""`Detector`: NVRx's class-level API over a `DetectorCore` with an explicit lifetime.
+
+`Detector.initialize(...)` builds one `DetectorCore` (sections, timing engine, per-op capture,
+interval tracker, report generator, communicator) and `Detector.shutdown()` closes it; every
+other class method forwards to it. Names, parameters and defaults are NVRx's, so migrating is
+an import change; our additions are keyword arguments with defaults.
+
+Fail open: an exception raised inside the detector (a driver error, a dead peer, a bug) is
+logged once on the ``straggler`` logger, the core disables itself, sections stop timing,
+`generate_report*` return None, and the training loop never sees it. `STRAGGLER_DISABLE=1`
+turns the whole API into no-ops.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import socket
+import sys
+from time import perf_counter_ns
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
+
+from .callables import CallableId, CallableWrapper
+from .interval import ReportIntervalTracker
+from .sections import NO_GPU, NULL_CONTEXT, Section, SectionContext, SectionHook, SectionKind
+from .statistics import Statistic
+
+__all__ = ["Detector", "DetectorCore", "TelemetryProvider"]
+
+log = logging.getLogger("straggler")
+
+SCORE_NAMES = ("relative_perf_scores", "individual_perf_scores")
+FT_SECTIONS_MODES = ("auto", "required", "off")
+DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
+_STAT_ORDER = (Statistic.MIN, Statistic.MAX, Statistic.MED, Statistic.AVG, Statistic.STD,
+               Statistic.NUM)  # the engine's first six summary columns
+
+
+def disabled_by_env() -> bool:
+    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops."""
+    return os.environ.get("STRAGGLER_DISABLE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class TelemetryProvider(Protocol):
+    """Contributes a fixed-length vector of telemetry values to every report (e.g. NVML)."""
+
+    fields: Sequence[str]  # names of the values, fixed for the provider's lifetime
+
+    def sample(self) -> Sequence[float]: ...  # len(fields) floats, NaN where unknown
+
+    def close(self) -> None: ...
+
+
+# -- configuration ---------------------------------------------------------------------------
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"`{name}={value!r}` must be True or False")
+    return value
+
+
+def _check_pos_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"`{name}={value!r}` must be a positive integer")
+    return value
+
+
+def _check_seconds(name: str, value: Any, allow_zero: bool) -> float:
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+          and (value >= 0 if allow_zero else value > 0))
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"`{name}={value!r}` must be a finite number of seconds {bound}")
+    return float(value)
+
+
+def _check_scores(value: Any) -> List[str]:
+    if value == "all":
+        return list(SCORE_NAMES)
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ValueError(f"`scores_to_compute={value!r}` must be 'all' or a list of "
+                         f"{list(SCORE_NAMES)}")
+    scores = list(dict.fromkeys(value))
+    unknown = [s for s in scores if s not in SCORE_NAMES]
+    if unknown or not scores:
+        raise ValueError(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
+                         f"{list(SCORE_NAMES)}")
+    return scores
+
+
+def _check_kind(kind: Any) -> SectionKind:
+    try:
+        return SectionKind(kind)
+    except ValueError:
+        raise ValueError(f"`kind={kind!r}` must be one of "
+                         f"{[k.value for k in SectionKind]}") from None
+
+
+def _stream_getter() -> Callable[[], int]:
+    """The current torch CUDA stream's handle when torch has CUDA, else the null stream 0."""
+    import torch
+
+    if torch.cuda.is_available():
+        current_stream = torch.cuda.current_stream
+        return lambda: current_stream().cuda_stream
+    return lambda: 0
+
+
+class DetectorCore:
+    """One detector lifetime: built by `Detector.initialize`, closed by `Detector.shutdown`.
+
+    Holds no class-level state, so tests may build and close several in a row.
+    """
+
+    def __init__(self, scores_to_compute: Any = "all", gather_on_rank0: bool = True,
+                 profiling_interval: int = 1, report_time_interval: float = 60,
+                 node_name: Optional[str] = None, process_group: Any = None, *,
+                 per_op_capture: bool = False, comm_timeout_s: float = 120.0,
+                 ft_sections: str = "auto", timer_capacity: int = DEFAULT_CAPACITY,
+                 report_options: Optional[Dict[str, Any]] = None) -> None:
+        # Validate everything before building anything, so bad input leaves nothing behind.
+        self.scores_to_compute = _check_scores(scores_to_compute)
+        self.gather_on_rank0 = _check_bool("gather_on_rank0", gather_on_rank0)
+        self.profiling_interval = _check_pos_int("profiling_interval", profiling_interval)
+        self.report_time_interval = _check_seconds("report_time_interval", report_time_interval,
+                                                   allow_zero=True)
+        if node_name is not None and (not isinstance(node_name, str) or not node_name):
+            raise ValueError(f"`node_name={node_name!r}` must be a non-empty string or None")
+        self.node_name = node_name or socket.gethostname()
+        self.per_op_capture = _check_bool("per_op_capture", per_op_capture)
+        self.comm_timeout_s = _check_seconds("comm_timeout_s", comm_timeout_s, allow_zero=False)
+        if ft_sections not in FT_SECTIONS_MODES:
+            raise ValueError(f"`ft_sections={ft_sections!r}` must be one of "
+                             f"{list(FT_SECTIONS_MODES)}")
+        self.ft_sections = ft_sections
+        self.timer_capacity = _check_pos_int("timer_capacity", timer_capacity)
+        if report_options is not None and not isinstance(report_options, dict):
+            raise ValueError(f"`report_options={report_options!r}` must be a dict or None")
+        self.report_options = dict(report_options or {})
+        if process_group is not None:
+            import torch.distributed as dist
+
+            if not isinstance(process_group, dist.ProcessGroup):
+                raise ValueError(f"`process_group={process_group!r}` must be a "
+                                 "torch.distributed.ProcessGroup or None")
+
+        self.enabled = True
+        self.hooks: List[SectionHook] = []
+        self.sections: Dict[str, Section] = {}
+        self._by_location: Dict[Any, Dict[int, Section]] = {}  # code object -> line -> section
+        self.engine: Any = None
+        self.capture: Any = None
+        self._engine_tried = False
+        self._gpu_section_timers: Dict[str, None] = {}
+        self._warned: set = set()
+        self._failed = False
+        self.wrapper = CallableWrapper(lambda name, cuda: self.section(name, cuda))
+        self.stream: Callable[[], int] = lambda: 0
+        self.telemetry: Optional[TelemetryProvider] = None
+        self.ft_bridge: Any = None
+
+        from .comm import Comm
+        from .reporting import ReportGenerator
+
+        self.comm = Comm.create(process_group=process_group, timeout_s=self.comm_timeout_s)
+        try:
+            self.telemetry = self._create_telemetry_provider()
+            fields = tuple(self.telemetry.fields) if self.telemetry is not None else ()
+            try:
+                self.reporter = ReportGenerator(self.scores_to_compute, self.gather_on_rank0,
+                                                self.node_name, self.comm,
+                                                telemetry_fields=fields, **self.report_options)
+            except TypeError as exc:  # an unknown tunable in report_options
+                raise ValueError(f"`report_options={self.report_options!r}`: {exc}") from None
+            self.tracker = ReportIntervalTracker(self.report_time_interval,
+                                                 self.profiling_interval,
+                                                 reduce_max=self._reduce_max)
+            self.ft_bridge = self._create_ft_bridge(self.ft_sections)
+            if self.ft_bridge is not None:
+                self.hooks.append(self.ft_bridge)
+        except BaseException:
+            self._close_quietly()
+            raise
+
+    # -- plug points for other components --------------------------------------------------
+    def _create_ft_bridge(self, mode: str) -> Optional[SectionHook]:
+        """FT bridge: the NVRx fault-tolerance section hook, created here for `ft_sections`.
+
+        Returns a `SectionHook` (appended to `self.hooks`) or None. Owned by the FT
+        integration (straggler/integrations); with no integration installed there is no bridge.
+        """
+        return None
+
+    def _create_telemetry_provider(self) -> Optional[TelemetryProvider]:
+        """Telemetry provider: the per-report vector of device telemetry (NVML), or None."""
+        return None
+
+    def add_hook(self, hook: SectionHook) -> None:
+        """Call `hook.on_section_enter/exit(name)` around every outermost section entry."""
+        if not callable(getattr(hook, "on_section_enter", None)) or \
+                not callable(getattr(hook, "on_section_exit", None)):
+            raise ValueError(f"`hook={hook!r}` needs on_section_enter(name) and "
+                             "on_section_exit(name) methods")
+        if hook not in self.hooks:
+            self.hooks.append(hook)
+
+    def remove_hook(self, hook: SectionHook) -> None:
+        if hook in self.hooks:
+            self.hooks.remove(hook)
+
+    def call_hooks_enter(self, name: str) -> None:
+        for hook in tuple(self.hooks):
+            try:
+                hook.on_section_enter(name)
+            except Exception as exc:  # noqa: BLE001 - a broken hook must not break training
+                self._drop_hook(hook, exc)
+
+    def call_hooks_exit(self, name: str) -> None:
+        for hook in tuple(reversed(self.hooks)):
+            try:
+                hook.on_section_exit(name)
+            except Exception as exc:  # noqa: BLE001
+                self._drop_hook(hook, exc)
+
+    def _drop_hook(self, hook: SectionHook, exc: BaseException) -> None:
+        log.error("straggler: section hook %r failed and was removed: %s", hook, exc,
+                  exc_info=exc)
+        self.remove_hook(hook)
+
+    # -- fail open ---------------------------------------------------------------------------
+    def fail(self, exc: BaseException) -> None:
+        """Log once, then disable: sections stop timing and reports return None."""
+        self.enabled = False
+        if self.capture is not None:
+            self.capture.enabled = False
+        if not self._failed:
+            self._failed = True
+            log.error("straggler: internal error, straggler detection is disabled for the rest "
+                      "of this run (training continues): %s: %s", type(exc).__name__, exc,
+                      exc_info=exc)
+
+    def warn_once(self, key: str, msg: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(msg, *args)
+
+    # -- sections ----------------------------------------------------------------------------
+    def section(self, name: str, profile_cuda: bool = True,
+                kind: Union[SectionKind, str] = SectionKind.COMPUTE) -> SectionContext:
+        """The reusable context of section `name` (created on first use)."""
+        s = self.sections.get(name)
+        if s is None:
+            s = self._new_section(name, kind)
+        elif kind is not s.kind and kind != s.kind:
+            raise ValueError(f"`kind={kind!r}` differs from section {name!r}'s kind "
+                             f"{s.kind.value!r}")
+        return s.gpu_ctx if profile_cuda else s.host_ctx
+
+    def located_section(self, code: Any, line: int, profile_cuda: bool,
+                        kind: Union[SectionKind, str]) -> SectionContext:
+        """The section named after a `with` statement's `file:line` (cached per location)."""
+        by_line = self._by_location.get(code)
+        s = by_line.get(line) if by_line is not None else None
+        if s is None:
+            s = self.sections.get(f"{code.co_filename}:{line}")
+            if s is None:
+                s = self._new_section(f"{code.co_filename}:{line}", kind)
+            self._by_location.setdefault(code, {})[line] = s
+        elif kind is not s.kind and kind != s.kind:
+            raise ValueError(f"`kind={kind!r}` differs from section {s.name!r}'s kind "
+                             f"{s.kind.value!r}")
+        return s.gpu_ctx if profile_cuda else s.host_ctx
+
+    def _new_section(self, name: Any, kind: Any) -> Section:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"`name={name!r}` must be a non-empty string or None")
+        s = Section(self, name, _check_kind(kind), self.profiling_interval, self.timer_capacity)
+        self.sections[name] = s
+        return s
+
+    def _ensure_engine(self) -> Any:
+        """The timing engine, created on first need (after the user set the device).
+
+        None when the extension cannot make one (logged once): sections then time the host.
+        """
+        if not self._engine_tried:
+            self._engine_tried = True
+            try:
+                import torch
+
+                from . import _core
+
+                device = torch.cuda.current_device() if torch.cuda.is_available() else 0
+                self.engine = _core.TimerEngine(backend="auto", capacity=self.timer_capacity,
+                                                device=device)
+            except Exception as exc:  # noqa: BLE001 - no engine: host time only
+                self.warn_once("no-engine", "straggler: the timing engine is unavailable "
+                               "(%s: %s); sections are timed on the host only",
+                               type(exc).__name__, exc)
+                return None
+            if self.engine.backend == "cuda":
+                self.stream = _stream_getter()
+        return self.engine
+
+    def resolve_gpu_timer(self, s: Section) -> int:
+        """Engine timer id for a section's GPU time, or NO_GPU (host time only).
+
+        Called on a section's first profiled entry with profile_cuda. With per-op capture on,
+        sections get no GPU timer of their own: the per-op timers replace them in GPU scores.
+        """
+        s.timer_id = NO_GPU
+        if s.kind is not SectionKind.COMPUTE:
+            return NO_GPU
+        engine = self._ensure_engine()
+        if engine is None:
+            return NO_GPU
+        if self.per_op_capture:
+            if self.capture is None:
+                self._start_capture(engine)
+            return NO_GPU
+        if engine.backend != "cuda":
+            self.warn_once("host-only", "straggler: no usable CUDA device (%s); sections are "
+                           "timed on the host only", self._cuda_status())
+            return NO_GPU
+        s.timer_id = engine.timer_id(s.name)
+        self._gpu_section_timers[s.name] = None
+        return s.timer_id
+
+    @staticmethod
+    def _cuda_status() -> str:
+        try:
+            from . import _core
+
+            return _core.cuda_status()[1]
+        except Exception as exc:  # noqa: BLE001 - only for a log line
+            return f"{type(exc).__name__}: {exc}"
+
+    def _start_capture(self, engine: Any) -> None:
+        from .capture import OpCapture
+
+        if engine.backend != "cuda":
+            log.info("straggler: per-op capture times ops with the host clock (%s)",
+                     self._cuda_status())
+        self.capture = OpCapture(engine, lambda: self.stream(), self.fail)
+
+    # -- callables -----------------------------------------------------------------------------
+    def wrap_callables(self, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:
+        self.wrapper.wrap(callable_ids, profile_cuda)
+
+    def restore_original_callables(self) -> None:
+        self.wrapper.restore()
+
+    # -- reports ------------------------------------------------------------------------------
+    def _reduce_max(self, value: float) -> float:
+        """MAX of `value` over the group (one small collective; the interval's first estimate)."""
+        return self.comm.all_reduce_max(value)
+
+    def section_summaries(self) -> Dict[str, Dict[Statistic, float]]:
+        """This window's host-time statistics (ms) of every section with samples."""
+        import numpy as np
+
+        out: Dict[str, Dict[Statistic, float]] = {}
+        for name, s in self.sections.items():
+            n = len(s.samples)
+            if n == 0:
+                continue
+            a = np.fromiter(s.samples, dtype=np.float64, count=n)
+            out[name] = {
+                Statistic.MIN: float(a.min()), Statistic.MAX: float(a.max()),
+                Statistic.MED: float(np.median(a)), Statistic.AVG: float(a.mean()),
+                Statistic.STD: float(a.std(ddof=1)) if n > 1 else math.nan,
+                Statistic.NUM: float(n)}
+        return out
+
+    def gpu_summaries(self) -> Dict[str, Dict[Statistic, float]]:
+        """This window's GPU timer statistics (ms) of the timers that feed GPU scores.
+
+        With per-op capture on: the per-op compute timers only (section and callable timers
+        contain the collectives the section runs). Otherwise: the GPU timers of compute
+        sections and wrapped callables. Communication is never included.
+        """
+        engine = self.engine
+        if engine is None:
+            return {}
+        engine.flush()  # waits for our own events only; never a device synchronize
+        names, values = engine.summaries()
+        keep = self.capture.timer_names if self.capture is not None else self._gpu_section_timers
+        out: Dict[str, Dict[Statistic, float]] = {}
+        for i, name in enumerate(names):
+            if name in keep:
+                row = values[i]
+                out[name] = {stat: float(row[j]) for j, stat in enumerate(_STAT_ORDER)}
+        return out
+
+    def generate_report(self) -> Any:
+        """Collective: every rank of the group calls it on the same iteration."""
+        if not self.enabled:
+            return None
+        try:
+            sections = self.section_summaries()
+            gpu = self.gpu_summaries()
+            telemetry = self.telemetry.sample() if self.telemetry is not None else None
+            extra = [self.tracker.local_estimate()]
+            report = self.reporter.generate_report(sections, gpu, telemetry=telemetry,
+                                                   extra=extra)
+            agreed = self.reporter.last_extra
+            self.tracker.agree(float(agreed[0]) if agreed is not None else math.nan)
+            self._new_window()
+            if report is not None and not sections and not gpu:
+                self.warn_once("empty", "straggler: nothing was captured in this report "
+                               "interval: no detection_section or wrapped callable ran")
+            return report
+        except Exception as exc:  # noqa: BLE001 - fail open
+            self.fail(exc)
+            return None
+
+    def _new_window(self) -> None:
+        for s in self.sections.values():
+            s.samples.clear()
+        if self.engine is not None:
+            self.engine.reset()
+
+    def generate_report_if_interval_elapsed(self) -> Any:
+        if not self.enabled:
+            return None
+        try:
+            self.tracker.iter_increase()
+        except Exception as exc:  # noqa: BLE001 - e.g. the estimate's collective failed
+            self.fail(exc)
+            return None
+        if self.tracker.is_interval_elapsed():
+            return self.generate_report()
+        return None
+
+    def is_interval_elapsed(self) -> bool:
+        return self.enabled and self.tracker.is_interval_elapsed()
+
+    # -- persistence ----------------------------------------------------------------------------
+    def state_dict(self) -> Dict[str, Any]:
+        """What a resumed job needs: the individual references and the iteration count."""
+        return {"version": 1, "reporter": self.reporter.state_dict(),
+                "interval": self.tracker.state_dict()}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        if not isinstance(state, dict) or state.get("version") != 1:
+            raise ValueError(f"`state={state!r}` is not a Detector.state_dict() of version 1")
+        self.reporter.load_state_dict(state["reporter"])
+        self.tracker.load_state_dict(state["interval"])
+
+    # -- lifetime -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Restore callables, leave capture, close the engine, telemetry and communicator."""
+        self.enabled = False
+        self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        steps: List[Tuple[str, Callable[[], None]]] = [
+            ("callables", self.wrapper.restore),
+            ("capture", lambda: self.capture is not None and self.capture.close()),
+            ("engine", lambda: self.engine is not None and self.engine.close()),
+            ("telemetry", lambda: self.telemetry is not None and self.telemetry.close()),
+            ("ft bridge", lambda: callable(getattr(self.ft_bridge, "close", None))
+             and self.ft_bridge.close()),
+            ("comm", lambda: getattr(self, "comm", None) is not None and self.comm.close()),
+        ]
+        for what, step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - shutdown must finish
+                log.warning("straggler: closing the %s failed: %s", what, exc)
+        self.hooks.clear()
+
+
+class Detector:
+    """Straggler detector, used through class methods (NVRx-compatible singleton).
+
+    ``Detector.initialize(...)`` once per process (on every rank of the group), then wrap
+    step code in ``with Detector.detection_section("name"):`` and call
+    ``Detector.generate_report_if_interval_elapsed()`` once per iteration on every rank.
+    """
+
+    initialized: bool = False
+    _core: Optional[DetectorCore] = None
+    # NVRx exposes these as class attributes; kept in sync by initialize()/shutdown().
+    scores_to_compute: List[str] = []
+    gather_on_rank0: bool = True
+    profiling_interval: int = 1
+    report_time_interval: float = 60.0
+    custom_sections: Dict[str, Section] = {}
+
+    def __init__(self) -> None:
+        raise RuntimeError("class Detector should not be instantiated")
+
+    @classmethod
+    def initialize(cls, scores_to_compute: Union[str, Sequence[str]] = "all",
+                   gather_on_rank0: bool = True, profiling_interval: int = 1,
+                   report_time_interval: float = 60, node_name: Optional[str] = None,
+                   process_group: Any = None, *, per_op_capture: bool = False,
+                   comm_timeout_s: float = 120.0, ft_sections: str = "auto",
+                   timer_capacity: int = DEFAULT_CAPACITY,
+                   report_options: Optional[Dict[str, Any]] = None) -> None:
+        """Set the detector up (on every rank of `process_group`); see docs/detector.md.
+
+        Raises ValueError naming a bad parameter (the detector stays uninitialized) and
+        RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
+        """
+        if disabled_by_env():
+            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
+            return
+        if cls._core is not None:
+            raise RuntimeError("Detector is already initialized; call Detector.shutdown() first")
+        core = DetectorCore(scores_to_compute, gather_on_rank0, profiling_interval,
+                            report_time_interval, node_name, process_group,
+                            per_op_capture=per_op_capture, comm_timeout_s=comm_timeout_s,
+                            ft_sections=ft_sections, timer_capacity=timer_capacity,
+                            report_options=report_options)
+        cls._core = core
+        cls.initialized = True
+        cls.scores_to_compute = core.scores_to_compute
+        cls.gather_on_rank0 = core.gather_on_rank0
+        cls.profiling_interval = core.profiling_interval
+        cls.report_time_interval = core.report_time_interval
+        cls.custom_sections = core.sections
+
+    @classmethod
+    def shutdown(cls) -> None:
+        """Restore wrapped callables and release everything; initialize() may be called again."""
+        core, cls._core = cls._core, None
+        cls.initialized = False
+        cls.custom_sections = {}
+        if core is not None:
+            core.close()
+
+    @classmethod
+    def core(cls) -> Optional[DetectorCore]:
+        """The live `DetectorCore` (None when not initialized): for integrations and tests."""
+        return cls._core
+
+    @classmethod
+    def _require(cls) -> Optional[DetectorCore]:
+        core = cls._core
+        if core is None and not disabled_by_env():
+            raise RuntimeError("Detector is not initialized.")
+        return core
+
+    @classmethod
+    def detection_section(cls, name: Optional[str] = None, profile_cuda: bool = True,
+                          kind: Union[SectionKind, str] = SectionKind.COMPUTE) -> Any:
+        """Context manager timing its body as section `name` (default: the `with`'s file:line).
+
+        `kind="communication"` marks a section of collectives: never timed or scored.
+        """
+        core = cls._core
+        if core is None:
+            cls._require()
+            return NULL_CONTEXT
+        if name is None:
+            frame = sys._getframe(1)
+            return core.located_section(frame.f_code, frame.f_lineno, profile_cuda, kind)
+        return core.section(name, profile_cuda, kind)
+
+    @classmethod
+    def wrap_callables(cls, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:
+        """Run each callable inside a section named `str(callable_id)`; adds to earlier calls."""
+        core = cls._require()
+        if core is not None:
+            core.wrap_callables(callable_ids, profile_cuda)
+
+    @classmethod
+    def restore_original_callables(cls) -> None:
+        """Put back every callable wrapped so far."""
+        core = cls._core
+        if core is not None:
+            core.restore_original_callables()
+
+    @classmethod
+    def add_section_hook(cls, hook: SectionHook) -> None:
+        """Call `hook.on_section_enter(name)` before, `on_section_exit(name)` after our timers."""
+        core = cls._require()
+        if core is not None:
+            core.add_hook(hook)
+
+    @classmethod
+    def remove_section_hook(cls, hook: SectionHook) -> None:
+        core = cls._core
+        if core is not None:
+            core.remove_hook(hook)
+
+    @classmethod
+    def generate_report(cls) -> Any:
+        """Collective report of the window since the last one; None off the gathering rank."""
+        core = cls._require()
+        return core.generate_report() if core is not None else None
+
+    @classmethod
+    def generate_report_if_interval_elapsed(cls) -> Any:
+        """Call once per iteration on every rank: a report when the interval elapsed, else None."""
+        core = cls._require()
+        return core.generate_report_if_interval_elapsed() if core is not None else None
+
+    @classmethod
+    def is_interval_elapsed(cls) -> bool:
+        """Whether a report is due on this iteration."""
+        core = cls._core
+        return core.is_interval_elapsed() if core is not None else False
+
+    @classmethod
+    def state_dict(cls) -> Dict[str, Any]:
+        """The detector state a resumed job needs (individual references, iteration count)."""
+        core = cls._require()
+        return core.state_dict() if core is not None else {}
+
+    @classmethod
+    def load_state_dict(cls, state: Dict[str, Any]) -> None:
+        """Restore `state_dict()` output; call after initialize()."""
+        core = cls._require()
+        if core is not None and state:
+            core.load_state_dict(state)
