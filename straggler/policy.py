@@ -19,6 +19,8 @@ group: feed it one observation per report (per-rank times for each metric) and i
 * **Individual score against a decaying baseline.** Each rank's own time is compared with an
   exponentially weighted baseline of its past times (half-life ``baseline_half_life`` reports),
   so a slow drift is seen and a recovery is accepted.
+* **Noise gate.** Each rank's report-to-report noise is estimated from successive differences
+  (robust to a step change); a slowdown must exceed ``noise_z`` times it.
 * **Persistence and hysteresis.** A rank is confirmed after ``k`` slow reports among its last
   ``n``; it is cleared after ``clear_reports`` consecutive reports with every score at or above
   ``clear_threshold``.
@@ -80,6 +82,10 @@ class PolicyConfig:
     individual_threshold: float = 0.9
     #: Half-life of the personal baseline, in reports.
     baseline_half_life: float = 20.0
+    #: Noise gate: a slowdown must also exceed ``noise_z`` times the rank's own report-to-report
+    #: noise (estimated from successive differences), so noisy but healthy ranks do not alarm.
+    #: 0 turns the gate off.
+    noise_z: float = 3.0
     #: Without declared roles, learn stable clusters of ranks as peer groups.
     learn_structure: bool = True
     #: Reports used to learn the clusters (no rank is confirmed before they are seen).
@@ -112,6 +118,10 @@ class PolicyConfig:
         if not (isinstance(hl, (int, float)) and not isinstance(hl, bool) and math.isfinite(hl)
                 and hl > 0):
             raise ValueError(f"`baseline_half_life={hl!r}` must be a positive number of reports")
+        nz = self.noise_z
+        if not (isinstance(nz, (int, float)) and not isinstance(nz, bool) and math.isfinite(nz)
+                and nz >= 0):
+            raise ValueError(f"`noise_z={nz!r}` must be a number >= 0")
         if not isinstance(self.learn_structure, bool):
             raise ValueError(f"`learn_structure={self.learn_structure!r}` must be a bool")
         _check_int("structure_warmup", self.structure_warmup, 1)
@@ -237,6 +247,30 @@ def learn_clusters(levels: np.ndarray, config: PolicyConfig) -> np.ndarray:
     return groups
 
 
+def _update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np.ndarray,
+                  value: np.ndarray, alpha: float) -> np.ndarray:
+    """Update the noise estimate of ``slots`` with ``value``; returns sigma before the update.
+
+    After three observations a difference is clipped at four sigmas, so a step change (the onset
+    of a slowdown) barely raises the noise estimate.
+    """
+    before = sigma[slots].copy()
+    has = ~np.isnan(value)
+    s = slots[has]
+    v = value[has]
+    diff = np.abs(v - prev[s])
+    ok = ~np.isnan(diff)
+    clip = np.where(obs[s] >= 3, 4.0 * sigma[s], np.inf)
+    diff = np.minimum(diff, clip) / 1.128
+    first = ok & (obs[s] == 0)
+    sigma[s[first]] = diff[first]
+    later = ok & (obs[s] > 0)
+    sigma[s[later]] += alpha * (diff[later] - sigma[s[later]])
+    obs[s[ok]] += 1
+    prev[s] = v
+    return before
+
+
 class _MetricState:
     """Per-metric arrays over rank slots: windows, baselines, learned groups."""
 
@@ -245,6 +279,14 @@ class _MetricState:
         self.ind_window = np.zeros((n, size), dtype=bool)
         self.baseline = np.full(size, np.nan)  # log time
         self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual
+        # Noise estimates: last value and EW mean |successive difference| / 1.128 (= sigma for
+        # Gaussian noise), for the log ratio to the peers and for the log time.
+        self.rel_prev = np.full(size, np.nan)
+        self.rel_sigma = np.zeros(size)
+        self.rel_obs = np.zeros(size, dtype=np.int64)
+        self.ind_prev = np.full(size, np.nan)
+        self.ind_sigma = np.zeros(size)
+        self.ind_obs = np.zeros(size, dtype=np.int64)
         self.groups: np.ndarray | None = None
         self.warmup_levels: list[np.ndarray] = []
         self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -258,6 +300,11 @@ class _MetricState:
         self.ind_window = np.concatenate([self.ind_window, np.zeros((n, extra), bool)], axis=1)
         self.baseline = np.concatenate([self.baseline, np.full(extra, np.nan)])
         self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
+        for name in ("rel_prev", "ind_prev"):
+            setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
+        for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs"):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
         if self.groups is not None:
             self.groups = np.concatenate([self.groups, np.zeros(extra, np.int64)])
 
@@ -347,6 +394,10 @@ class StragglerPolicy:
             # Individual score against the decaying baseline (before the baseline moves).
             base = ms.baseline[slots]
             ind = np.exp(base - logx)
+            ind_sigma = _update_noise(ms.ind_prev, ms.ind_sigma, ms.ind_obs, slots, logx,
+                                      self._alpha)
+            with np.errstate(invalid="ignore"):
+                ind_above_noise = -np.log(ind) >= cfg.noise_z * ind_sigma
             fresh = has & np.isnan(base)
             ms.baseline[slots[fresh]] = logx[fresh]
             upd = has & ~np.isnan(base)
@@ -362,7 +413,7 @@ class StragglerPolicy:
                 full = np.full(self._slot_rank.size, np.nan)
                 full[slots] = level
                 ms.warmup_levels.append(full)
-                ms.pending.append((slots.copy(), x.copy(), ind.copy()))
+                ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise))
                 if len(ms.warmup_levels) >= cfg.structure_warmup:
                     ms.grow(self._slot_rank.size)
                     ms.groups = learn_clusters(_nan_mean_rows(ms.warmup_levels,
@@ -370,10 +421,11 @@ class StragglerPolicy:
                     ms.warmup_levels = []
                     # Replay the warm-up through the persistence rules with the learned groups.
                     pending, ms.pending = ms.pending, []
-                    for p_slots, p_x, p_ind in pending[:-1]:
-                        self._judge(ms, p_slots, p_x, p_ind, ms.groups[p_slots])
-                    p_slots, p_x, p_ind = pending[-1]
-                    peer, slow, bad = self._judge(ms, p_slots, p_x, p_ind, ms.groups[p_slots])
+                    for p_slots, p_x, p_ind, p_ok in pending[:-1]:
+                        self._judge(ms, p_slots, p_x, p_ind, p_ok, ms.groups[p_slots])
+                    p_slots, p_x, p_ind, p_ok = pending[-1]
+                    peer, slow, bad = self._judge(ms, p_slots, p_x, p_ind, p_ok,
+                                                  ms.groups[p_slots])
                     peer_out[metric] = peer
                     slow_any[slots[slow]] = True
                     unhealthy[slots[bad]] = True
@@ -382,7 +434,7 @@ class StragglerPolicy:
                     peer_out[metric] = np.full(x.shape, np.nan)
                     unhealthy[slots[has]] = True
                 continue
-            peer, slow, bad = self._judge(ms, slots, x, ind, groups[slots])
+            peer, slow, bad = self._judge(ms, slots, x, ind, ind_above_noise, groups[slots])
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
             unhealthy[slots[bad]] = True
@@ -409,7 +461,8 @@ class StragglerPolicy:
             structure_ready=ready)
 
     def _judge(self, ms: _MetricState, slots: np.ndarray, x: np.ndarray, ind: np.ndarray,
-               groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               ind_above_noise: np.ndarray, groups: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules for one metric; returns peer score, slow and unhealthy."""
         cfg = self.config
         has = ~np.isnan(x)
@@ -417,11 +470,15 @@ class StragglerPolicy:
         ref = med if cfg.reference == "median" else _group_min(x, groups)
         with np.errstate(invalid="ignore", divide="ignore"):
             peer = ref / x
-            effect = x / med - 1.0
-            rel_slow = (peer < cfg.threshold) & (effect >= cfg.min_effect)
+            log_ratio = np.log(x / med)
+            rel_sigma = _update_noise(ms.rel_prev, ms.rel_sigma, ms.rel_obs, slots, log_ratio,
+                                      self._alpha)
+            rel_slow = ((peer < cfg.threshold) & (log_ratio >= math.log1p(cfg.min_effect))
+                        & (log_ratio >= cfg.noise_z * rel_sigma))
             ind_slow = np.zeros(x.shape, dtype=bool)
             if cfg.individual:
-                ind_slow = (ind < cfg.individual_threshold) & (1.0 / ind - 1.0 >= cfg.min_effect)
+                ind_slow = ((ind < cfg.individual_threshold) & (1.0 / ind - 1.0 >= cfg.min_effect)
+                            & ind_above_noise)
             bad = has & ((peer < cfg.clear_threshold) |
                          (cfg.individual & (ind < cfg.clear_threshold)))
         # Persistence windows: shift in this report's marks for the ranks that have data.
@@ -500,3 +557,35 @@ class StragglerPolicy:
                                   slow_reports=counts,
                                   healthy_streak=int(self._healthy_streak[s]))
         return out
+
+
+def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The policy's input from a gathered `Report`: ranks and per-metric time-like values.
+
+    Sections use ``section_medians_ms`` (absolute medians, so the personal baseline also sees
+    job-wide changes) and fall back to ``1 / section relative score``; the GPU metric uses
+    ``1 / gpu relative score`` (the rank's time over the reference, the same for every rank of a
+    report). Ranks come from the score dicts; values a rank lacks are NaN.
+    """
+    metrics: dict[str, Mapping[int, float]] = {}
+    gpu_rel = getattr(report, "gpu_relative_perf_scores", None) or {}
+    if gpu_rel:
+        metrics[GPU_METRIC] = {r: _inverse(v) for r, v in gpu_rel.items()}
+    medians = getattr(report, "section_medians_ms", None) or {}
+    sec_rel = getattr(report, "section_relative_perf_scores", None) or {}
+    for name in sorted(set(medians) | set(sec_rel)):
+        if medians.get(name):
+            metrics[f"section:{name}"] = medians[name]
+        else:
+            metrics[f"section:{name}"] = {r: _inverse(v) for r, v in sec_rel[name].items()}
+    all_ranks = set(getattr(report, "rank_to_node", None) or {})
+    for by_rank in metrics.values():
+        all_ranks.update(by_rank)
+    ranks = np.array(sorted(all_ranks), dtype=np.int64)
+    times = {m: np.array([by_rank.get(int(r), np.nan) for r in ranks], dtype=np.float64)
+             for m, by_rank in metrics.items()}
+    return ranks, times
+
+
+def _inverse(score: float) -> float:
+    return 1.0 / score if score and math.isfinite(score) and score > 0 else math.nan

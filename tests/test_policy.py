@@ -37,6 +37,7 @@ def _feed(policy: StragglerPolicy, series: list[np.ndarray], metric: str = "step
     ({"cluster_min_size": 1}, r"`cluster_min_size=1`"),
     ({"structure_warmup": True}, r"`structure_warmup=True`"),
     ({"individual": "yes"}, r"`individual='yes'` must be a bool"),
+    ({"noise_z": -1}, r"`noise_z=-1` must be a number >= 0"),
 ])
 def test_config_rejects_bad_values_naming_them(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -88,7 +89,9 @@ def test_first_slow_report_alone_does_not_confirm():
 
 
 def test_confirmed_after_k_of_last_n_reports_even_if_not_consecutive():
-    policy = StragglerPolicy(PolicyConfig(k=2, n=3, individual=False, learn_structure=False))
+    # noise_z=0: with the noise gate on, this alternation would read as a noisy rank.
+    policy = StragglerPolicy(PolicyConfig(k=2, n=3, individual=False, learn_structure=False,
+                                          noise_z=0.0))
     decisions = _feed(policy, [_times({5: 1.3}), _times(), _times({5: 1.3})])
     assert [d.confirmed for d in decisions] == [frozenset(), frozenset(), frozenset({5})]
     assert decisions[-1].newly_confirmed == frozenset({5})
@@ -96,14 +99,16 @@ def test_confirmed_after_k_of_last_n_reports_even_if_not_consecutive():
 
 
 def test_slow_reports_further_apart_than_the_window_never_confirm():
-    policy = StragglerPolicy(PolicyConfig(k=2, n=3, individual=False, learn_structure=False))
+    policy = StragglerPolicy(PolicyConfig(k=2, n=3, individual=False, learn_structure=False,
+                                          noise_z=0.0))
     series = [_times({5: 1.3}) if i % 3 == 0 else _times() for i in range(12)]
     assert all(d.confirmed == frozenset() for d in _feed(policy, series))
 
 
 def test_transient_spikes_on_many_ranks_never_confirm():
     # Each report one different rank spikes by 2x: no rank is slow twice within the window.
-    policy = StragglerPolicy(PolicyConfig(k=2, n=3, individual=False, learn_structure=False))
+    policy = StragglerPolicy(PolicyConfig(k=2, n=3, individual=False, learn_structure=False,
+                                          noise_z=0.0))
     series = [_times({i % 16: 2.0}) for i in range(32)]
     assert all(d.confirmed == frozenset() for d in _feed(policy, series))
 
@@ -119,7 +124,8 @@ def test_confirmed_rank_stays_confirmed_between_threshold_and_clear_threshold():
 
 
 def test_confirmed_rank_clears_after_clear_reports_healthy_reports_in_a_row():
-    cfg = PolicyConfig(k=2, n=2, clear_reports=3, individual=False, learn_structure=False)
+    cfg = PolicyConfig(k=2, n=2, clear_reports=3, individual=False, learn_structure=False,
+                       noise_z=0.0)
     policy = StragglerPolicy(cfg)
     decisions = _feed(policy, [_times({3: 1.3})] * 2 + [_times()] * 2 + [_times({3: 1.3})]
                       + [_times()] * 3)
@@ -163,6 +169,36 @@ def test_median_reference_is_not_moved_by_one_fast_rank():
     d = policy.update(RANKS, {"step": _times({0: 0.5, 7: 1.1})})
     assert d.peer_scores["step"][7] == pytest.approx(1 / 1.1)
     assert d.peer_scores["step"][3] == pytest.approx(1.0)
+
+
+# -------------------------------------------------------------------------------- noise gate
+def _noisy_series(reports: int, onset: int | None = None, slowdown: float = 1.0):
+    rng = np.random.default_rng(7)
+    series = []
+    for i in range(reports):
+        x = _times(jitter=0.002, rng=rng)
+        x[4] *= 1.0 + 0.04 * rng.standard_normal()  # rank 4: 4 % report-to-report noise
+        if onset is not None and i >= onset:
+            x[9] *= slowdown
+        series.append(x)
+    return series
+
+
+def test_noisy_but_healthy_rank_alarms_without_the_noise_gate():
+    policy = StragglerPolicy(PolicyConfig(noise_z=0.0, individual=False))
+    assert any(4 in d.confirmed for d in _feed(policy, _noisy_series(60)))
+
+
+def test_noise_gate_keeps_a_noisy_but_healthy_rank_quiet():
+    policy = StragglerPolicy(PolicyConfig(noise_z=3.0))
+    assert all(d.confirmed == frozenset() for d in _feed(policy, _noisy_series(60)))
+
+
+def test_noise_gate_does_not_hide_a_step_change_on_a_quiet_rank():
+    policy = StragglerPolicy(PolicyConfig(noise_z=3.0))
+    decisions = _feed(policy, _noisy_series(30, onset=20, slowdown=1.1))
+    assert all(d.confirmed == frozenset() for d in decisions[:20])
+    assert decisions[-1].confirmed == frozenset({9})
 
 
 # ------------------------------------------------------------------------------- peer groups
@@ -266,7 +302,8 @@ def test_individual_rule_can_be_switched_off():
 
 # --------------------------------------------------------------------------------- bookkeeping
 def test_missing_values_neither_count_as_slow_nor_as_healthy():
-    cfg = PolicyConfig(k=2, n=2, clear_reports=1, individual=False, learn_structure=False)
+    cfg = PolicyConfig(k=2, n=2, clear_reports=1, individual=False, learn_structure=False,
+                       noise_z=0.0)
     policy = StragglerPolicy(cfg)
     gap = _times({4: 1.3})
     gap[4] = np.nan
