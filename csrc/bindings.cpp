@@ -1,8 +1,150 @@
 // The only file that includes pybind11: converts between Python and the C++ core.
+//
+// One block per component, each in its own bind_*() function; PYBIND11_MODULE only calls them.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <climits>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "cuda_driver.h"
+#include "timer_engine.h"
 
 namespace py = pybind11;
 
+namespace {
+
+// ================================================================================================
+// Timing engine: cuda_status, CudaError, TimerEngine, SUMMARY_COLUMNS   (timer_engine.h)
+// ================================================================================================
+
+// A timer given as an int id (no string is built: the hot path) or as a str name.
+int timer_arg(straggler::TimerEngine& engine, py::handle timer) {
+  if (PyLong_Check(timer.ptr()) && !PyBool_Check(timer.ptr())) {
+    int overflow = 0;
+    const long long id = PyLong_AsLongLongAndOverflow(timer.ptr(), &overflow);
+    if (overflow != 0 || id < INT_MIN || id > INT_MAX) {
+      throw py::value_error("`timer=" + py::repr(timer).cast<std::string>() +
+                            "` is not a timer id of this engine (use timer_id(name))");
+    }
+    return static_cast<int>(id);
+  }
+  if (PyUnicode_Check(timer.ptr())) {
+    Py_ssize_t size = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(timer.ptr(), &size);
+    if (data == nullptr) throw py::error_already_set();
+    return engine.timer_id(std::string_view(data, static_cast<std::size_t>(size)));
+  }
+  throw py::type_error("`timer` must be an int id or a str name, got " +
+                       py::repr(py::type::handle_of(timer)).cast<std::string>());
+}
+
+py::array_t<double> to_numpy(const std::vector<double>& values, py::ssize_t rows,
+                             py::ssize_t cols) {
+  py::array_t<double> out(cols > 0 ? std::vector<py::ssize_t>{rows, cols}
+                                   : std::vector<py::ssize_t>{rows});
+  if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(double));
+  return out;
+}
+
+void bind_timer_engine(py::module_& m) {
+  using straggler::TimerEngine;
+
+  py::register_exception<straggler::CudaError>(m, "CudaError", PyExc_RuntimeError);
+
+  py::tuple columns(static_cast<std::size_t>(straggler::kNumColumns));
+  for (int i = 0; i < straggler::kNumColumns; ++i) columns[i] = straggler::kSummaryColumns[i];
+  m.attr("SUMMARY_COLUMNS") = columns;
+
+  m.def(
+      "cuda_status",
+      [](int device) {
+        straggler::CudaStatus status;
+        {
+          py::gil_scoped_release release;  // cuInit can take seconds on a real machine
+          status = straggler::cuda_status(device);
+        }
+        return std::make_tuple(status.available, status.reason);
+      },
+      py::arg("device") = 0,
+      "(available, reason): whether the CUDA driver loads, initialises and has `device`. "
+      "Never raises.");
+
+  py::class_<TimerEngine>(m, "TimerEngine",
+                          "Named start/stop timers on CUDA streams (pooled events) or the host "
+                          "clock, with bounded per-name ring buffers and statistics in ms.")
+      .def(py::init([](const std::string& backend, long long capacity, int device) {
+             py::gil_scoped_release release;  // may load and initialise the driver
+             return std::make_unique<TimerEngine>(backend, capacity, device);
+           }),
+           py::arg("backend") = "auto", py::arg("capacity") = 8192, py::arg("device") = 0)
+      .def_property_readonly("backend", &TimerEngine::backend, "'cuda' or 'host'.")
+      .def_property_readonly("capacity", &TimerEngine::capacity,
+                             "Ring-buffer length (samples kept) per timer.")
+      .def_property_readonly("closed", &TimerEngine::closed)
+      .def("timer_id", [](TimerEngine& e, std::string_view name) { return e.timer_id(name); },
+           py::arg("name"), "Stable small int id for `name`; creates the timer.")
+      .def("timer_name", &TimerEngine::timer_name, py::arg("timer"))
+      .def(
+          "start",
+          [](TimerEngine& e, py::handle timer, std::uintptr_t stream) {
+            e.start(timer_arg(e, timer), stream);
+          },
+          py::arg("timer"), py::arg("stream") = 0,
+          "Record the start of `timer` on `stream` (a raw CUstream as int; 0: default stream).")
+      .def(
+          "stop",
+          [](TimerEngine& e, py::handle timer, std::uintptr_t stream) {
+            e.stop(timer_arg(e, timer), stream);
+          },
+          py::arg("timer"), py::arg("stream") = 0, "Record the stop of `timer` on `stream`.")
+      .def("harvest", &TimerEngine::harvest,
+           "Store every finished pair without blocking; returns how many.")
+      // Blocks on this engine's events only; other Python threads run meanwhile.
+      .def("flush", &TimerEngine::flush, py::call_guard<py::gil_scoped_release>(),
+           "Wait for this engine's pending pairs and store them.")
+      .def("pending", &TimerEngine::pending, "Pairs recorded but not yet finished/harvested.")
+      .def(
+          "summaries",
+          [](TimerEngine& e) {
+            straggler::Summaries s = e.summaries();
+            const auto rows = static_cast<py::ssize_t>(s.names.size());
+            return py::make_tuple(py::cast(s.names),
+                                  to_numpy(s.values, rows, straggler::kNumColumns));
+          },
+          "Harvest, then (names, float64 array (n, 7)) with columns SUMMARY_COLUMNS, in ms.")
+      .def(
+          "durations",
+          [](TimerEngine& e, py::handle timer) {
+            const std::vector<double> v = e.durations(timer_arg(e, timer));
+            return to_numpy(v, static_cast<py::ssize_t>(v.size()), 0);
+          },
+          py::arg("timer"), "The ring buffer's samples (ms), oldest first.")
+      .def("reset", &TimerEngine::reset,
+           "New report window: clear samples; pending pairs land in the next window.")
+      // May wait for a flush() running in another thread.
+      .def("close", &TimerEngine::close, py::call_guard<py::gil_scoped_release>(),
+           "Release events and the context reference. Idempotent.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__",
+           [](TimerEngine& e, py::args) {
+             py::gil_scoped_release release;
+             e.close();
+           });
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "straggler's C++ core: GPU/host timers, NVML sampler, health probe.";
+
+  bind_timer_engine(m);
+
+  // ==============================================================================================
+  // NVML sampler and probe: bind_nvml(m) / bind_probe(m) go here (owned by the NVML/probe work).
+  // ==============================================================================================
 }

@@ -1,0 +1,165 @@
+// Named timers with pooled CUDA events (or the host clock), bounded per-name ring buffers and
+// statistics. Plain C++: bindings.cpp is the only file that knows about Python.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda_driver.h"
+
+namespace straggler {
+
+// One end of a timed pair: a CUDA event, or a host time stamp.
+struct Mark {
+  CUevent event = nullptr;
+  int64_t host_ns = 0;
+};
+
+// What a backend does; the engine holds one and serialises calls to it (except wait()).
+class TimingBackend {
+ public:
+  virtual ~TimingBackend() = default;
+  [[nodiscard]] virtual const char* name() const noexcept = 0;
+  // True if a mark is complete when recorded (host clock): pairs are stored at stop().
+  [[nodiscard]] virtual bool synchronous() const noexcept = 0;
+  // Makes the backend usable from the calling thread (CUDA: its primary context current).
+  virtual void bind_thread() = 0;
+  // Records a mark on `stream` (host: reads the clock). Throws CudaError.
+  virtual Mark record(std::uintptr_t stream) = 0;
+  // Never blocks: false while either mark is still running, else true and *ms set.
+  virtual bool elapsed(const Mark& start, const Mark& stop, double* ms) = 0;
+  // Blocks until `mark` completed; callers drop the GIL and engine locks first.
+  virtual void wait(const Mark& mark) = 0;
+  // Returns a healthy mark's resources to the pool. Never throws.
+  virtual void release(const Mark& mark) noexcept = 0;
+  // Frees a mark a driver call failed on (not pooled again). Never throws.
+  virtual void discard(const Mark& mark) noexcept = 0;
+  // Frees every pooled resource and context reference. Idempotent, never throws.
+  virtual void close() noexcept = 0;
+};
+
+// Host clock: std::chrono::steady_clock; streams are ignored.
+std::unique_ptr<TimingBackend> make_host_backend();
+// CUDA events on the primary context of `device`. Throws CudaError if unavailable (with why).
+std::unique_ptr<TimingBackend> make_cuda_backend(int device);
+
+// Statistics columns, in this order, durations in milliseconds.
+enum SummaryColumn : int { kMin = 0, kMax, kMed, kAvg, kStd, kNum, kTotal, kNumColumns };
+inline constexpr const char* kSummaryColumns[kNumColumns] = {"MIN", "MAX", "MED", "AVG",
+                                                             "STD", "NUM", "TOTAL"};
+
+// One row per timer with at least one sample: values is rows x kNumColumns, row-major.
+struct Summaries {
+  std::vector<std::string> names;
+  std::vector<double> values;
+};
+
+// Bounded ring buffer of durations (ms); keeps the newest `capacity` samples.
+class DurationRing {
+ public:
+  explicit DurationRing(std::size_t capacity) : data_(capacity) {}
+  void push(double ms) noexcept {
+    data_[head_] = ms;
+    head_ = (head_ + 1) % data_.size();
+    if (size_ < data_.size()) ++size_;
+  }
+  void clear() noexcept { head_ = size_ = 0; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  // Samples, oldest first.
+  [[nodiscard]] std::vector<double> values() const;
+
+ private:
+  std::vector<double> data_;
+  std::size_t head_ = 0;  // next write
+  std::size_t size_ = 0;
+};
+
+// Statistics of `samples` (reordered in place), written to row[0..kNumColumns).
+void summarize(std::vector<double>& samples, double* row);
+
+class TimerEngine {
+ public:
+  // backend: "auto" (cuda if available, else host), "cuda" or "host". Throws
+  // std::invalid_argument for bad values, CudaError if "cuda" is unavailable.
+  TimerEngine(const std::string& backend, long long capacity, int device);
+  ~TimerEngine();  // close(); never throws
+  TimerEngine(const TimerEngine&) = delete;
+  TimerEngine& operator=(const TimerEngine&) = delete;
+
+  [[nodiscard]] const char* backend() const noexcept { return backend_name_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+
+  // Stable id for `name`; creates the timer (and its ring buffer) on first use.
+  int timer_id(std::string_view name);
+  [[nodiscard]] std::string timer_name(int timer) const;
+
+  // Hot path: after warm-up no allocation and no event creation. A timer may be open once per
+  // thread at a time; start() on one already open in this thread throws std::invalid_argument.
+  void start(int timer, std::uintptr_t stream);
+  void stop(int timer, std::uintptr_t stream);
+
+  // Non-blocking: stores every finished pair; returns how many.
+  std::size_t harvest();
+  // Blocks until this engine's pending pairs finished, then harvests them. No device- or
+  // context-wide synchronisation. Call without holding the GIL.
+  void flush();
+  [[nodiscard]] std::size_t pending() const;
+
+  // Harvests, then one row per timer with samples in the current window.
+  Summaries summaries();
+  // The ring buffer's samples (ms), oldest first.
+  std::vector<double> durations(int timer) const;
+  // New report window: clears samples; pending pairs land in the next window.
+  void reset();
+  // Releases events and the context reference; idempotent; never throws.
+  void close() noexcept;
+  [[nodiscard]] bool closed() const;
+
+ private:
+  struct Timer {
+    explicit Timer(std::string_view n, std::size_t capacity) : name(n), ring(capacity) {}
+    std::string name;
+    DurationRing ring;
+  };
+  struct Open {
+    Mark start;
+    std::uintptr_t stream = 0;
+    bool active = false;
+  };
+  struct Pending {
+    int timer;
+    Mark start;
+    Mark stop;
+    std::uintptr_t start_stream;
+    std::uintptr_t stop_stream;
+  };
+
+  void check_timer_locked(int timer) const;
+  void check_open_locked() const;
+  std::size_t harvest_locked();
+  // Harvests finished pairs at the head of the queue; stops at the first unfinished one.
+  void harvest_front_locked();
+
+  const char* backend_name_ = "host";
+  std::size_t capacity_;
+  std::unique_ptr<TimingBackend> backend_;
+
+  mutable std::mutex mu_;          // everything below, and calls into backend_
+  std::mutex flush_mu_;            // one flush at a time; close() waits for it
+  bool closed_ = false;
+  std::deque<Timer> timers_;       // deque: names stay put, so ids_ can view them
+  std::unordered_map<std::string_view, int> ids_;
+  std::unordered_map<std::thread::id, std::vector<Open>> open_;
+  std::vector<Pending> pending_;   // FIFO; keeps its capacity, so no allocation once warm
+  std::vector<Mark> flush_marks_;  // guarded by flush_mu_
+};
+
+}  // namespace straggler
