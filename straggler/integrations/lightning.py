@@ -1,0 +1,310 @@
+"""Lightning callback: NVRx's ``StragglerDetectionCallback`` on top of :class:`straggler.Detector`.
+
+Works with ``lightning`` (``lightning.pytorch``) or, when that is missing, ``pytorch_lightning``;
+Lightning is an optional dependency (``pip install 'straggler[lightning]'``)::
+
+    from straggler.integrations.lightning import StragglerDetectionCallback
+
+    trainer = Trainer(callbacks=[StragglerDetectionCallback(report_time_interval=300,
+                                                            stop_if_detected=True)])
+
+Pass the callback in a list: Lightning duck-types callbacks in a list, so the class also works
+with the other Lightning package when both are installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from typing import Any
+
+from typing_extensions import override
+
+from . import _common
+
+try:
+    import lightning.pytorch as _pl
+except ImportError:
+    try:
+        import pytorch_lightning as _pl  # type: ignore[no-redef]
+    except ImportError as _exc:
+        raise ImportError(
+            "straggler.integrations.lightning needs Lightning: install `lightning` "
+            "(pip install 'straggler[lightning]') or `pytorch_lightning`; neither could be "
+            "imported") from _exc
+
+__all__ = ["StragglerDetectionCallback", "LIGHTNING_PACKAGE"]
+
+#: The Lightning package the callback was built on: "lightning" or "pytorch_lightning".
+LIGHTNING_PACKAGE = "lightning" if _pl.__name__.startswith("lightning") else "pytorch_lightning"
+
+_internal_log = logging.getLogger("straggler")
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"`{name}={value!r}` must be True or False")
+    return value
+
+
+def _check_threshold(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"`{name}={value!r}` must be a number between 0 and 1")
+    return float(value)
+
+
+def _check_count(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        kind = "a positive integer" if low else "a non-negative integer"
+        raise ValueError(f"`{name}={value!r}` must be {kind}")
+    return value
+
+
+class StragglerDetectionCallback(_pl.Callback):
+    """Finds slow ranks while ``trainer.fit`` runs; optionally stops the job when it finds one.
+
+    Parameters are NVRx's (same names and meaning); the defaults are NeMo's recipe values:
+
+    - ``report_time_interval`` (s, default 300): time between reports; 0 reports every
+      ``profiling_interval`` steps. Reports are collective and happen on the same step on every
+      rank.
+    - ``calc_relative_gpu_perf`` / ``calc_individual_gpu_perf``: which GPU scores to compute
+      (relative: vs the other ranks; individual: vs the rank's own best). At least one.
+    - ``num_gpu_perf_scores_to_print`` (default 5; ``num_gpu_perf_scores_to_log`` is accepted
+      as the same thing): worst and best N ranks logged with node name and cause at each report;
+      0 logs scores only when a straggler is found.
+    - ``gpu_relative_perf_threshold`` / ``gpu_individual_perf_threshold`` (default 0.7): a rank
+      whose score is strictly below is a straggler (NaN: nothing measured, never flagged).
+    - ``stop_if_detected`` (default False): on a straggler every rank agrees (one broadcast),
+      saves ``last.ckpt`` through the trainer's checkpoint callback if there is one, and stops.
+    - ``enable_ptl_logging`` (default False): log ``gpu_relative_perf/{min,median,max}`` and
+      ``gpu_individual_perf/...`` through Lightning's logger.
+    - ``profiling_interval`` (default 1): time every N-th training step only.
+    - ``logger_name``: Python logger for the report lines (NVRx's default name).
+
+    Ours: ``exit_code`` (default 1) is the process exit status after a stop: the callback raises
+    ``SystemExit(exit_code)`` on every rank once the checkpoint is saved, so a restarting
+    launcher (torchrun, ft_launcher) restarts the job; ``0`` exits cleanly; ``None`` only sets
+    ``trainer.should_stop`` and ``fit`` returns after the current step. ``node_name`` names this
+    node in reports (default: the host name); ``process_group`` limits detection to a group;
+    ``sync_timeout_s`` bounds the wait in the stop-decision broadcast.
+    """
+
+    def __init__(self, report_time_interval: float = 300.0, calc_relative_gpu_perf: bool = True,
+                 calc_individual_gpu_perf: bool = True, num_gpu_perf_scores_to_print: int = 5,
+                 gpu_relative_perf_threshold: float = 0.7,
+                 gpu_individual_perf_threshold: float = 0.7, stop_if_detected: bool = False,
+                 enable_ptl_logging: bool = False, profiling_interval: int = 1,
+                 logger_name: str | None = "nemo_logger.StragglerDetectionCallback", *,
+                 num_gpu_perf_scores_to_log: int | None = None, exit_code: int | None = 1,
+                 node_name: str | None = None, process_group: Any = None,
+                 sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S) -> None:
+        if (isinstance(report_time_interval, bool)
+                or not isinstance(report_time_interval, (int, float))
+                or not math.isfinite(report_time_interval) or report_time_interval < 0):
+            raise ValueError(f"`report_time_interval={report_time_interval!r}` must be a "
+                             "non-negative number of seconds")
+        self.calc_relative_gpu_perf = _check_bool("calc_relative_gpu_perf",
+                                                  calc_relative_gpu_perf)
+        self.calc_individual_gpu_perf = _check_bool("calc_individual_gpu_perf",
+                                                    calc_individual_gpu_perf)
+        if not (calc_relative_gpu_perf or calc_individual_gpu_perf):
+            raise ValueError("No straggler performance scores specified: "
+                             "`calc_relative_gpu_perf=False` and `calc_individual_gpu_perf=False`;"
+                             " set at least one to True")
+        num = _check_count("num_gpu_perf_scores_to_print", num_gpu_perf_scores_to_print, 0)
+        if num_gpu_perf_scores_to_log is not None:
+            alias = _check_count("num_gpu_perf_scores_to_log", num_gpu_perf_scores_to_log, 0)
+            if num_gpu_perf_scores_to_print not in (5, alias):
+                raise ValueError(f"`num_gpu_perf_scores_to_log={alias!r}` and "
+                                 f"`num_gpu_perf_scores_to_print={num!r}` disagree; give one")
+            num = alias
+        self.report_time_interval = float(report_time_interval)
+        self.num_gpu_perf_scores_to_print = num
+        self.gpu_relative_perf_threshold = _check_threshold("gpu_relative_perf_threshold",
+                                                            gpu_relative_perf_threshold)
+        self.gpu_individual_perf_threshold = _check_threshold("gpu_individual_perf_threshold",
+                                                              gpu_individual_perf_threshold)
+        self.stop_if_detected = _check_bool("stop_if_detected", stop_if_detected)
+        self.enable_ptl_logging = _check_bool("enable_ptl_logging", enable_ptl_logging)
+        self.profiling_interval = _check_count("profiling_interval", profiling_interval, 1)
+        if logger_name is not None and not isinstance(logger_name, str):
+            raise ValueError(f"`logger_name={logger_name!r}` must be a string or None")
+        self.logger_name = logger_name
+        if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)
+                                      or not 0 <= exit_code <= 255):
+            raise ValueError(f"`exit_code={exit_code!r}` must be an integer in 0..255 or None")
+        self.exit_code = exit_code
+        if node_name is not None and (not isinstance(node_name, str) or not node_name):
+            raise ValueError(f"`node_name={node_name!r}` must be a non-empty string or None")
+        self.node_name = node_name
+        self.process_group = process_group
+        if (isinstance(sync_timeout_s, bool) or not isinstance(sync_timeout_s, (int, float))
+                or not math.isfinite(sync_timeout_s) or sync_timeout_s <= 0):
+            raise ValueError(f"`sync_timeout_s={sync_timeout_s!r}` must be a positive number of "
+                             "seconds")
+        self.sync_timeout_s = float(sync_timeout_s)
+
+        self.logger = logging.getLogger(logger_name)
+        self.scores_to_compute = ((["relative_perf_scores"] if calc_relative_gpu_perf else [])
+                                  + (["individual_perf_scores"] if calc_individual_gpu_perf
+                                     else []))
+        self._initialized = False
+        self._failed = False
+        self.last_report: Any = None
+        self.last_stragglers: dict[str, set] = {}
+        self.stopped = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @override
+    def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        """Start the Detector and wrap the strategy's ``training_step`` (``fit`` only)."""
+        if stage != "fit" or self._initialized:
+            return
+        from straggler import CallableId, Detector
+
+        try:
+            Detector.initialize(scores_to_compute=self.scores_to_compute, gather_on_rank0=True,
+                                profiling_interval=self.profiling_interval,
+                                report_time_interval=self.report_time_interval,
+                                node_name=self.node_name, process_group=self.process_group)
+        except Exception:  # noqa: BLE001 - fail open: training goes on without detection
+            self._fail("Detector.initialize() failed")
+            return
+        self._initialized = True
+        if not Detector.initialized:  # STRAGGLER_DISABLE=1
+            return
+        strategy = trainer.strategy
+        if not callable(getattr(strategy, "training_step", None)):
+            self.logger.warning("straggler detection: %s has no training_step to time",
+                                type(strategy).__name__)
+            return
+        before = strategy.training_step
+        try:
+            Detector.wrap_callables([CallableId(strategy, "training_step")])
+        except Exception:  # noqa: BLE001
+            self._fail("wrapping the strategy's training_step failed")
+            return
+        if strategy.training_step == before:
+            self.logger.warning("straggler detection: training_step of %s was not wrapped; "
+                                "no step will be timed and scores will be NaN",
+                                type(strategy).__name__)
+
+    @override
+    def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        """Shut the Detector down (puts ``training_step`` back)."""
+        if stage != "fit" or not self._initialized:
+            return
+        self._initialized = False
+        from straggler import Detector
+
+        try:
+            Detector.shutdown()
+        except Exception:  # noqa: BLE001
+            _internal_log.exception("straggler: Detector.shutdown() failed")
+
+    # -- every step ------------------------------------------------------------------------------
+
+    @override
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        """Report on the interval; agree on, and carry out, a stop."""
+        if not self._initialized or self._failed:
+            return
+        from straggler import Detector
+
+        start = time.monotonic()
+        try:
+            report = Detector.generate_report_if_interval_elapsed()
+            found = False
+            if report is not None:
+                found = self._handle_report(report, pl_module)
+            if not Detector.is_interval_elapsed():
+                return
+            if self.stop_if_detected:
+                found = bool(_common.broadcast_values([float(found)], self.process_group,
+                                                      self.sync_timeout_s)[0])
+        except Exception:  # noqa: BLE001 - fail open
+            self._fail("the straggler report failed")
+            return
+        if self.stop_if_detected and found:
+            self._stop_training(trainer)
+        self.logger.info("Straggler report processing time: %.3f sec.", time.monotonic() - start)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _handle_report(self, report: Any, pl_module: Any) -> bool:
+        """Log the report on the reporting rank; return whether a straggler was flagged."""
+        rel_scores = dict(getattr(report, "gpu_relative_perf_scores", {}) or {})
+        ind_scores = dict(getattr(report, "gpu_individual_perf_scores", {}) or {})
+        nodes = getattr(report, "rank_to_node", {}) or {}
+        from straggler import StragglerId
+
+        def below(scores: dict, threshold: float) -> set:
+            return {StragglerId(r, nodes.get(r, "<unknown>")) for r, s in scores.items()
+                    if s < threshold}
+
+        rel = below(rel_scores, self.gpu_relative_perf_threshold)
+        ind = below(ind_scores, self.gpu_individual_perf_threshold)
+        self.last_report = report
+        self.last_stragglers = {"straggler_gpus_relative": rel, "straggler_gpus_individual": ind}
+        if rel:
+            self.logger.warning(_common.REL_WARNING.format(rel))
+        if ind:
+            self.logger.warning(_common.INDIV_WARNING.format(ind))
+        if _common.all_nan(report):
+            self.logger.warning("straggler detection: every GPU score is NaN; no training step "
+                                "common to all ranks was timed in this interval")
+        n = self.num_gpu_perf_scores_to_print
+        if n > 0 or rel or ind:
+            n = n or 3
+            if rel_scores:
+                self.logger.info("\nGPU relative performance:\n%s",
+                                 _common.format_score_block(report, rel_scores, n, n))
+            if ind_scores:
+                self.logger.info("\nGPU individual performance:\n%s",
+                                 _common.format_score_block(report, ind_scores, n, n))
+        if self.enable_ptl_logging:
+            metrics: dict[str, float] = {}
+            for prefix, scores in (("gpu_relative_perf", rel_scores),
+                                   ("gpu_individual_perf", ind_scores)):
+                if scores:
+                    metrics.update({f"{prefix}/{k}": v
+                                    for k, v in _common.score_stats(scores).items()})
+            if metrics:
+                try:
+                    pl_module.log_dict(metrics, logger=True, batch_size=1, rank_zero_only=True)
+                except Exception:  # noqa: BLE001 - logging never stops training
+                    self.logger.exception("straggler detection: logging the scores failed")
+        return bool(rel or ind)
+
+    def _stop_training(self, trainer: Any) -> None:
+        """Every rank: save the last checkpoint if possible, stop, and exit as configured."""
+        self.logger.error("Detected stragglers. Terminating training...")
+        self.stopped = True
+        trainer.should_stop = True
+        callback = getattr(trainer, "checkpoint_callback", None)
+        dirpath = getattr(callback, "dirpath", None)
+        if callback is not None and dirpath:
+            name = getattr(callback, "CHECKPOINT_NAME_LAST", "last")
+            ext = getattr(callback, "FILE_EXTENSION", ".ckpt")
+            path = os.path.join(dirpath, f"{name}{ext}")
+            try:
+                trainer.save_checkpoint(path)  # collective: every rank calls it
+                self.logger.info("straggler detection: saved checkpoint %s", path)
+            except Exception:  # noqa: BLE001 - still stop
+                self.logger.exception("straggler detection: saving %s failed", path)
+        elif callback is not None:
+            self.logger.warning("straggler detection: %s has no dirpath; no checkpoint saved",
+                                type(callback).__name__)
+        if self.exit_code is not None:
+            raise SystemExit(self.exit_code)
+
+    def _fail(self, what: str) -> None:
+        if not self._failed:
+            _internal_log.exception("straggler: %s; straggler detection is off on this rank and "
+                                    "training goes on", what)
+        self._failed = True
