@@ -28,6 +28,7 @@ group: feed it one observation per report (per-rank times for each metric) and i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PolicyConfig", "PolicyDecision", "RankState", "StragglerPolicy", "GPU_METRIC"]
+__all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "StragglerPolicy",
+           "apply_policy", "make_policy", "observation_from_report"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
@@ -589,3 +591,36 @@ def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarr
 
 def _inverse(score: float) -> float:
     return 1.0 / score if score and math.isfinite(score) and score > 0 else math.nan
+
+
+def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,
+                roles: Mapping[int, Hashable] | None = None) -> StragglerPolicy | None:
+    """A policy from the user's option: an instance, a config, True (defaults) or None/False.
+
+    ``roles`` alone (with ``policy=None``) turns the default policy on with those roles.
+    """
+    if isinstance(policy, StragglerPolicy):
+        if roles is not None:
+            raise ValueError("`roles` must be given to the StragglerPolicy itself when `policy` "
+                             "is a StragglerPolicy instance")
+        return policy
+    if isinstance(policy, PolicyConfig):
+        return StragglerPolicy(policy, roles=roles)
+    if policy is True or (policy is None and roles is not None):
+        return StragglerPolicy(PolicyConfig(), roles=roles)
+    if policy is None or policy is False:
+        return None
+    raise ValueError(f"`policy={policy!r}` must be a PolicyConfig, a StragglerPolicy, True, "
+                     "False or None")
+
+
+def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
+    """Feed ``report`` to ``policy``; return the report with ``confirmed`` and states filled in."""
+    from .report import StragglerId  # here: report.py must not depend on the policy
+
+    ranks, times = observation_from_report(report)
+    decision = policy.update(ranks, times)
+    nodes = report.rank_to_node
+    confirmed = frozenset(StragglerId(r, nodes.get(r, "<unknown>")) for r in decision.confirmed)
+    return dataclasses.replace(report, confirmed=confirmed,
+                               straggler_states=dict(decision.states))

@@ -90,6 +90,11 @@ class Report:
       sections absent on a rank are left out.
     - ``rank_telemetry``: global rank -> telemetry field -> value, absent (NaN) values dropped.
     - ``group_ranks``: the global ranks of the group the report covers, in group order.
+    - ``confirmed``: the ranks the persistence policy (`straggler.policy`) has confirmed as
+      stragglers after this report, over several reports; empty without a policy. Unlike
+      `identify_stragglers` (one report, NVRx's rule) it is robust to noise and structure.
+    - ``straggler_states``: global rank -> `straggler.policy.RankState` for the ranks the policy
+      is watching (slow in a recent report, or confirmed).
     """
 
     gpu_relative_perf_scores: Mapping[int, float]
@@ -105,6 +110,8 @@ class Report:
     section_medians_ms: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
     rank_telemetry: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     group_ranks: tuple[int, ...] = ()
+    confirmed: frozenset[StragglerId] = frozenset()
+    straggler_states: Mapping[int, Any] = field(default_factory=dict)
 
     def identify_stragglers(self, gpu_rel_threshold: float = 0.75,
                             section_rel_threshold: float = 0.75,

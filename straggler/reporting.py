@@ -7,6 +7,7 @@ name -> integer id, identical on every rank of the group) and each rank's indivi
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -18,6 +19,7 @@ import torch
 
 from . import scoring
 from .comm import Comm
+from .policy import apply_policy, make_policy
 from .report import Report
 from .statistics import Statistic
 
@@ -69,6 +71,11 @@ class ReportGenerator:
         individual_window: number of recent reports whose best median is a rank's own reference.
         communication_markers: substrings (case-insensitive) that mark a GPU timer as
             communication; such timers are left out of every score.
+        policy: the persistence policy that fills ``Report.confirmed`` (a
+            `straggler.policy.PolicyConfig`, a `StragglerPolicy`, True for the defaults, or
+            None/False for none); it runs where the report lands and keeps its state here.
+        roles: global rank -> role (any hashable key, e.g. the pipeline stage) for the policy;
+            ranks are compared only within their role. Implies the default policy.
 
     Per report, with relative scores and gathering, the group exchanges: one all_reduce(MAX) of
     ``1 + len(extra)`` floats (a "new names" flag and ``extra``); only when some rank has timer
@@ -87,8 +94,10 @@ class ReportGenerator:
                  gather_on_rank0: bool = True, node_name: str = "<unknown>",
                  comm: Comm | None = None, telemetry_fields: Sequence[str] = (), *,
                  relative_reference: str = "min", individual_window: int = 20,
-                 communication_markers: Iterable[str] = scoring.COMMUNICATION_MARKERS) -> None:
+                 communication_markers: Iterable[str] = scoring.COMMUNICATION_MARKERS,
+                 policy: Any = None, roles: Mapping[int, Any] | None = None) -> None:
         kinds = _score_kinds(scores_to_compute)
+        self.policy = make_policy(policy, roles)
         if not isinstance(gather_on_rank0, bool):
             raise ValueError(f"`gather_on_rank0={gather_on_rank0!r}` must be True or False")
         if not isinstance(node_name, str) or not node_name:
@@ -230,7 +239,7 @@ class ReportGenerator:
             def pick(wanted: bool, values: np.ndarray) -> dict[str, dict[int, float]]:
                 return {n: {own: float(v)} for n, v in zip(sec_names, values)} if wanted else {}
 
-            return Report(
+            report = Report(
                 gpu_relative_perf_scores={own: gpu_rel} if relative else {},
                 section_relative_perf_scores=pick(relative, sec_rel),
                 gpu_individual_perf_scores=(
@@ -241,6 +250,7 @@ class ReportGenerator:
                                     if not math.isnan(v)},
                 rank_telemetry={own: _present(self.telemetry_fields, telemetry)},
                 generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
+            return self._with_policy(report, start_ns)
 
         # Pack [gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), telemetry(F)] by section id.
         n_sec = len(self._section_ids)
@@ -280,7 +290,14 @@ class ReportGenerator:
             section_medians_ms=medians, rank_telemetry=telemetry_rows,
             generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
         self._check_all_nan(report)
-        return report
+        return self._with_policy(report, start_ns)
+
+    def _with_policy(self, report: Report, start_ns: int) -> Report:
+        """The report with the policy's confirmed set (unchanged without a policy)."""
+        if self.policy is None:
+            return report
+        report = apply_policy(self.policy, report)
+        return dataclasses.replace(report, generate_report_elapsed_time=_elapsed_ms(start_ns))
 
     def _sync(self, sec_names: list[str], gpu_names: list[str], extra: np.ndarray | None) -> None:
         """One all_reduce(MAX) of [new-names flag, *extra]; an object gather if names are new."""
