@@ -172,9 +172,12 @@ class DetectorCore:
                                                 telemetry_fields=fields, **self.report_options)
             except TypeError as exc:  # an unknown tunable in report_options
                 raise ValueError(f"`report_options={self.report_options!r}`: {exc}") from None
-            self.tracker = ReportIntervalTracker(self.report_time_interval,
-                                                 self.profiling_interval,
-                                                 reduce_max=self._reduce_max)
+            # Ranks must agree on the report iteration only when a report communicates.
+            self._agree_by_comm = ("relative_perf_scores" in self.scores_to_compute
+                                   or self.gather_on_rank0)
+            self.tracker = ReportIntervalTracker(
+                self.report_time_interval, self.profiling_interval,
+                reduce_max=self._reduce_max if self._agree_by_comm else None)
             self.ft_bridge = self._create_ft_bridge(self.ft_sections)
             if self.ft_bridge is not None:
                 self.hooks.append(self.ft_bridge)
@@ -353,7 +356,9 @@ class DetectorCore:
     # -- reports ------------------------------------------------------------------------------
     def _reduce_max(self, value: float) -> float:
         """MAX of `value` over the group (one small collective; the interval's first estimate)."""
-        return self.comm.all_reduce_max(value)
+        import torch
+
+        return float(self.comm.all_reduce(torch.tensor([value], dtype=torch.float64), "max")[0])
 
     def section_summaries(self) -> Dict[str, Dict[Statistic, float]]:
         """This window's host-time statistics (ms) of every section with samples."""
@@ -400,15 +405,21 @@ class DetectorCore:
             sections = self.section_summaries()
             gpu = self.gpu_summaries()
             telemetry = self.telemetry.sample() if self.telemetry is not None else None
-            extra = [self.tracker.local_estimate()]
+            if self._agree_by_comm:
+                # The interval is re-agreed on the report's own collective: each rank's wish
+                # (-1: none yet) rides along, the group's MAX comes back in last_extra_max.
+                wish = self.tracker.local_estimate()
+                extra: Optional[List[float]] = [wish if math.isfinite(wish) else -1.0]
+            else:
+                extra = None  # reports need no communication: nor does the interval
             report = self.reporter.generate_report(sections, gpu, telemetry=telemetry,
                                                    extra=extra)
-            agreed = self.reporter.last_extra
-            self.tracker.agree(float(agreed[0]) if agreed is not None else math.nan)
+            if extra is None:
+                agreed = self.tracker.local_estimate()
+            else:
+                agreed = (self.reporter.last_extra_max or (-1.0,))[0]
+            self.tracker.agree(agreed if agreed > 0 else math.nan)
             self._new_window()
-            if report is not None and not sections and not gpu:
-                self.warn_once("empty", "straggler: nothing was captured in this report "
-                               "interval: no detection_section or wrapped callable ran")
             return report
         except Exception as exc:  # noqa: BLE001 - fail open
             self.fail(exc)

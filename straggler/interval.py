@@ -54,6 +54,7 @@ class ReportIntervalTracker:
         self.current_iter = 0
         self.iter_interval: Optional[int] = None
         self.next_report_iter: Optional[int] = None
+        self._reported_iter = -1  # iteration of the last scheduled report
         self._prev_time: Optional[float] = None
         self._steps = [0.0] * self.WINDOW
         self._num_steps = 0  # total step times recorded (the ring index is this modulo WINDOW)
@@ -80,7 +81,8 @@ class ReportIntervalTracker:
 
     def is_interval_elapsed(self) -> bool:
         """True on the iteration a report is due (until `iter_increase` moves on)."""
-        return self.next_report_iter is not None and self.current_iter == self.next_report_iter
+        it = self.current_iter
+        return it == self.next_report_iter or it == self._reported_iter
 
     # -- agreement ----------------------------------------------------------------------
     def local_estimate(self) -> float:
@@ -103,6 +105,8 @@ class ReportIntervalTracker:
 
         The next report is then due `iter_interval` iterations after the current one.
         """
+        if self.is_interval_elapsed():  # stays "elapsed" for the rest of this iteration
+            self._reported_iter = self.current_iter
         if math.isnan(global_estimate):
             global_estimate = self.local_estimate()
         if math.isnan(global_estimate):

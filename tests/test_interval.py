@@ -139,3 +139,13 @@ def test_state_dict_round_trip_keeps_the_iteration():
     other = ReportIntervalTracker(0, profiling_interval=2)
     other.load_state_dict(tracker.state_dict())
     assert other.current_iter == 7
+
+
+def test_elapsed_stays_true_for_the_rest_of_the_report_iteration():
+    tracker = ReportIntervalTracker(0, profiling_interval=2)
+    _run(tracker, 2)
+    assert tracker.is_interval_elapsed()
+    tracker.agree(2.0)  # the report re-agrees the interval; callers may still ask
+    assert tracker.is_interval_elapsed() and tracker.next_report_iter == 4
+    tracker.iter_increase()
+    assert not tracker.is_interval_elapsed()

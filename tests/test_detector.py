@@ -1,0 +1,387 @@
+"""Detector API in one process: lifetime, configuration, sections, fail-open, hooks, state."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from straggler import CallableId, Detector, Report, Statistic
+from straggler.detector import DetectorCore
+
+
+@pytest.fixture(autouse=True)
+def _shutdown(monkeypatch):
+    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
+    Detector.shutdown()
+    yield
+    Detector.shutdown()
+
+
+def _num(report: Report, section: str) -> int:
+    return int(report.local_section_summaries[section][Statistic.NUM])
+
+
+def test_detector_cannot_be_instantiated():
+    with pytest.raises(RuntimeError, match="should not be instantiated"):
+        Detector()
+
+
+def test_sections_need_initialize():
+    with pytest.raises(RuntimeError, match="not initialized"):
+        Detector.detection_section("x")
+    with pytest.raises(RuntimeError, match="not initialized"):
+        Detector.generate_report()
+
+
+def test_initialize_twice_is_an_error():
+    Detector.initialize()
+    with pytest.raises(RuntimeError, match="already initialized"):
+        Detector.initialize()
+
+
+@pytest.mark.parametrize("kwargs, param", [
+    ({"profiling_interval": 0}, "profiling_interval"),
+    ({"profiling_interval": 2.5}, "profiling_interval"),
+    ({"report_time_interval": -1}, "report_time_interval"),
+    ({"report_time_interval": math.inf}, "report_time_interval"),
+    ({"scores_to_compute": ["bogus_scores"]}, "scores_to_compute"),
+    ({"scores_to_compute": []}, "scores_to_compute"),
+    ({"scores_to_compute": "relative_perf_scores"}, "scores_to_compute"),
+    ({"gather_on_rank0": "yes"}, "gather_on_rank0"),
+    ({"node_name": ""}, "node_name"),
+    ({"per_op_capture": 1}, "per_op_capture"),
+    ({"comm_timeout_s": 0}, "comm_timeout_s"),
+    ({"ft_sections": "sometimes"}, "ft_sections"),
+    ({"timer_capacity": 0}, "timer_capacity"),
+    ({"process_group": "world"}, "process_group"),
+    ({"report_options": {"no_such_tunable": 1}}, "report_options"),
+])
+def test_bad_configuration_names_the_parameter_and_leaves_detector_uninitialized(kwargs, param):
+    with pytest.raises(ValueError, match=param) as info:
+        Detector.initialize(**kwargs)
+    assert repr(next(iter(kwargs.values()))) in str(info.value) or param == "report_options"
+    assert not Detector.initialized and Detector.core() is None
+    Detector.initialize()  # and a good configuration still works afterwards
+
+
+def test_disable_env_makes_the_api_no_ops(monkeypatch):
+    monkeypatch.setenv("STRAGGLER_DISABLE", "1")
+    Detector.initialize(profiling_interval=0)  # not even validated: nothing runs
+    assert not Detector.initialized
+    with Detector.detection_section("x"):
+        pass
+    Detector.wrap_callables([CallableId(math, "sqrt")])
+    assert math.sqrt.__module__ == "math"
+    assert Detector.generate_report() is None
+    assert Detector.generate_report_if_interval_elapsed() is None
+    assert not Detector.is_interval_elapsed()
+
+
+def test_import_touches_no_gpu_or_process_group():
+    code = ("import sys, straggler; from straggler import Detector, CallableId, Report, "
+            "StragglerId, Statistic; bad = [m for m in ('straggler._core', 'torch.distributed', "
+            "'straggler.comm', 'straggler.reporting') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_report_in_one_process_scores_one():
+    Detector.initialize(node_name="solo")
+    for _ in range(3):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.002)
+    report = Detector.generate_report()
+    assert report.rank == 0 and report.rank_to_node == {0: "solo"}
+    assert report.section_relative_perf_scores["step"] == {0: pytest.approx(1.0)}
+    assert report.section_individual_perf_scores["step"] == {0: pytest.approx(1.0)}
+    assert _num(report, "step") == 3
+    # Windows are reset: a second report covers only what ran since the first.
+    with Detector.detection_section("step", profile_cuda=False):
+        pass
+    assert _num(Detector.generate_report(), "step") == 1
+
+
+def test_default_name_is_the_with_statements_location():
+    Detector.initialize()
+    for _ in range(2):
+        with Detector.detection_section(profile_cuda=False):
+            line = sys._getframe().f_lineno
+    report = Detector.generate_report()
+    assert list(report.local_section_summaries) == [f"{__file__}:{line - 1}"]
+    assert _num(report, f"{__file__}:{line - 1}") == 2
+
+
+def test_every_profiling_interval_th_entry_is_profiled_first_always():
+    Detector.initialize(profiling_interval=3)
+    for _ in range(7):
+        with Detector.detection_section("s", profile_cuda=False):
+            pass
+    assert _num(Detector.generate_report(), "s") == 3  # entries 0, 3, 6
+
+
+def test_nested_and_recursive_entries_are_timed_once():
+    Detector.initialize()
+
+    def recurse(n):
+        with Detector.detection_section("rec", profile_cuda=False):
+            if n:
+                recurse(n - 1)
+
+    recurse(4)
+    with Detector.detection_section("outer", profile_cuda=False):
+        with Detector.detection_section("outer", profile_cuda=False):
+            time.sleep(0.01)
+    report = Detector.generate_report()
+    assert _num(report, "rec") == 1 and _num(report, "outer") == 1
+    assert report.local_section_summaries["outer"][Statistic.MIN] >= 9.0  # ms, the outer span
+
+
+def test_body_exceptions_propagate_untouched_and_are_not_timed():
+    Detector.initialize()
+    err = KeyError("mine")
+    with pytest.raises(KeyError) as info:
+        with Detector.detection_section("s", profile_cuda=False):
+            raise err
+    assert info.value is err
+    with Detector.detection_section("s", profile_cuda=False):
+        pass
+    assert _num(Detector.generate_report(), "s") == 1
+    assert Detector.core().enabled
+
+
+def test_communication_sections_are_not_timed_or_scored():
+    Detector.initialize()
+    with Detector.detection_section("allreduce", kind="communication"):
+        pass
+    with Detector.detection_section("compute"):
+        pass
+    report = Detector.generate_report()
+    assert "allreduce" not in report.local_section_summaries
+    assert "allreduce" not in report.section_relative_perf_scores
+    with pytest.raises(ValueError, match="kind"):
+        Detector.detection_section("allreduce", kind="compute")
+    with pytest.raises(ValueError, match="kind"):
+        Detector.detection_section("new", kind="gpu")
+
+
+def test_internal_error_is_logged_once_and_disables(caplog, monkeypatch):
+    Detector.initialize()
+    core = Detector.core()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("collective failed")
+
+    monkeypatch.setattr(core.reporter, "generate_report", broken)
+    with Detector.detection_section("s", profile_cuda=False):
+        pass
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        assert Detector.generate_report() is None
+        assert Detector.generate_report() is None
+        assert Detector.generate_report_if_interval_elapsed() is None
+    assert not core.enabled
+    assert len([r for r in caplog.records if "collective failed" in r.getMessage()]) == 1
+    with Detector.detection_section("s", profile_cuda=False):  # a no-op now, never raises
+        pass
+    assert len(core.sections["s"].samples) == 1  # nothing recorded since the failure
+
+
+class _BrokenEngine:
+    backend = "cuda"
+
+    def timer_id(self, name):
+        return 0
+
+    def start(self, timer, stream):
+        raise RuntimeError("driver exploded")
+
+    def stop(self, timer, stream):
+        raise RuntimeError("driver exploded")
+
+    def close(self):
+        pass
+
+
+def test_engine_failure_inside_a_section_never_reaches_the_loop(caplog):
+    Detector.initialize()
+    core = Detector.core()
+    core.engine, core._engine_tried = _BrokenEngine(), True
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        for _ in range(3):
+            with Detector.detection_section("s"):
+                value = 42
+    assert value == 42 and not core.enabled
+    assert Detector.generate_report() is None
+    assert sum("driver exploded" in r.getMessage() for r in caplog.records) == 1
+
+
+class _RecordingEngine:
+    backend = "cuda"
+
+    def __init__(self, events):
+        self.events = events
+
+    def timer_id(self, name):
+        return 7
+
+    def start(self, timer, stream):
+        self.events.append(("start", timer, stream))
+
+    def stop(self, timer, stream):
+        self.events.append(("stop", timer, stream))
+
+    def flush(self):
+        pass
+
+    def summaries(self):
+        import numpy as np
+
+        return [], np.zeros((0, 7))
+
+    def reset(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class _Hook:
+    def __init__(self, events):
+        self.events = events
+
+    def on_section_enter(self, name):
+        self.events.append(("enter", name))
+
+    def on_section_exit(self, name):
+        self.events.append(("exit", name))
+
+
+def test_hooks_run_before_timers_start_and_after_they_stop():
+    Detector.initialize(profiling_interval=2)
+    core = Detector.core()
+    events = []
+    core.engine, core._engine_tried = _RecordingEngine(events), True
+    Detector.add_section_hook(_Hook(events))
+    for _ in range(2):
+        with Detector.detection_section("step"):
+            with Detector.detection_section("step"):  # nested: no second hook call
+                events.append(("body",))
+    assert events == [("enter", "step"), ("start", 7, 0), ("body",), ("stop", 7, 0),
+                      ("exit", "step"),
+                      ("enter", "step"), ("body",), ("exit", "step")]  # 2nd: not profiled
+
+
+def test_a_failing_hook_is_dropped_without_disabling_detection(caplog):
+    class Bad:
+        def on_section_enter(self, name):
+            raise ValueError("hook bug")
+
+        def on_section_exit(self, name):
+            pass
+
+    Detector.initialize()
+    Detector.add_section_hook(Bad())
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        with Detector.detection_section("s", profile_cuda=False):
+            pass
+    assert Detector.core().enabled and not Detector.core().hooks
+    with pytest.raises(ValueError, match="hook"):
+        Detector.add_section_hook(object())
+
+
+_NO_CUDA_SNIPPET = """
+import logging
+from straggler import Detector
+logging.basicConfig(level=logging.WARNING, format="LOG %(message)s")
+Detector.initialize()
+for name in ("a", "b", "a"):
+    with Detector.detection_section(name):  # profile_cuda=True by default
+        pass
+report = Detector.generate_report()
+print("NUM", int(report.local_section_summaries["a"][list(report.local_section_summaries["a"])[5]]))
+print("GPU", len(report.local_kernel_summaries))
+"""
+
+
+def test_no_cuda_means_host_time_with_one_warning():
+    # The driver is loaded once per process, so a process with no driver at all is needed.
+    env = dict(os.environ, STRAGGLER_LIBCUDA="/nonexistent/libcuda.so.1")
+    out = subprocess.run([sys.executable, "-c", _NO_CUDA_SNIPPET], capture_output=True,
+                         text=True, timeout=120, env=env, check=True)
+    lines = (out.stdout + out.stderr).splitlines()
+    assert sum("host only" in line for line in lines) == 1, lines
+    assert "NUM 2" in lines and "GPU 0" in lines
+
+
+def test_report_with_nothing_captured_warns_once(caplog):
+    Detector.initialize()
+    with caplog.at_level(logging.WARNING, logger="straggler"):
+        assert Detector.generate_report() is not None
+        Detector.generate_report()
+    assert sum("nothing was timed" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_wrap_callables_through_the_detector_and_shutdown_restores():
+    class Net:
+        def forward(self, x):
+            return x + 1
+
+    net = Net()
+    Detector.initialize()
+    Detector.wrap_callables([CallableId(net, "forward")], profile_cuda=False)
+    assert [net.forward(i) for i in range(3)] == [1, 2, 3]
+    assert _num(Detector.generate_report(), "Net.forward") == 3
+    Detector.shutdown()
+    assert "forward" not in vars(net)
+
+
+def test_interval_zero_reports_every_profiling_interval():
+    Detector.initialize(report_time_interval=0, profiling_interval=2)
+    got = []
+    for i in range(1, 7):
+        with Detector.detection_section("s", profile_cuda=False):
+            pass
+        if Detector.generate_report_if_interval_elapsed() is not None:
+            got.append(i)
+            assert Detector.is_interval_elapsed()
+    assert got == [2, 4, 6]
+
+
+def test_state_dict_carries_the_individual_reference_across_a_restart():
+    def window(sleep_s):
+        for _ in range(3):
+            with Detector.detection_section("s", profile_cuda=False):
+                time.sleep(sleep_s)
+        return Detector.generate_report()
+
+    Detector.initialize(scores_to_compute=["individual_perf_scores"])
+    window(0.01)
+    state = Detector.state_dict()
+    Detector.shutdown()
+
+    Detector.initialize(scores_to_compute=["individual_perf_scores"])
+    Detector.load_state_dict(state)
+    # 30 ms vs a 10 ms baseline: about 1/3. Sleeps only overshoot, so the bound is generous.
+    assert window(0.03).section_individual_perf_scores["s"][0] < 0.6
+    Detector.shutdown()
+
+    Detector.initialize(scores_to_compute=["individual_perf_scores"])  # fresh: no baseline
+    assert window(0.03).section_individual_perf_scores["s"][0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="state"):
+        Detector.load_state_dict({"version": 99})
+
+
+def test_core_lifetimes_are_independent():
+    a = DetectorCore(node_name="a")
+    b = DetectorCore(node_name="b")
+    with a.section("s", False):
+        pass
+    assert "s" not in b.sections
+    a.close()
+    b.close()
