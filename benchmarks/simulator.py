@@ -1,0 +1,469 @@
+"""One process standing in for a whole job: synthetic per-rank timings through the real code.
+
+For every report window the simulator draws each rank's timer statistics (host sections and GPU
+timers, in ms) from a scenario: a healthy baseline (per-GPU silicon spread, job-wide diurnal
+drift, report-to-report noise) plus injected faults (a slow rank, a slow node, transient spikes,
+gradual degradation, noisy ranks, a heavier pipeline stage). It then builds exactly what the
+report's collectives would deliver on the gathering rank from those per-rank inputs and runs the
+*real* ``straggler.reporting.ReportGenerator`` on it (through `SimComm`, a stand-in for
+`straggler.comm.Comm` whose collectives combine the contributions of all simulated ranks), and
+the real `straggler.policy.StragglerPolicy` on the resulting reports. Up to 16,384 ranks.
+
+Run ``python benchmarks/simulator.py --scenario slow20 --world 256`` to watch one scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import time
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from straggler.statistics import Statistic  # noqa: E402
+
+__all__ = ["Scenario", "SCENARIOS", "WindowSample", "generate", "scenario"]
+
+# Healthy job: the numbers below are the simulator's noise model (see benchmarks/quality.md).
+STEPS_PER_REPORT = 200         # steps timed per report window
+STEP_CV = 0.02                 # per-step coefficient of variation of a healthy rank's timer
+SILICON_SPREAD = 0.005         # static per-GPU speed spread (std of a log-normal factor)
+REPORT_JITTER = 0.002          # extra report-to-report jitter of each rank (std, relative)
+DIURNAL_AMPLITUDE = 0.015      # job-wide drift, +-1.5 % (Llama 3: 1-2 % diurnal)
+DIURNAL_PERIOD = 48            # reports per drift cycle
+GPUS_PER_NODE = 8
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A fault pattern: per-rank slowdown factors per report, plus what counts as a straggler.
+
+    ``slowdown(t, rng, world)`` returns the persistent slowdown factor of every rank at report
+    ``t`` (1.0 = healthy); ``transient`` the one-report factors (never stragglers);
+    ``structure`` static per-rank factors of the workload (never stragglers) and ``roles`` the
+    role per rank the user would declare (None: not declared).
+    """
+
+    name: str
+    description: str
+    slowdown: Callable[[int, np.random.Generator, int, dict], np.ndarray]
+    transient: Callable[[int, np.random.Generator, int], np.ndarray] | None = None
+    structure: Callable[[int], np.ndarray] | None = None
+    roles: Callable[[int], dict[int, Any]] | None = None
+    noisy_fraction: float = 0.0      # share of ranks with large report-to-report noise
+    noisy_jitter: float = 0.04       # their jitter (std, relative)
+    onset: int = 8                   # report where injected faults start
+    #: A rank counts as a straggler at a report when its persistent slowdown is >= this.
+    truth_min_slowdown: float = 0.05
+
+
+def _none(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
+    return np.ones(world)
+
+
+def _pick(memo: dict, rng: np.random.Generator, world: int, count: int) -> np.ndarray:
+    if "victims" not in memo:
+        memo["victims"] = rng.choice(world, size=count, replace=False)
+    return memo["victims"]
+
+
+def _slow_ranks(factors: Sequence[float], onset: int, stagger: int = 0):
+    def slowdown(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
+        victims = _pick(memo, rng, world, len(factors))
+        out = np.ones(world)
+        for i, (rank, f) in enumerate(zip(victims, factors)):
+            if t >= onset + i * stagger:
+                out[rank] = f
+        return out
+    return slowdown
+
+
+def _gradual(onset: int, per_report: float, cap: float):
+    def slowdown(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
+        rank = _pick(memo, rng, world, 1)[0]
+        out = np.ones(world)
+        out[rank] = 1.0 + min(cap, per_report * max(0, t - onset + 1))
+        return out
+    return slowdown
+
+
+def _slow_node(factor: float, onset: int):
+    def slowdown(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
+        if "node" not in memo:
+            memo["node"] = int(rng.integers(0, max(1, world // GPUS_PER_NODE)))
+        out = np.ones(world)
+        if t >= onset:
+            first = memo["node"] * GPUS_PER_NODE
+            out[first:first + GPUS_PER_NODE] = factor
+        return out
+    return slowdown
+
+
+def _spikes(rate: float, factor: float):
+    def transient(t: int, rng: np.random.Generator, world: int) -> np.ndarray:
+        out = np.ones(world)
+        hit = rng.random(world) < rate
+        out[hit] = factor
+        return out
+    return transient
+
+
+PIPELINE_STAGES = (1.0, 1.03, 1.08, 1.4)  # e.g. the last stage carries the loss layer
+
+
+def _stage_of(world: int) -> np.ndarray:
+    return (np.arange(world) * len(PIPELINE_STAGES)) // world  # contiguous blocks, Megatron order
+
+
+def _pipeline_structure(world: int) -> np.ndarray:
+    return np.asarray(PIPELINE_STAGES)[_stage_of(world)]
+
+
+def _pipeline_roles(world: int) -> dict[int, Any]:
+    return {r: f"pp{s}" for r, s in enumerate(_stage_of(world))}
+
+
+def _pipeline_straggler(factor: float, onset: int):
+    def slowdown(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
+        if "victims" not in memo:  # one rank of stage 1 (a light stage: hardest to see)
+            stage1 = np.flatnonzero(_stage_of(world) == 1)
+            memo["victims"] = rng.choice(stage1, size=1)
+        out = np.ones(world)
+        if t >= onset:
+            out[memo["victims"][0]] = factor
+        return out
+    return slowdown
+
+
+ONSET = 8
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
+    Scenario("clean", "healthy job: silicon spread, diurnal drift, noise", _none),
+    *[Scenario(f"slow{p}", f"one rank {p}% slower from report {ONSET}",
+               _slow_ranks([1 + p / 100], ONSET)) for p in (5, 10, 20, 50, 100)],
+    Scenario("transient", "1 % of ranks 1.5x slower for one report, every report",
+             _none, transient=_spikes(0.01, 1.5)),
+    Scenario("gradual", "one rank degrades by 1 % per report up to 30 %",
+             _gradual(ONSET, 0.01, 0.30)),
+    Scenario("noisy", "5 % of ranks with 4 % report-to-report noise, no fault", _none,
+             noisy_fraction=0.05),
+    Scenario("multi", "4 ranks slower by 10/20/30/50 %, onsets 4 reports apart",
+             _slow_ranks([1.1, 1.2, 1.3, 1.5], ONSET, stagger=4)),
+    Scenario("pipeline_roles", "4 stages x1.00/1.03/1.08/1.40, roles declared, one stage-1 "
+             "rank 15 % slower", _pipeline_straggler(1.15, ONSET),
+             structure=_pipeline_structure, roles=_pipeline_roles),
+    Scenario("pipeline_noroles", "same, roles not declared", _pipeline_straggler(1.15, ONSET),
+             structure=_pipeline_structure),
+    Scenario("slow_node", f"all {GPUS_PER_NODE} ranks of one node 25 % slower",
+             _slow_node(1.25, ONSET)),
+    Scenario("slow_from_start", "one rank 20 % slower from the first report",
+             _slow_ranks([1.2], 0), onset=0),
+]}
+
+
+def scenario(name: str) -> Scenario:
+    """The scenario called ``name`` (ValueError listing the names otherwise)."""
+    if name not in SCENARIOS:
+        raise ValueError(f"`scenario={name!r}` must be one of {sorted(SCENARIOS)}")
+    return SCENARIOS[name]
+
+
+# ----------------------------------------------------------------------------------- samples
+SECTIONS = ("step", "data")          # host sections: "step" follows the GPU, "data" does not
+SECTION_BASE_MS = (100.0, 5.0)
+
+
+def gpu_timer_names(count: int) -> list[str]:
+    """Names of the simulated GPU compute timers (op name and shapes, as per-op capture)."""
+    return [f"aten::mm[{64 * (i + 1)}x4096,4096x4096,bf16]" for i in range(count)]
+
+
+@dataclass
+class WindowSample:
+    """Every rank's inputs to one report: what each rank's Detector would hand the reporter."""
+
+    report: int
+    #: (world, sections) median host time per section (ms); NaN: the rank lacks the section.
+    section_med: np.ndarray
+    #: (world, timers) median GPU time per timer (ms).
+    gpu_med: np.ndarray
+    #: (world, timers) number of samples per timer.
+    gpu_num: np.ndarray
+    #: Ranks that are stragglers at this report (ground truth).
+    truth: frozenset[int]
+    #: Ranks with an injected persistent slowdown in the grey zone (0 < s < truth minimum).
+    grey: frozenset[int] = frozenset()
+    section_names: tuple[str, ...] = SECTIONS
+    gpu_names: tuple[str, ...] = ()
+
+    def section_summaries(self, rank: int) -> dict[str, dict[Statistic, float]]:
+        """Rank ``rank``'s section summaries, as `Detector` builds them."""
+        return {name: _summary(self.section_med[rank, j], STEPS_PER_REPORT)
+                for j, name in enumerate(self.section_names)
+                if not math.isnan(self.section_med[rank, j])}
+
+    def gpu_summaries(self, rank: int) -> dict[str, dict[Statistic, float]]:
+        """Rank ``rank``'s GPU timer summaries, as `Detector` builds them."""
+        return {name: _summary(self.gpu_med[rank, j], int(self.gpu_num[rank, j]))
+                for j, name in enumerate(self.gpu_names)}
+
+
+def _summary(median: float, num: int) -> dict[Statistic, float]:
+    spread = STEP_CV * median
+    return {Statistic.MIN: median - 2 * spread, Statistic.MAX: median + 3 * spread,
+            Statistic.MED: median, Statistic.AVG: median * (1 + 0.2 * STEP_CV),
+            Statistic.STD: spread, Statistic.NUM: float(num)}
+
+
+def generate(sc: Scenario, world: int, reports: int, seed: int, gpu_timers: int = 10
+             ) -> Iterator[WindowSample]:
+    """Yield one `WindowSample` per report of scenario ``sc`` for ``world`` ranks."""
+    rng = np.random.default_rng(seed)
+    memo: dict = {}
+    silicon = np.exp(SILICON_SPREAD * rng.standard_normal(world))
+    structure = sc.structure(world) if sc.structure else np.ones(world)
+    noisy = rng.random(world) < sc.noisy_fraction
+    jitter = np.where(noisy, sc.noisy_jitter, REPORT_JITTER)
+    # Noise of a median of STEPS_PER_REPORT samples: 1.2533 sigma / sqrt(n).
+    median_noise = 1.2533 * STEP_CV / math.sqrt(STEPS_PER_REPORT)
+    timer_base = np.linspace(0.2, 2.0, gpu_timers)  # ms per call
+    calls = np.full((world, gpu_timers), float(STEPS_PER_REPORT))
+    names = tuple(gpu_timer_names(gpu_timers))
+    phase = rng.uniform(0, 2 * math.pi)
+    for t in range(reports):
+        slow = sc.slowdown(t, rng, world, memo)
+        spike = sc.transient(t, rng, world) if sc.transient else np.ones(world)
+        drift = 1.0 + DIURNAL_AMPLITUDE * math.sin(2 * math.pi * t / DIURNAL_PERIOD + phase)
+        rank_factor = silicon * structure * slow * spike * drift
+        rank_factor *= 1.0 + jitter * rng.standard_normal(world)
+        gpu = timer_base[None, :] * rank_factor[:, None]
+        gpu *= 1.0 + median_noise * rng.standard_normal((world, gpu_timers))
+        # "step" follows the GPU; "data" (the data loader) does not slow down with the GPU.
+        step = SECTION_BASE_MS[0] * rank_factor * (1 + median_noise * rng.standard_normal(world))
+        data = SECTION_BASE_MS[1] * drift * (1 + 0.01 * rng.standard_normal(world))
+        excess = slow - 1.0
+        truth = frozenset(np.flatnonzero(excess >= sc.truth_min_slowdown - 1e-12).tolist())
+        grey = frozenset(np.flatnonzero((excess > 1e-12)
+                                        & (excess < sc.truth_min_slowdown - 1e-12)).tolist())
+        yield WindowSample(report=t, section_med=np.column_stack([step, data]), gpu_med=gpu,
+                           gpu_num=calls, truth=truth, grey=grey, gpu_names=names)
+
+
+# ------------------------------------------------------------------------- the collectives
+def node_name(rank: int) -> str:
+    """The simulated node of ``rank`` (``GPUS_PER_NODE`` ranks per node)."""
+    return f"node{rank // GPUS_PER_NODE:04d}"
+
+
+class SimComm:
+    """`straggler.comm.Comm` as seen from group rank 0 of a simulated world.
+
+    Each collective returns what the real one would: the simulator computes every other rank's
+    contribution from the current `WindowSample` with the same `straggler.scoring` functions the
+    ranks would run, and checks that its own version of rank 0's contribution equals the one the
+    real `ReportGenerator` handed in (so the simulation cannot drift from the real code).
+    ``bytes_sent`` counts the payload one rank contributes per collective; ``sim_ns`` the time
+    spent simulating the other ranks (to subtract from rank-0 timings).
+    """
+
+    def __init__(self, world: int, individual_window: int = 20) -> None:
+        import collections
+
+        self.rank = 0
+        self.world_size = world
+        self.global_ranks = list(range(world))
+        self.calls: collections.Counter[str] = collections.Counter()
+        self.bytes_sent: collections.Counter[str] = collections.Counter()
+        self.sim_ns = 0
+        self.generator: Any = None
+        self.sample: WindowSample | None = None
+        self._window = individual_window
+        self._sec_hist: list[np.ndarray] = []
+        self._gpu_hist: list[np.ndarray] = []
+        self._reference: np.ndarray | None = None
+
+    # The matrices of this report, columns in the generator's id order.
+    def _id_matrix(self) -> tuple[np.ndarray, list[int], list[int]]:
+        s = self.sample
+        sec_ids, gpu_ids = self.generator._section_ids, self.generator._gpu_ids
+        n_sec = len(sec_ids)
+        m = np.full((self.world_size, n_sec + len(gpu_ids)), np.nan)
+        sec_cols = [sec_ids[n] for n in s.section_names]
+        gpu_cols = [n_sec + gpu_ids[n] for n in s.gpu_names]
+        m[:, sec_cols] = s.section_med
+        m[:, gpu_cols] = s.gpu_med
+        return m, sec_cols, gpu_cols
+
+    def all_reduce(self, t: Any, op: Any = "sum") -> Any:
+        import torch
+
+        t0 = time.perf_counter_ns()
+        self.calls["all_reduce"] += 1
+        self.bytes_sent["all_reduce"] += t.numel() * t.element_size()
+        if op == "min":
+            from straggler import scoring
+
+            m, _, _ = self._id_matrix()
+            own = scoring.pack_for_min_reduce(m[0], 0)
+            _check_same("min all_reduce", own, t.numpy())
+            present = np.isfinite(m) & (m > 0)
+            ranks = np.arange(self.world_size, dtype=np.float64)[:, None]
+            reduced = np.concatenate([
+                np.where(present, m, np.inf).min(axis=0),
+                np.where(present, ranks, np.inf).min(axis=0),
+                np.where(present, -ranks, np.inf).min(axis=0)])
+            t.copy_(torch.from_numpy(reduced))
+            self._reference = scoring.reference_from_min_reduce(reduced, self.world_size)
+        # "max" carries [new-names flag, *extra]: identical on every simulated rank.
+        self.sim_ns += time.perf_counter_ns() - t0
+        return t
+
+    def all_gather(self, t: Any) -> list[Any]:
+        import torch
+        from straggler import scoring
+
+        t0 = time.perf_counter_ns()
+        self.calls["all_gather"] += 1
+        self.bytes_sent["all_gather"] += t.numel() * t.element_size()
+        m, _, _ = self._id_matrix()
+        _check_same("all_gather", m[0], t.numpy())
+        self._reference = scoring.relative_reference(m, "median")
+        rows = [torch.from_numpy(row) for row in m]
+        self.sim_ns += time.perf_counter_ns() - t0
+        return rows
+
+    def all_gather_object(self, obj: Any) -> list[Any]:
+        import pickle
+
+        self.calls["all_gather_object"] += 1
+        self.bytes_sent["all_gather_object"] += len(pickle.dumps(obj))
+        # Every simulated rank has the same timers: rank 0's new names register them all.
+        return [obj] + [(node_name(r), [], []) for r in range(1, self.world_size)]
+
+    def gather_to_first(self, t: Any) -> list[Any]:
+        import torch
+        from straggler import scoring
+
+        t0 = time.perf_counter_ns()
+        self.calls["gather_to_first"] += 1
+        self.bytes_sent["gather_to_first"] += t.numel() * t.element_size()
+        s, gen = self.sample, self.generator
+        m, sec_cols, gpu_cols = self._id_matrix()
+        n_sec = len(gen._section_ids)
+        weights = s.gpu_num * _summary_avg(s.gpu_med)  # NUM * AVG, as the summaries say
+        rows = np.full((self.world_size, t.numel()), np.nan)
+        if gen.is_computing_indiv_scores:
+            self._sec_hist = (self._sec_hist + [s.section_med])[-self._window:]
+            self._gpu_hist = (self._gpu_hist + [s.gpu_med])[-self._window:]
+            sec_ref = np.min(np.stack(self._sec_hist), axis=0)
+            gpu_ref = np.min(np.stack(self._gpu_hist), axis=0)
+            ids = np.asarray(sec_cols)
+            rows[:, 2 + ids] = scoring.ratio_scores(sec_ref, s.section_med)
+            rows[:, 0] = scoring.gpu_scores(scoring.ratio_scores(gpu_ref, s.gpu_med), weights)
+        if gen.is_computing_rel_scores:
+            ref = self._reference
+            ids = np.asarray(sec_cols)
+            rows[:, 2 + n_sec + ids] = scoring.ratio_scores(ref[sec_cols][None, :],
+                                                            s.section_med)
+            rows[:, 1] = scoring.gpu_scores(
+                scoring.ratio_scores(ref[gpu_cols][None, :], s.gpu_med), weights)
+        rows[:, 2 + 2 * n_sec + np.asarray(sec_cols)] = s.section_med
+        _check_same("gather", rows[0], t.numpy())
+        rows[0] = t.numpy()
+        out = [torch.from_numpy(row) for row in rows]
+        self.sim_ns += time.perf_counter_ns() - t0
+        return out
+
+    def broadcast_from_first(self, t: Any) -> Any:
+        self.calls["broadcast_from_first"] += 1
+        self.bytes_sent["broadcast_from_first"] += t.numel() * t.element_size()
+        return t
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _summary_avg(median: float) -> float:
+    return median * (1 + 0.2 * STEP_CV)
+
+
+def _check_same(what: str, simulated: np.ndarray, real: np.ndarray) -> None:
+    if simulated.shape != real.shape or not np.allclose(simulated, real, rtol=1e-12,
+                                                        atol=0.0, equal_nan=True):
+        raise AssertionError(f"simulator and ReportGenerator disagree on rank 0's {what} "
+                             f"contribution:\n  simulated {simulated[:8]}\n  real      {real[:8]}")
+
+
+class SimWorld:
+    """A simulated job: the real `ReportGenerator` on rank 0, fed through `SimComm`.
+
+    ``report(sample)`` returns the `Report` the gathering rank would get for that window,
+    including ``confirmed`` when a policy is given (``policy``/``roles`` as for
+    `ReportGenerator`).
+    """
+
+    def __init__(self, world: int, policy: Any = None, roles: Mapping[int, Any] | None = None,
+                 relative_reference: str = "min", individual_window: int = 20) -> None:
+        from straggler.reporting import ReportGenerator
+
+        self.comm = SimComm(world, individual_window)
+        self.generator = ReportGenerator("all", True, node_name(0), self.comm,
+                                         relative_reference=relative_reference,
+                                         individual_window=individual_window,
+                                         policy=policy, roles=roles)
+        self.comm.generator = self.generator
+        self.last_rank0_ns = 0
+
+    def report(self, sample: WindowSample) -> Any:
+        """The gathered report of ``sample``; ``last_rank0_ns`` is rank 0's own time for it."""
+        self.comm.sample = sample
+        sim_before = self.comm.sim_ns
+        t0 = time.perf_counter_ns()
+        report = self.generator.generate_report(sample.section_summaries(0),
+                                                sample.gpu_summaries(0))
+        self.last_rank0_ns = time.perf_counter_ns() - t0 - (self.comm.sim_ns - sim_before)
+        return report
+
+
+def nvrx_flags(report: Any) -> frozenset[int]:
+    """Ranks NVRx's rule flags on one report: any of the four sets at threshold 0.75."""
+    found = report.identify_stragglers()
+    ranks = {s.rank for s in found["straggler_gpus_relative"] | found["straggler_gpus_individual"]}
+    for key in ("straggler_sections_relative", "straggler_sections_individual"):
+        for ids in found[key].values():
+            ranks.update(s.rank for s in ids)
+    return frozenset(ranks)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print, per report of one scenario, the injected truth and what each rule flags."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scenario", default="slow20", choices=sorted(SCENARIOS))
+    parser.add_argument("--world", type=int, default=256)
+    parser.add_argument("--reports", type=int, default=24)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sc = scenario(args.scenario)
+    roles = sc.roles(args.world) if sc.roles else None
+    sim = SimWorld(args.world, policy=True, roles=roles)
+    print(f"scenario {sc.name}: {sc.description}; {args.world} ranks")
+    for sample in generate(sc, args.world, args.reports, args.seed):
+        rep = sim.report(sample)
+        confirmed = sorted(s.rank for s in rep.confirmed)
+        print(f"report {sample.report:3d}  truth {sorted(sample.truth)!s:14}  "
+              f"policy {confirmed!s:14}  nvrx {sorted(nvrx_flags(rep))}  "
+              f"rank0 {sim.last_rank0_ns / 1e6:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
