@@ -59,9 +59,10 @@ void CudaDriver::load() {
       reinterpret_cast<decltype(&::cuGetProcAddress_v2)>(dlsym(handle, "cuGetProcAddress_v2"));
   auto* get_proc_v1 =
       reinterpret_cast<decltype(&::cuGetProcAddress)>(dlsym(handle, "cuGetProcAddress"));
-  resolver_ = get_proc_v2 != nullptr ? "cuGetProcAddress_v2"
-              : get_proc_v1 != nullptr ? "cuGetProcAddress"
-                                      : "dlsym";
+  const char* getter = get_proc_v2 != nullptr   ? "cuGetProcAddress_v2"
+                       : get_proc_v1 != nullptr ? "cuGetProcAddress"
+                                                : nullptr;
+  int by_getter = 0, by_dlsym = 0;
 
   // The base name and a version give the ABI that version's cuda.h binds; the legacy-stream flag
   // makes stream 0 the legacy default stream, as in PyTorch (per-thread variants are *_ptsz).
@@ -79,7 +80,11 @@ void CudaDriver::load() {
         fn = nullptr;
       }
     }
-    if (fn == nullptr) fn = dlsym(handle, symbol);  // the pinned, versioned export
+    if (fn != nullptr) {
+      ++by_getter;
+    } else if ((fn = dlsym(handle, symbol)) != nullptr) {  // the pinned, versioned export
+      ++by_dlsym;
+    }
     return fn;
   };
 
@@ -96,6 +101,13 @@ void CudaDriver::load() {
   if (!missing.empty()) {
     load_error_ = missing;
     return;
+  }
+  if (by_dlsym == 0) {
+    resolver_ = getter;
+  } else if (by_getter == 0) {
+    resolver_ = "dlsym";
+  } else {
+    resolver_ = std::string(getter) + ", dlsym for " + std::to_string(by_dlsym);
   }
   loaded_ = true;
 }

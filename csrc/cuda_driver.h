@@ -176,8 +176,9 @@ class CudaDriver {
   // Why loading failed ("" when loaded): the library path and dlerror(), or a missing symbol.
   [[nodiscard]] const std::string& load_error() const noexcept { return load_error_; }
   [[nodiscard]] const std::string& library_path() const noexcept { return path_; }
-  // How the entry points were found: "cuGetProcAddress_v2", "cuGetProcAddress" or "dlsym".
-  [[nodiscard]] const char* resolver() const noexcept { return resolver_; }
+  // How the entry points were found: "cuGetProcAddress_v2", "cuGetProcAddress", "dlsym", or a
+  // getter plus "dlsym for N" when some symbols were only exported.
+  [[nodiscard]] const std::string& resolver() const noexcept { return resolver_; }
 
   // "CUDA_ERROR_NOT_READY (device not ready)"; works even if cuGetErrorName is unusable.
   [[nodiscard]] std::string describe(CUresult code) const;
@@ -202,7 +203,7 @@ class CudaDriver {
   bool loaded_ = false;
   std::string load_error_;
   std::string path_;
-  const char* resolver_ = "none";
+  std::string resolver_ = "none";
 };
 
 // cuda_status(): loads the driver, cuInit(0), and checks that `device` exists. Never throws.
