@@ -1,0 +1,127 @@
+// A background thread that samples one GPU's NVML telemetry at a fixed period into a bounded
+// buffer; Python drains it once per report window (see straggler/telemetry.py).
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nvml.h"
+
+namespace straggler {
+
+// The columns of one sample, in drain() order. NaN means "absent" (unsupported, or the call
+// failed in that sample). Units are in the names; counters are cumulative as NVML reports them.
+// clang-format off
+#define STRAGGLER_NVML_FIELDS(X)                                                       \
+  X(kSmClockMhz,          "sm_clock_mhz")                                              \
+  X(kSmClockMaxMhz,       "sm_clock_max_mhz")                                          \
+  X(kMemClockMhz,         "mem_clock_mhz")                                             \
+  X(kMemClockMaxMhz,      "mem_clock_max_mhz")                                         \
+  X(kPowerW,              "power_w")                                                   \
+  X(kPowerLimitW,         "power_limit_w")                                             \
+  X(kGpuTempC,            "gpu_temp_c")                                                \
+  X(kMemTempC,            "mem_temp_c")                                                \
+  X(kClocksEventReasons,  "clocks_event_reasons")   /* bitmask, exact in a double */   \
+  X(kPowerViolationNs,    "power_violation_ns")     /* cumulative */                   \
+  X(kThermalViolationNs,  "thermal_violation_ns")   /* cumulative */                   \
+  X(kGpuUtilPct,          "gpu_util_pct")                                              \
+  X(kMemUtilPct,          "mem_util_pct")                                              \
+  X(kMemUsedMib,          "mem_used_mib")                                              \
+  X(kPcieGen,             "pcie_gen")                                                  \
+  X(kPcieGenMax,          "pcie_gen_max")                                              \
+  X(kPcieWidth,           "pcie_width")                                                \
+  X(kPcieWidthMax,        "pcie_width_max")                                            \
+  X(kEccCorrected,        "ecc_corrected_volatile")   /* cumulative */                 \
+  X(kEccUncorrected,      "ecc_uncorrected_volatile") /* cumulative */
+// clang-format on
+
+enum NvmlField : int {
+#define STRAGGLER_NVML_FIELD_ENUM(id, name) id,
+  STRAGGLER_NVML_FIELDS(STRAGGLER_NVML_FIELD_ENUM)
+#undef STRAGGLER_NVML_FIELD_ENUM
+      kNvmlFieldCount
+};
+
+// The column names, in order ("sm_clock_mhz", ...).
+const std::vector<std::string>& nvml_field_names();
+
+// The PCI bus id ("0000:3B:00.0") of CUDA device `ordinal` as the CUDA driver numbers it, i.e.
+// after CUDA_VISIBLE_DEVICES; NVML indices differ, bus ids do not. Throws std::runtime_error.
+std::string cuda_device_pci_bus_id(int ordinal);
+
+// Samples drained from the sampler: rows of kNvmlFieldCount values, oldest first.
+struct NvmlBatch {
+  std::vector<double> timestamps_s;  // steady clock, seconds
+  std::vector<double> values;        // row-major, timestamps_s.size() x kNvmlFieldCount
+  std::uint64_t dropped = 0;         // samples lost to the bounded buffer since the last drain
+};
+
+class NvmlSampler {
+ public:
+  // Finds the GPU by PCI bus id. Throws std::invalid_argument for a bad period or capacity and
+  // std::runtime_error when NVML is unavailable or knows no GPU with that bus id.
+  NvmlSampler(const std::string& pci_bus_id, double period_s, std::size_t capacity,
+              int max_consecutive_failures);
+  ~NvmlSampler();  // stops and joins; never throws
+
+  NvmlSampler(const NvmlSampler&) = delete;
+  NvmlSampler& operator=(const NvmlSampler&) = delete;
+
+  // Starts the thread (no-op when running, or after it stopped itself on a persistent error).
+  void start();
+  // Stops and joins the thread; safe to call any number of times. Blocks at most one NVML call.
+  void stop() noexcept;
+  [[nodiscard]] bool running() const;
+
+  // Takes one sample on the calling thread into the buffer; true when it had no NVML failure.
+  bool sample_now() noexcept;
+  // Everything sampled since the last drain.
+  [[nodiscard]] NvmlBatch drain();
+
+  [[nodiscard]] const NvmlIdentity& identity() const noexcept { return identity_; }
+  [[nodiscard]] double period_s() const noexcept { return period_.count(); }
+  // "" while healthy; after a persistent NVML failure, why the thread stopped.
+  [[nodiscard]] std::string error() const;
+  // Fields this GPU does not offer, with the NVML result that said so.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> unsupported() const;
+  [[nodiscard]] std::uint64_t samples_taken() const;
+
+ private:
+  void run() noexcept;
+  // One sample; appends a row. Returns "" or the first hard NVML failure ("call: error").
+  std::string take_sample();
+
+  const Nvml& nvml_;
+  nvmlDevice_t device_ = nullptr;
+  NvmlIdentity identity_;
+  std::chrono::duration<double> period_;
+  std::size_t capacity_;
+  int max_failures_;
+  // Static values read once (maximum clocks and PCIe link), copied into every row.
+  std::array<double, kNvmlFieldCount> static_values_{};
+
+  mutable std::mutex sample_mu_;  // one sample at a time (thread and sample_now())
+  // Guarded by sample_mu_: why a field is absent for good ("" = supported).
+  std::array<std::string, kNvmlFieldCount> unsupported_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_requested_ = false;
+  bool running_ = false;
+  std::string error_;
+  std::deque<double> timestamps_;  // guarded by mu_
+  std::deque<std::array<double, kNvmlFieldCount>> rows_;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t samples_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace straggler
