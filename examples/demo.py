@@ -82,6 +82,7 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     from straggler import Detector
 
     slow = rank == args.slow_rank and args.slowdown > 1.0
+    gpu = torch.cuda.is_available()  # on a CPU-only machine: host time, and no warning about it
     Detector.initialize(report_time_interval=args.report_interval, comm_timeout_s=60.0)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
@@ -95,7 +96,7 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
 
     reports = []
     for _ in range(args.steps):
-        with Detector.detection_section("forward"):
+        with Detector.detection_section("forward", profile_cuda=gpu):
             t0 = time.perf_counter()
             loss = torch.nn.functional.cross_entropy(ddp(x), y)
             if slow:  # the injected slowdown: sleep (slowdown - 1) x own compute time
@@ -103,7 +104,7 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
         with Detector.detection_section("backward", kind="communication"):
             opt.zero_grad(set_to_none=True)
             loss.backward()
-        with Detector.detection_section("optimizer"):
+        with Detector.detection_section("optimizer", profile_cuda=gpu):
             opt.step()
         report = Detector.generate_report_if_interval_elapsed()
         if report is not None:  # rank 0 only (gather_on_rank0=True)

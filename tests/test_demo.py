@@ -1,0 +1,39 @@
+"""The demo (examples/demo.py), shortened: it names the injected straggler, and nobody when clean."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo.py"
+# Shorter than `make demo` (400 steps, 3 s reports) but still several reports of many steps.
+SHORT = ["--steps", "150", "--report-interval", "0.5", "--hidden", "128"]
+
+pytestmark = pytest.mark.multirank
+
+
+def _run(*args: str) -> list[str]:
+    env = dict(os.environ)
+    env.pop("STRAGGLER_LIBCUDA", None)  # the demo runs as a user would: no simulated driver
+    out = subprocess.run([sys.executable, str(DEMO), *SHORT, *args], capture_output=True,
+                         text=True, timeout=240, env=env, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout.strip().splitlines()
+
+
+def test_demo_names_the_slow_rank_with_its_node():
+    lines = _run("--slow-rank", "1", "--world-size", "3")
+    assert lines[0].startswith("injected straggler: rank 1")
+    assert any(line.startswith("rank  node") for line in lines)  # at least one report table
+    assert lines[-1] == f"stragglers: rank 1 (node {socket.gethostname()})"
+
+
+def test_demo_without_slowdown_flags_nobody():
+    lines = _run("--slowdown", "1.0", "--world-size", "3")
+    assert lines[0] == "injected straggler: none"
+    assert lines[-1] == "stragglers: none"
