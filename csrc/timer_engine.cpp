@@ -70,7 +70,9 @@ class CudaBackend final : public TimingBackend {
     bind_thread();
     Mark m;
     if (free_.empty()) {
-      STRAGGLER_CU_CHECK(drv_.cuEventCreate(&m.event, CU_EVENT_DEFAULT));
+      // Timing enabled; blocking sync, so flush() sleeps instead of spinning a CPU core while a
+      // report waits for the GPU (recording costs the same).
+      STRAGGLER_CU_CHECK(drv_.cuEventCreate(&m.event, CU_EVENT_BLOCKING_SYNC));
     } else {
       m.event = free_.back();
       free_.pop_back();
