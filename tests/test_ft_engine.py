@@ -1,0 +1,213 @@
+"""FTBridge against NVRx's real rank monitor (RankMonitorServer in a subprocess, on CPU).
+
+The monitor kills a rank that overstays a section with ``rank_termination_signal``; here that
+is SIGUSR1, caught by a handler, so a test can see *that the server* saw a section open (a
+timeout fired) without the test process dying. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+
+import pytest
+
+fault_tolerance = pytest.importorskip("nvidia_resiliency_ext.fault_tolerance")
+
+from straggler.integrations import ft  # noqa: E402
+from straggler.integrations.ft import CHECKPOINTING, SETUP, STEP  # noqa: E402
+
+CHECK_INTERVAL_S = 0.2
+
+
+class Monitor:
+    """One RankMonitorServer subprocess with a catchable termination signal."""
+
+    def __init__(self, sections, oos=30.0):
+        self.dir = tempfile.mkdtemp(prefix="ftmon")  # short: AF_UNIX paths are limited
+        self.socket = os.path.join(self.dir, "rmon.socket")
+        cfg = fault_tolerance.FaultToleranceConfig(
+            rank_section_timeouts=dict(sections), rank_out_of_section_timeout=oos,
+            workload_check_interval=CHECK_INTERVAL_S, initial_rank_heartbeat_timeout=None,
+            rank_heartbeat_timeout=None, rank_termination_signal=signal.SIGUSR1)
+        if hasattr(cfg, "enable_nic_monitor"):
+            cfg.enable_nic_monitor = False
+        ctx = multiprocessing.get_context("fork")
+        self.proc = fault_tolerance.RankMonitorServer.run_in_subprocess(
+            cfg=cfg, ipc_socket_path=self.socket, mp_ctx=ctx)
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.join(10)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def monitor_factory(monkeypatch):
+    monitors = []
+
+    def start(sections, oos=30.0):
+        m = Monitor(sections, oos)
+        monitors.append(m)
+        monkeypatch.setenv(ft.RANK_MONITOR_SOCKET_ENV, m.socket)
+        return m
+
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.delenv(ft.LAUNCHER_SOCKET_ENV, raising=False)
+    monkeypatch.delenv(ft.STATE_PATH_ENV, raising=False)
+    yield start
+    for m in monitors:
+        m.close()
+
+
+@pytest.fixture
+def kill_signal():
+    """Counts SIGUSR1s from the monitor (its 'kill') instead of dying of them."""
+    event = threading.Event()
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: event.set())
+    yield event
+    signal.signal(signal.SIGUSR1, previous)
+
+
+class Recording:
+    """A real RankMonitorClient whose section calls are also written down, in order."""
+
+    def __init__(self, client):
+        self.__dict__["_client"] = client
+        self.__dict__["log"] = []
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._client, name, value)
+
+    def start_section(self, name):
+        self.log.append(("start", name))
+        self._client.start_section(name)
+
+    def end_section(self, name):
+        self.log.append(("end", name))
+        self._client.end_section(name)
+
+
+def wait_for(event, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while not event.is_set() and time.monotonic() < deadline:
+        time.sleep(0.02)  # the handler runs between bytecodes of this loop
+    return event.is_set()
+
+
+def test_sections_open_and_close_in_order_on_the_real_monitor(monitor_factory, kill_signal):
+    monitor_factory({SETUP: 30.0, STEP: 1.0, CHECKPOINTING: 30.0})
+    client = Recording(fault_tolerance.RankMonitorClient())
+    bridge = ft.create_bridge("required", client=client, warmup_iters=1)
+    assert bridge.generation == ft.client_generation(client._client)
+    for _ in range(3):
+        bridge.on_section_enter("train_step")
+        bridge.on_section_exit("train_step")
+    with bridge.checkpointing():
+        pass
+    assert client.log == [("start", SETUP), ("end", SETUP), ("start", STEP), ("end", STEP),
+                          ("start", STEP), ("end", STEP), ("start", CHECKPOINTING),
+                          ("end", CHECKPOINTING)]
+    # The monitor holds `step` open: a hang inside it gets this rank "killed" (1 s timeout;
+    # up to 15 s allowed because the test machine's 2 cores are shared).
+    bridge.on_section_enter("train_step")
+    assert wait_for(kill_signal, 15.0), "the monitor never saw `step` open"
+    bridge.on_section_exit("train_step")
+    # ...and sees it closed again: out of section (30 s timeout) nothing fires.
+    time.sleep(10 * CHECK_INTERVAL_S)
+    kill_signal.clear()
+    time.sleep(10 * CHECK_INTERVAL_S)
+    assert not kill_signal.is_set()
+    bridge.shutdown()
+    assert not client.is_initialized
+
+
+def _train(bridge, steps, step_s):
+    for _ in range(steps):
+        bridge.on_section_enter("train_step")
+        time.sleep(step_s)
+        bridge.on_section_exit("train_step")
+
+
+def test_timeouts_learned_saved_and_enforced_by_the_next_run(monitor_factory, kill_signal,
+                                                             tmp_path):
+    sections = {SETUP: 30.0, STEP: 30.0, CHECKPOINTING: 30.0}
+    # run 1: learn `step` from 16 steps of ~50 ms and save it
+    monitor_factory(sections)
+    bridge = ft.create_bridge("required", state_path=tmp_path, warmup_iters=1)
+    _train(bridge, ft.MIN_ITERS_FOR_STEP_TIMEOUT_UPDATE, 0.05)
+    assert bridge.on_report() is True
+    learned = bridge.current_timeouts()[STEP]
+    # 5 x the longest step; the upper bound only guards against a unit error (contention can
+    # stretch a 50 ms sleep, never to seconds)
+    assert 5 * 0.05 <= learned < 5.0
+    assert bridge.current_timeouts()[SETUP] == 30.0   # no checkpoint load: setup not learned
+    bridge.shutdown()
+    saved = json.loads((tmp_path / ft.STATE_FILE_NAME).read_text())
+    assert saved["current_timeouts"]["section"]["section"][STEP] == pytest.approx(learned)
+    assert saved["current_timeouts"]["section"]["calculated_sections"] == [STEP]
+
+    # run 2: a fresh monitor with the launcher's 30 s; the saved value is loaded and enforced
+    monitor_factory(sections)
+    bridge = ft.create_bridge("required", state_path=tmp_path, warmup_iters=0)
+    assert bridge.current_timeouts()[STEP] == pytest.approx(learned)
+    kill_signal.clear()
+    t0 = time.monotonic()
+    bridge.on_section_enter("train_step")
+    fired = wait_for(kill_signal, learned + 15.0)
+    bridge.on_section_exit("train_step")
+    assert fired, "the loaded step timeout did not reach the monitor"
+    assert time.monotonic() - t0 >= learned  # not before the learned timeout
+    bridge.abort()
+
+
+def test_unknown_section_names_do_not_break_nvrx(monitor_factory):
+    monitor_factory({STEP: 30.0})           # no setup, no checkpointing
+    client = fault_tolerance.RankMonitorClient()
+    bridge = ft.create_bridge("required", client=client, warmup_iters=0)
+    for _ in range(2):
+        with bridge.checkpointing():
+            with bridge.section("data_loading"):
+                _train(bridge, 1, 0.0)
+    assert bridge.enabled and bridge.open_sections() == {}
+    assert client.timeouts_calc.section_to_max_time[STEP] > 0
+    bridge.shutdown()
+
+
+def _drill_child(socket_path, kind):
+    os.environ[ft.RANK_MONITOR_SOCKET_ENV] = socket_path
+    os.environ["RANK"] = "0"
+    signal.signal(signal.SIGUSR1, signal.SIG_DFL)  # the monitor's kill acts for real here
+    bridge = ft.create_bridge("required", warmup_iters=0)
+    bridge.maybe_setup_simulated_fault(fault_type=kind, fault_rank=0, base_delay_s=0.3)
+    bridge.on_training_step_start()
+    time.sleep(30)  # the drill ends this process long before
+    os._exit(0)
+
+
+@pytest.mark.parametrize("kind, exitcode", [("rank_killed", -signal.SIGKILL),
+                                            ("rank_hung", -signal.SIGUSR1)])
+def test_fault_drill_kills_or_hangs_the_rank(monitor_factory, kind, exitcode):
+    """rank_killed dies at once; rank_hung stops (SIGSTOP) and the monitor ends it in `step`."""
+    m = monitor_factory({STEP: 1.0})
+    child = multiprocessing.get_context("fork").Process(target=_drill_child,
+                                                        args=(m.socket, kind))
+    child.start()
+    child.join(25)
+    if child.is_alive():
+        child.kill()
+        child.join(5)
+        pytest.fail(f"the {kind} drill did not end the rank")
+    assert child.exitcode == exitcode
