@@ -43,6 +43,7 @@ __all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "Straggl
 GPU_METRIC = "gpu"
 
 _REFERENCES = ("median", "fastest")
+_MIN_HISTORY = 2  # successive differences a rank needs before its individual rule may fire
 
 
 def _check_fraction(name: str, value: Any, *, low_open: bool = True, high: float = 1.0) -> None:
@@ -251,25 +252,30 @@ def learn_clusters(levels: np.ndarray, config: PolicyConfig) -> np.ndarray:
 
 def _update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np.ndarray,
                   value: np.ndarray, alpha: float) -> np.ndarray:
-    """Update the noise estimate of ``slots`` with ``value``; returns sigma before the update.
+    """Update the noise estimate of ``slots`` with ``value``; returns the gate's sigma.
 
-    After three observations a difference is clipped at four sigmas, so a step change (the onset
-    of a slowdown) barely raises the noise estimate.
+    The returned sigma is the estimate before this update, inflated by ``1 + 1/sqrt(m)`` for an
+    estimate made of ``m`` differences (0 before the first difference).
+
+    sigma is the mean |successive difference| / 1.128 (the standard deviation for Gaussian noise):
+    a running mean over the first reports, then exponentially weighted (weight ``alpha``). A step
+    change (the onset of a slowdown) is one large difference: it raises sigma by about
+    ``alpha * step``, far less than the step, so the gate cannot hide the slowdown.
     """
-    before = sigma[slots].copy()
+    # Gate with an upper estimate: a mean of m differences is uncertain by about 1/sqrt(m).
+    m = np.minimum(obs[slots], 2.0 / alpha - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        before = np.where(m > 0, sigma[slots] * (1.0 + 1.0 / np.sqrt(m)), 0.0)
     has = ~np.isnan(value)
     s = slots[has]
     v = value[has]
-    diff = np.abs(v - prev[s])
+    diff = np.abs(v - prev[s]) / 1.128
     ok = ~np.isnan(diff)
-    clip = np.where(obs[s] >= 3, 4.0 * sigma[s], np.inf)
-    diff = np.minimum(diff, clip) / 1.128
-    first = ok & (obs[s] == 0)
-    sigma[s[first]] = diff[first]
-    later = ok & (obs[s] > 0)
-    sigma[s[later]] += alpha * (diff[later] - sigma[s[later]])
-    obs[s[ok]] += 1
-    prev[s] = v
+    s, diff = s[ok], diff[ok]
+    weight = np.maximum(alpha, 1.0 / (obs[s] + 1.0))
+    sigma[s] += weight * (diff - sigma[s])
+    obs[s] += 1
+    prev[slots[has]] = v
     return before
 
 
@@ -399,7 +405,10 @@ class StragglerPolicy:
             ind_sigma = _update_noise(ms.ind_prev, ms.ind_sigma, ms.ind_obs, slots, logx,
                                       self._alpha)
             with np.errstate(invalid="ignore"):
-                ind_above_noise = -np.log(ind) >= cfg.noise_z * ind_sigma
+                # The baseline and the noise estimate need a few reports before they mean much.
+                ind_above_noise = ((-np.log(ind) >= cfg.noise_z * ind_sigma)
+                                   & (ms.ind_obs[slots] > _MIN_HISTORY))
+                ind_within_noise = -np.log(ind) < ind_sigma
             fresh = has & np.isnan(base)
             ms.baseline[slots[fresh]] = logx[fresh]
             upd = has & ~np.isnan(base)
@@ -415,7 +424,8 @@ class StragglerPolicy:
                 full = np.full(self._slot_rank.size, np.nan)
                 full[slots] = level
                 ms.warmup_levels.append(full)
-                ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise))
+                ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise,
+                                   ind_within_noise))
                 if len(ms.warmup_levels) >= cfg.structure_warmup:
                     ms.grow(self._slot_rank.size)
                     ms.groups = learn_clusters(_nan_mean_rows(ms.warmup_levels,
@@ -423,10 +433,10 @@ class StragglerPolicy:
                     ms.warmup_levels = []
                     # Replay the warm-up through the persistence rules with the learned groups.
                     pending, ms.pending = ms.pending, []
-                    for p_slots, p_x, p_ind, p_ok in pending[:-1]:
-                        self._judge(ms, p_slots, p_x, p_ind, p_ok, ms.groups[p_slots])
-                    p_slots, p_x, p_ind, p_ok = pending[-1]
-                    peer, slow, bad = self._judge(ms, p_slots, p_x, p_ind, p_ok,
+                    for p_slots, p_x, p_ind, p_ok, p_in in pending[:-1]:
+                        self._judge(ms, p_slots, p_x, p_ind, p_ok, p_in, ms.groups[p_slots])
+                    p_slots, p_x, p_ind, p_ok, p_in = pending[-1]
+                    peer, slow, bad = self._judge(ms, p_slots, p_x, p_ind, p_ok, p_in,
                                                   ms.groups[p_slots])
                     peer_out[metric] = peer
                     slow_any[slots[slow]] = True
@@ -436,7 +446,8 @@ class StragglerPolicy:
                     peer_out[metric] = np.full(x.shape, np.nan)
                     unhealthy[slots[has]] = True
                 continue
-            peer, slow, bad = self._judge(ms, slots, x, ind, ind_above_noise, groups[slots])
+            peer, slow, bad = self._judge(ms, slots, x, ind, ind_above_noise, ind_within_noise,
+                                          groups[slots])
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
             unhealthy[slots[bad]] = True
@@ -463,7 +474,7 @@ class StragglerPolicy:
             structure_ready=ready)
 
     def _judge(self, ms: _MetricState, slots: np.ndarray, x: np.ndarray, ind: np.ndarray,
-               ind_above_noise: np.ndarray, groups: np.ndarray
+               ind_above_noise: np.ndarray, ind_within_noise: np.ndarray, groups: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules for one metric; returns peer score, slow and unhealthy."""
         cfg = self.config
@@ -481,8 +492,12 @@ class StragglerPolicy:
             if cfg.individual:
                 ind_slow = ((ind < cfg.individual_threshold) & (1.0 / ind - 1.0 >= cfg.min_effect)
                             & ind_above_noise)
-            bad = has & ((peer < cfg.clear_threshold) |
-                         (cfg.individual & (ind < cfg.clear_threshold)))
+            # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
+            # rank's own noise, so a noisy rank that recovered can still clear.
+            band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
+            bad = has & (((peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
+                         | (cfg.individual & (ind < cfg.clear_threshold)
+                            & ~(ind_within_noise & (band > 0))))
         # Persistence windows: shift in this report's marks for the ranks that have data.
         for window, marks in ((ms.rel_window, rel_slow), (ms.ind_window, ind_slow)):
             col = window[:, slots[has]]
