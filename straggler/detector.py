@@ -117,7 +117,8 @@ class DetectorCore:
                  node_name: Optional[str] = None, process_group: Any = None, *,
                  per_op_capture: bool = False, comm_timeout_s: float = 120.0,
                  ft_sections: str = "auto", timer_capacity: int = DEFAULT_CAPACITY,
-                 report_options: Optional[Dict[str, Any]] = None) -> None:
+                 report_options: Optional[Dict[str, Any]] = None,
+                 ft_options: Optional[Dict[str, Any]] = None) -> None:
         # Validate everything before building anything, so bad input leaves nothing behind.
         self.scores_to_compute = _check_scores(scores_to_compute)
         self.gather_on_rank0 = _check_bool("gather_on_rank0", gather_on_rank0)
@@ -133,6 +134,9 @@ class DetectorCore:
             raise ValueError(f"`ft_sections={ft_sections!r}` must be one of "
                              f"{list(FT_SECTIONS_MODES)}")
         self.ft_sections = ft_sections
+        if ft_options is not None and not isinstance(ft_options, dict):
+            raise ValueError(f"`ft_options={ft_options!r}` must be a dict or None")
+        self.ft_options = dict(ft_options or {})
         self.timer_capacity = _check_pos_int("timer_capacity", timer_capacity)
         if report_options is not None and not isinstance(report_options, dict):
             raise ValueError(f"`report_options={report_options!r}` must be a dict or None")
@@ -190,9 +194,25 @@ class DetectorCore:
         """FT bridge: the NVRx fault-tolerance section hook, created here for `ft_sections`.
 
         Returns a `SectionHook` (appended to `self.hooks`) or None. Owned by the FT
-        integration (straggler/integrations); with no integration installed there is no bridge.
+        integration (straggler/integrations/ft.py, docs/ft.md).
         """
-        return None
+        if mode == "off":
+            return None
+        from .integrations.ft import create_bridge
+
+        options = dict(self.ft_options)
+        # FT timeouts are learned at report points through our communicator: only when every
+        # rank of the job reports on the same iteration (else the reduction could not match).
+        import torch.distributed as dist
+
+        world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+        if self._agree_by_comm and self.comm.world_size == world:
+            options.setdefault("reduce_max", lambda t: self.comm.all_reduce(t, "max"))
+        elif options.get("calc_timeouts", True):
+            log.info("straggler: FT timeouts are not learned: the detector's reports do not "
+                     "involve every rank of the job")
+            options["calc_timeouts"] = False
+        return create_bridge(mode, **options)
 
     def _create_telemetry_provider(self) -> Optional[TelemetryProvider]:
         """Telemetry provider: the per-report vector of device telemetry (NVML), or None."""
@@ -420,6 +440,8 @@ class DetectorCore:
                 agreed = (self.reporter.last_extra_max or (-1.0,))[0]
             self.tracker.agree(agreed if agreed > 0 else math.nan)
             self._new_window()
+            if self.ft_bridge is not None:
+                self.ft_bridge.on_report()  # learns FT timeouts; never raises
             return report
         except Exception as exc:  # noqa: BLE001 - fail open
             self.fail(exc)
@@ -509,7 +531,8 @@ class Detector:
                    process_group: Any = None, *, per_op_capture: bool = False,
                    comm_timeout_s: float = 120.0, ft_sections: str = "auto",
                    timer_capacity: int = DEFAULT_CAPACITY,
-                   report_options: Optional[Dict[str, Any]] = None) -> None:
+                   report_options: Optional[Dict[str, Any]] = None,
+                   ft_options: Optional[Dict[str, Any]] = None) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         Raises ValueError naming a bad parameter (the detector stays uninitialized) and
@@ -524,7 +547,7 @@ class Detector:
                             report_time_interval, node_name, process_group,
                             per_op_capture=per_op_capture, comm_timeout_s=comm_timeout_s,
                             ft_sections=ft_sections, timer_capacity=timer_capacity,
-                            report_options=report_options)
+                            report_options=report_options, ft_options=ft_options)
         cls._core = core
         cls.initialized = True
         cls.scores_to_compute = core.scores_to_compute
@@ -541,6 +564,12 @@ class Detector:
         cls.custom_sections = {}
         if core is not None:
             core.close()
+
+    @classmethod
+    def ft_bridge(cls) -> Any:
+        """The NVRx fault-tolerance `FTBridge` when FT sections are on, else None (docs/ft.md)."""
+        core = cls._core
+        return core.ft_bridge if core is not None else None
 
     @classmethod
     def core(cls) -> Optional[DetectorCore]:

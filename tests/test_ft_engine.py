@@ -211,3 +211,46 @@ def test_fault_drill_kills_or_hangs_the_rank(monitor_factory, kind, exitcode):
         child.join(5)
         pytest.fail(f"the {kind} drill did not end the rank")
     assert child.exitcode == exitcode
+
+
+# -- through the Detector ----------------------------------------------------------------------------
+def test_detector_drives_ft_sections_and_learns_at_reports(monitor_factory, kill_signal,
+                                                           tmp_path):
+    from straggler import Detector
+
+    monitor_factory({SETUP: 30.0, STEP: 30.0, CHECKPOINTING: 30.0})
+    Detector.initialize(report_time_interval=0, ft_sections="required",
+                        ft_options={"state_path": str(tmp_path), "warmup_iters": 1})
+    try:
+        bridge = Detector.ft_bridge()
+        assert bridge is not None and bridge.open_sections() == {SETUP: 1}
+        client = bridge.client
+        for _ in range(ft.MIN_ITERS_FOR_STEP_TIMEOUT_UPDATE):
+            with Detector.detection_section("train_step", profile_cuda=False):
+                assert bridge.open_sections() in ({}, {STEP: 1})  # {} during warm-up
+                time.sleep(0.01)
+        assert bridge.open_sections() == {}
+        assert client.timeouts_calc.section_to_max_time[STEP] > 0
+        with bridge.checkpointing():
+            time.sleep(0.01)
+        assert Detector.generate_report() is not None
+        assert bridge.current_timeouts()[STEP] < 30.0       # learned at the report point
+        assert (tmp_path / ft.STATE_FILE_NAME).exists()
+    finally:
+        Detector.shutdown()
+    assert not client.is_initialized
+    assert not kill_signal.is_set()
+
+
+def test_detector_required_without_launcher_fails_clearly(monkeypatch):
+    from straggler import Detector
+
+    monkeypatch.delenv(ft.RANK_MONITOR_SOCKET_ENV, raising=False)
+    with pytest.raises(ft.FTUnavailableError, match="not started by ft_launcher"):
+        Detector.initialize(ft_sections="required")
+    assert Detector.core() is None
+    Detector.initialize()                      # auto: quietly off
+    try:
+        assert Detector.ft_bridge() is None
+    finally:
+        Detector.shutdown()
