@@ -196,7 +196,17 @@ class StragglerDetectionCallback(_pl.Callback):
     @override
     def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
         """Shut the Detector down (puts ``training_step`` back)."""
-        if stage != "fit" or not self._initialized:
+        if stage == "fit":
+            self._shutdown()
+
+    @override
+    def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
+        """Shut the Detector down: Lightning skips ``teardown`` hooks when ``fit`` raises
+        (including the ``SystemExit`` of a straggler stop)."""
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        if not self._initialized:
             return
         self._initialized = False
         from straggler import Detector

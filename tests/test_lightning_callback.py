@@ -1,0 +1,337 @@
+"""StragglerDetectionCallback with a real Lightning Trainer on CPU: one process and DDP on gloo.
+
+Timing: GPU timers run on the simulated driver (tests/conftest.py), which times an idle stream
+on the host clock, so a sleep inside ``training_step`` shows up in the GPU scores. The slowed
+rank sleeps 3x as long (score about 0.33), far below the 0.7 threshold even when the 2 shared
+cores add tens of milliseconds of noise to a step.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from _multirank import run_ranks
+from straggler import Detector
+from straggler.integrations.lightning import LIGHTNING_PACKAGE, StragglerDetectionCallback
+
+if LIGHTNING_PACKAGE == "lightning":
+    import lightning.pytorch as pl
+    from lightning.pytorch.callbacks import ModelCheckpoint
+    from lightning.pytorch.loggers import CSVLogger
+else:  # pragma: no cover - only pytorch_lightning installed
+    import pytorch_lightning as pl
+    from pytorch_lightning.callbacks import ModelCheckpoint
+    from pytorch_lightning.loggers import CSVLogger
+
+pytestmark = [
+    # Lightning's advice for real jobs (more dataloader workers, log intervals) is noise here.
+    pytest.mark.filterwarnings("ignore::lightning.fabric.utilities.warnings.PossibleUserWarning"),
+    pytest.mark.filterwarnings("ignore:.*does not have many workers.*"),
+    # Lightning 2.6 against torch 2.13's pytree: Lightning's own deprecation, not ours.
+    pytest.mark.filterwarnings("ignore:`isinstance.treespec, LeafSpec.` is deprecated:FutureWarning"),
+]
+
+LOGGER = "test.straggler.lightning"
+
+
+@pytest.fixture(autouse=True)
+def _clean_detector():
+    Detector.shutdown()
+    yield
+    Detector.shutdown()
+
+
+class TinyModule(pl.LightningModule):
+    """A linear model whose training_step sleeps; ``slow_after`` / ``slow_rank`` make it slower."""
+
+    def __init__(self, step_s: float = 0.01, slow_rank: int | None = None, factor: float = 3.0,
+                 slow_after: int = 0) -> None:
+        super().__init__()
+        self.layer = nn.Linear(4, 1)
+        self.step_s, self.slow_rank, self.factor, self.slow_after = (step_s, slow_rank, factor,
+                                                                     slow_after)
+
+    def training_step(self, batch, batch_idx):
+        slow = self.global_rank == self.slow_rank and self.global_step >= self.slow_after
+        time.sleep(self.step_s * (self.factor if slow else 1.0))
+        x, y = batch
+        return nn.functional.mse_loss(self.layer(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+    def train_dataloader(self):
+        g = torch.Generator().manual_seed(0)
+        data = TensorDataset(torch.randn(512, 4, generator=g), torch.randn(512, 1, generator=g))
+        return DataLoader(data, batch_size=4)
+
+
+class ValModule(TinyModule):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.mse_loss(self.layer(x), y)
+
+    def val_dataloader(self):
+        return self.train_dataloader()
+
+
+def _trainer(tmp_path, callbacks, max_steps, logger=False, **kwargs):
+    return pl.Trainer(accelerator="cpu", max_steps=max_steps, callbacks=callbacks,
+                      logger=logger, enable_progress_bar=False, enable_model_summary=False,
+                      default_root_dir=str(tmp_path), log_every_n_steps=1, **kwargs)
+
+
+# -- parameters ------------------------------------------------------------------------------
+
+
+def test_defaults_are_nvrx_names_with_nemo_values():
+    cb = StragglerDetectionCallback()
+    assert (cb.report_time_interval, cb.calc_relative_gpu_perf, cb.calc_individual_gpu_perf,
+            cb.num_gpu_perf_scores_to_print, cb.gpu_relative_perf_threshold,
+            cb.gpu_individual_perf_threshold, cb.stop_if_detected, cb.enable_ptl_logging,
+            cb.profiling_interval, cb.logger_name, cb.exit_code) == (
+        300.0, True, True, 5, 0.7, 0.7, False, False, 1,
+        "nemo_logger.StragglerDetectionCallback", 1)
+    # NVRx's positional order still works.
+    cb = StragglerDetectionCallback(60, True, False, 3, 0.5, 0.6, True, True, 2, "x")
+    assert (cb.report_time_interval, cb.scores_to_compute, cb.num_gpu_perf_scores_to_print,
+            cb.gpu_individual_perf_threshold, cb.profiling_interval) == (
+        60.0, ["relative_perf_scores"], 3, 0.6, 2)
+
+
+def test_documented_num_gpu_perf_scores_to_log_spelling_is_accepted():
+    assert StragglerDetectionCallback(num_gpu_perf_scores_to_log=3).num_gpu_perf_scores_to_print \
+        == 3
+    with pytest.raises(ValueError, match="disagree"):
+        StragglerDetectionCallback(num_gpu_perf_scores_to_print=2, num_gpu_perf_scores_to_log=3)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"report_time_interval": -1}, "`report_time_interval=-1`"),
+    ({"report_time_interval": float("inf")}, "`report_time_interval=inf`"),
+    ({"report_time_interval": "300"}, "`report_time_interval='300'`"),
+    ({"report_time_interval": True}, "`report_time_interval=True`"),
+    ({"calc_relative_gpu_perf": 1}, "`calc_relative_gpu_perf=1`"),
+    ({"calc_individual_gpu_perf": None}, "`calc_individual_gpu_perf=None`"),
+    ({"calc_relative_gpu_perf": False, "calc_individual_gpu_perf": False},
+     "No straggler performance scores specified"),
+    ({"num_gpu_perf_scores_to_print": -1}, "`num_gpu_perf_scores_to_print=-1`"),
+    ({"num_gpu_perf_scores_to_print": 2.0}, "`num_gpu_perf_scores_to_print=2.0`"),
+    ({"num_gpu_perf_scores_to_log": -2}, "`num_gpu_perf_scores_to_log=-2`"),
+    ({"gpu_relative_perf_threshold": 1.2}, "`gpu_relative_perf_threshold=1.2`"),
+    ({"gpu_individual_perf_threshold": -0.5}, "`gpu_individual_perf_threshold=-0.5`"),
+    ({"gpu_individual_perf_threshold": float("nan")}, "`gpu_individual_perf_threshold=nan`"),
+    ({"stop_if_detected": "yes"}, "`stop_if_detected='yes'`"),
+    ({"enable_ptl_logging": 0}, "`enable_ptl_logging=0`"),
+    ({"profiling_interval": 0}, "`profiling_interval=0`"),
+    ({"profiling_interval": True}, "`profiling_interval=True`"),
+    ({"logger_name": 5}, "`logger_name=5`"),
+    ({"exit_code": 256}, "`exit_code=256`"),
+    ({"exit_code": -1}, "`exit_code=-1`"),
+    ({"exit_code": "1"}, "`exit_code='1'`"),
+    ({"exit_code": False}, "`exit_code=False`"),
+    ({"node_name": ""}, "`node_name=''`"),
+    ({"sync_timeout_s": 0}, "`sync_timeout_s=0`"),
+])
+def test_every_bad_parameter_is_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        StragglerDetectionCallback(**kwargs)
+
+
+# -- imports ---------------------------------------------------------------------------------
+
+_BLOCK = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ImportError("blocked for the test: " + name)
+        return None
+sys.meta_path.insert(0, Block())
+"""
+
+
+def _run_blocked(blocked: set[str], code: str) -> subprocess.CompletedProcess:
+    script = _BLOCK.format(blocked=blocked) + textwrap.dedent(code)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_falls_back_to_pytorch_lightning_when_lightning_is_missing():
+    pytest.importorskip("pytorch_lightning")
+    out = _run_blocked({"lightning"}, """
+        import pytorch_lightning
+        from straggler.integrations import lightning as m
+        assert m.LIGHTNING_PACKAGE == "pytorch_lightning", m.LIGHTNING_PACKAGE
+        assert issubclass(m.StragglerDetectionCallback, pytorch_lightning.Callback)
+        print("ok")
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_clear_import_error_when_no_lightning_is_installed():
+    out = _run_blocked({"lightning", "pytorch_lightning"}, """
+        import straggler                     # the core never needs Lightning
+        import straggler.integrations.megatron
+        try:
+            import straggler.integrations.lightning
+        except ImportError as exc:
+            print(exc)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert "needs Lightning" in out.stdout and "pytorch_lightning" in out.stdout
+
+
+# -- one process -----------------------------------------------------------------------------
+
+
+def test_single_process_fit_prints_scores_and_logs_stats(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    cb = StragglerDetectionCallback(report_time_interval=0.1, num_gpu_perf_scores_to_print=1,
+                                    enable_ptl_logging=True, logger_name=LOGGER)
+    trainer = _trainer(tmp_path, [cb], max_steps=40, logger=CSVLogger(str(tmp_path)))
+    original = trainer.strategy.training_step
+    trainer.fit(TinyModule())
+    text = caplog.text
+    assert "GPU relative performance:" in text and "GPU individual performance:" in text
+    assert f"Rank=0 Node={cb.last_report.rank_to_node[0]} Score=1.00" in text
+    assert "Straggler report processing time" in text
+    assert cb.last_report.gpu_relative_perf_scores == {0: pytest.approx(1.0)}
+    metrics = Path(trainer.logger.log_dir, "metrics.csv").read_text()
+    for key in ("gpu_relative_perf/min", "gpu_relative_perf/median", "gpu_relative_perf/max",
+                "gpu_individual_perf/min"):
+        assert key in metrics
+    # teardown put the strategy's training_step back and shut the Detector down
+    assert trainer.strategy.training_step == original
+    assert not Detector.initialized
+
+
+def test_without_ptl_logging_nothing_reaches_the_lightning_logger(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    cb = StragglerDetectionCallback(report_time_interval=0.1, num_gpu_perf_scores_to_print=0,
+                                    logger_name=LOGGER)
+    trainer = _trainer(tmp_path, [cb], max_steps=40, logger=CSVLogger(str(tmp_path)))
+    trainer.fit(TinyModule())
+    assert cb.last_report is not None
+    assert "GPU relative performance" not in caplog.text  # 0: print only with stragglers
+    metrics = Path(trainer.logger.log_dir, "metrics.csv")
+    assert not metrics.exists() or "gpu_relative_perf" not in metrics.read_text()
+
+
+def _slowing_fit(tmp_path, caplog, **kwargs):
+    """One rank that becomes 3x slower after step 20: its individual score drops."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    cb = StragglerDetectionCallback(report_time_interval=0.15, calc_relative_gpu_perf=False,
+                                    stop_if_detected=True, logger_name=LOGGER, **kwargs)
+    ckpt = ModelCheckpoint(dirpath=str(tmp_path / "ckpt"))
+    trainer = _trainer(tmp_path, [cb, ckpt], max_steps=200)
+    return cb, trainer, TinyModule(step_s=0.01, slow_rank=0, slow_after=20)
+
+
+def test_stop_saves_last_checkpoint_and_exits_nonzero_by_default(tmp_path, caplog):
+    cb, trainer, module = _slowing_fit(tmp_path, caplog)
+    with pytest.raises(SystemExit) as info:
+        trainer.fit(module)
+    assert info.value.code == 1
+    assert cb.stopped and trainer.should_stop
+    assert 20 < trainer.global_step < 200
+    assert {s.rank for s in cb.last_stragglers["straggler_gpus_individual"]} == {0}
+    assert "STRAGGLER DETECTION WARNING: Some GPUs performance dropped" in caplog.text
+    assert "Detected stragglers. Terminating training..." in caplog.text
+    last = tmp_path / "ckpt" / "last.ckpt"
+    assert last.exists()
+    assert torch.load(last, weights_only=False)["global_step"] == trainer.global_step
+    assert not Detector.initialized  # Lightning's teardown ran on the way out
+
+
+def test_exit_code_none_only_stops_the_fit_loop(tmp_path, caplog):
+    cb, trainer, module = _slowing_fit(tmp_path, caplog, exit_code=None)
+    trainer.fit(module)  # returns: no SystemExit
+    assert cb.stopped and trainer.should_stop
+    assert 20 < trainer.global_step < 200
+    assert (tmp_path / "ckpt" / "last.ckpt").exists()
+
+
+def test_exit_code_zero_is_a_clean_exit(tmp_path, caplog):
+    cb, trainer, module = _slowing_fit(tmp_path, caplog, exit_code=0)
+    with pytest.raises(SystemExit) as info:
+        trainer.fit(module)
+    assert info.value.code == 0 and cb.stopped
+
+
+def test_not_fitting_stages_leave_the_detector_alone(tmp_path):
+    cb = StragglerDetectionCallback(report_time_interval=0.1, logger_name=LOGGER)
+    trainer = _trainer(tmp_path, [cb], max_steps=1, limit_val_batches=2)
+    trainer.validate(ValModule(), verbose=False)
+    assert not Detector.initialized and cb.last_report is None
+
+
+# -- DDP, 2 processes on gloo ------------------------------------------------------------------
+
+
+def _ddp_worker(rank: int, world_size: int, root: str, stop: bool) -> dict:
+    """One DDP rank: a Trainer joining the group run_ranks made (as under torchrun)."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    logging.getLogger(LOGGER).setLevel(logging.INFO)
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    logging.getLogger(LOGGER).addHandler(Keep())
+    cb = StragglerDetectionCallback(report_time_interval=0.3, num_gpu_perf_scores_to_print=1,
+                                    stop_if_detected=stop, logger_name=LOGGER)
+    ckpt = ModelCheckpoint(dirpath=os.path.join(root, "ckpt"))
+    trainer = pl.Trainer(accelerator="cpu", devices=world_size, strategy="ddp", max_steps=45,
+                         callbacks=[cb, ckpt], logger=False, enable_progress_bar=False,
+                         enable_model_summary=False, enable_checkpointing=True,
+                         default_root_dir=root)
+    code = None
+    try:
+        trainer.fit(TinyModule(step_s=0.02, slow_rank=1, factor=3.0))
+    except SystemExit as exc:
+        code = exc.code
+    flagged = {k: sorted(s.rank for s in v) for k, v in cb.last_stragglers.items()}
+    return {"code": code, "step": trainer.global_step, "stopped": cb.stopped, "flagged": flagged,
+            "reported": cb.last_report is not None, "log": records,
+            "ckpt": os.path.exists(os.path.join(root, "ckpt", "last.ckpt"))}
+
+
+_DDP_ENV = {"TORCHELASTIC_RUN_ID": "straggler-test", "MASTER_PORT": "29999",
+            "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": "0"}
+
+
+@pytest.mark.multirank
+def test_ddp_slow_rank_is_flagged_on_the_reporting_rank(tmp_path):
+    r0, r1 = run_ranks(_ddp_worker, 2, str(tmp_path), False, env=_DDP_ENV, timeout_s=120)
+    assert r0["reported"] and not r1["reported"]  # the report lives on rank 0
+    assert r0["flagged"]["straggler_gpus_relative"] == [1]
+    assert any("Some GPUs have worse relative performance" in m for m in r0["log"])
+    assert any("Rank=1" in m and "Score=0." in m for m in r0["log"])
+    assert r0["step"] == r1["step"] == 45 and r0["code"] is None and not r0["stopped"]
+
+
+@pytest.mark.multirank
+def test_ddp_stop_is_agreed_by_every_rank(tmp_path):
+    r0, r1 = run_ranks(_ddp_worker, 2, str(tmp_path), True, env=_DDP_ENV, timeout_s=120)
+    assert r0["flagged"]["straggler_gpus_relative"] == [1]
+    # Rank 1 never sees the report, yet stops on the same step with the same status.
+    assert r0["stopped"] and r1["stopped"]
+    assert r0["code"] == r1["code"] == 1
+    assert r0["step"] == r1["step"] < 45
+    assert r0["ckpt"]
