@@ -106,6 +106,8 @@ class PolicyConfig:
         if self.reference not in _REFERENCES:
             raise ValueError(f"`reference={self.reference!r}` must be one of {_REFERENCES}")
         _check_int("n", self.n, 1)
+        if self.n > 32:
+            raise ValueError(f"`n={self.n!r}` must be at most 32 reports")
         _check_int("k", self.k, 1)
         if self.k > self.n:
             raise ValueError(f"`k={self.k!r}` must not exceed `n={self.n!r}`")
@@ -173,24 +175,29 @@ def median_of_others(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Median of the *other* members of each element's group (NaN values are not members).
 
     ``groups`` are integer labels aligned with ``values``. A rank alone in its group gets NaN.
+    O(n) per group: only the order statistics around the middle are needed (``np.partition``).
     """
     out = np.full(values.shape, np.nan)
     valid = ~np.isnan(values)
-    for g in np.unique(groups[valid]):
-        idx = np.flatnonzero(valid & (groups == g))
-        m = idx.size - 1
+    labels = groups[valid]
+    single = labels.size and labels.min() == labels.max()
+    for g in (labels[:1] if single else np.unique(labels)):
+        idx = np.flatnonzero(valid) if single else np.flatnonzero(valid & (groups == g))
+        m = idx.size - 1  # peers of each member
         if m < 1:
             continue
-        order = np.argsort(values[idx], kind="stable")
-        v = values[idx][order]
-        pos = np.empty(idx.size, dtype=np.int64)
-        pos[order] = np.arange(idx.size)
+        x = values[idx]
+        # Removing x from the sorted values shifts the order statistics above it down by one;
+        # comparing values instead of positions gives the same result under ties.
         if m % 2:
             j = (m - 1) // 2
-            med = v[j + (j >= pos)]
+            v = np.partition(x, [j, j + 1])
+            med = np.where(x > v[j], v[j], v[j + 1])
         else:
             j1, j2 = m // 2 - 1, m // 2
-            med = 0.5 * (v[j1 + (j1 >= pos)] + v[j2 + (j2 >= pos)])
+            v = np.partition(x, [j1, j2, j2 + 1])
+            med = 0.5 * (np.where(x > v[j1], v[j1], v[j1 + 1])
+                         + np.where(x > v[j2], v[j2], v[j2 + 1]))
         out[idx] = med
     return out
 
@@ -250,6 +257,14 @@ def learn_clusters(levels: np.ndarray, config: PolicyConfig) -> np.ndarray:
     return groups
 
 
+def _popcount(bits: np.ndarray, n: int) -> np.ndarray:
+    """Number of set bits among the low ``n`` bits of each element."""
+    count = np.zeros(bits.shape, dtype=np.int64)
+    for i in range(n):
+        count += (bits >> np.uint32(i)) & np.uint32(1)
+    return count
+
+
 def _update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np.ndarray,
                   value: np.ndarray, alpha: float) -> np.ndarray:
     """Update the noise estimate of ``slots`` with ``value``; returns the gate's sigma.
@@ -263,19 +278,15 @@ def _update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: n
     ``alpha * step``, far less than the step, so the gate cannot hide the slowdown.
     """
     # Gate with an upper estimate: a mean of m differences is uncertain by about 1/sqrt(m).
-    m = np.minimum(obs[slots], 2.0 / alpha - 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        before = np.where(m > 0, sigma[slots] * (1.0 + 1.0 / np.sqrt(m)), 0.0)
-    has = ~np.isnan(value)
-    s = slots[has]
-    v = value[has]
-    diff = np.abs(v - prev[s]) / 1.128
+    o, sg, pv = obs[slots], sigma[slots], prev[slots]
+    m = np.minimum(o, 2.0 / alpha - 1.0)
+    before = np.where(m > 0, sg * (1.0 + 1.0 / np.sqrt(np.maximum(m, 1.0))), 0.0)
+    diff = np.abs(value - pv) / 1.128
     ok = ~np.isnan(diff)
-    s, diff = s[ok], diff[ok]
-    weight = np.maximum(alpha, 1.0 / (obs[s] + 1.0))
-    sigma[s] += weight * (diff - sigma[s])
-    obs[s] += 1
-    prev[slots[has]] = v
+    weight = np.maximum(alpha, 1.0 / (o + 1.0))
+    sigma[slots] = np.where(ok, sg + weight * (np.where(ok, diff, 0.0) - sg), sg)
+    obs[slots] = o + ok
+    prev[slots] = np.where(np.isnan(value), pv, value)
     return before
 
 
@@ -283,8 +294,11 @@ class _MetricState:
     """Per-metric arrays over rank slots: windows, baselines, learned groups."""
 
     def __init__(self, n: int, size: int) -> None:
-        self.rel_window = np.zeros((n, size), dtype=bool)
-        self.ind_window = np.zeros((n, size), dtype=bool)
+        # Persistence windows as bit fields: bit i set = slow i reports ago (for ranks with data).
+        self.mask = np.uint32((1 << n) - 1)
+        self.n = n
+        self.rel_window = np.zeros(size, dtype=np.uint32)
+        self.ind_window = np.zeros(size, dtype=np.uint32)
         self.baseline = np.full(size, np.nan)  # log time
         self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual
         # Noise estimates: last value and EW mean |successive difference| / 1.128 (= sigma for
@@ -303,9 +317,8 @@ class _MetricState:
         extra = size - self.baseline.size
         if extra <= 0:
             return
-        n = self.rel_window.shape[0]
-        self.rel_window = np.concatenate([self.rel_window, np.zeros((n, extra), bool)], axis=1)
-        self.ind_window = np.concatenate([self.ind_window, np.zeros((n, extra), bool)], axis=1)
+        self.rel_window = np.concatenate([self.rel_window, np.zeros(extra, np.uint32)])
+        self.ind_window = np.concatenate([self.ind_window, np.zeros(extra, np.uint32)])
         self.baseline = np.concatenate([self.baseline, np.full(extra, np.nan)])
         self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
         for name in ("rel_prev", "ind_prev"):
@@ -461,8 +474,8 @@ class StragglerPolicy:
             ms.grow(self._slot_rank.size)
             hit = clear & (ms.confirmed_by > 0)
             ms.confirmed_by[hit] = 0
-            ms.rel_window[:, hit] = False
-            ms.ind_window[:, hit] = False
+            ms.rel_window[hit] = 0
+            ms.ind_window[hit] = 0
         self._reports += 1
         after = self._confirmed_mask()
         return PolicyDecision(
@@ -499,12 +512,12 @@ class StragglerPolicy:
                          | (cfg.individual & (ind < cfg.clear_threshold)
                             & ~(ind_within_noise & (band > 0))))
         # Persistence windows: shift in this report's marks for the ranks that have data.
+        sl = slots[has]
         for window, marks in ((ms.rel_window, rel_slow), (ms.ind_window, ind_slow)):
-            col = window[:, slots[has]]
-            window[:, slots[has]] = np.vstack([col[1:], marks[has][None, :]])
-        newly_rel = (ms.rel_window.sum(axis=0) >= cfg.k) & (ms.confirmed_by == 0)
+            window[sl] = ((window[sl] << np.uint32(1)) | marks[has].astype(np.uint32)) & ms.mask
+        newly_rel = (_popcount(ms.rel_window, cfg.n) >= cfg.k) & (ms.confirmed_by == 0)
         ms.confirmed_by[newly_rel] = 1
-        newly_ind = (ms.ind_window.sum(axis=0) >= cfg.k) & (ms.confirmed_by == 0)
+        newly_ind = (_popcount(ms.ind_window, cfg.n) >= cfg.k) & (ms.confirmed_by == 0)
         ms.confirmed_by[newly_ind] = 2
         return peer, rel_slow | ind_slow, bad
 
@@ -549,8 +562,8 @@ class StragglerPolicy:
     def _any_slow_mask(self) -> np.ndarray:
         mask = np.zeros(self._slot_rank.size, dtype=bool)
         for ms in self._metrics.values():
-            size = ms.rel_window.shape[1]
-            mask[:size] |= ms.rel_window.any(axis=0) | ms.ind_window.any(axis=0)
+            size = ms.rel_window.size
+            mask[:size] |= (ms.rel_window | ms.ind_window) > 0
         return mask
 
     def _confirmed_set(self) -> frozenset[int]:
@@ -566,7 +579,8 @@ class StragglerPolicy:
                     continue
                 if ms.confirmed_by[s]:
                     reasons[metric] = names[int(ms.confirmed_by[s])]
-                c = int(max(ms.rel_window[:, s].sum(), ms.ind_window[:, s].sum()))
+                c = int(max(bin(int(ms.rel_window[s])).count("1"),
+                            bin(int(ms.ind_window[s])).count("1")))
                 if c:
                     counts[metric] = c
             rank = int(self._slot_rank[s])
