@@ -1,0 +1,154 @@
+"""Per-op capture: keys, what is timed and what never is, nesting, failures."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+from straggler import _core
+from straggler.capture import OpCapture, is_communication_op, op_key
+
+
+@pytest.fixture
+def engine():
+    eng = _core.TimerEngine(backend="host")
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def capture(engine):
+    errors = []
+    cap = OpCapture(engine, lambda: 0, errors.append)
+    cap.errors = errors
+    yield cap
+    cap.close()
+
+
+def _medians(engine):
+    names, values = engine.summaries()
+    return {n: values[i] for i, n in enumerate(names)}
+
+
+def test_key_is_op_name_input_shapes_and_dtype():
+    a, b = torch.zeros(4, 3), torch.zeros(3, 2)
+    assert op_key(torch.ops.aten.mm.default, (a, b), None) == "aten.mm.default(4x3,3x2)float32"
+    assert op_key(torch.ops.aten.cat.default, ([a, a], 0), None) == \
+        "aten.cat.default(4x3,4x3)float32"
+    assert op_key(torch.ops.aten.add.Tensor, (torch.tensor(1.0, dtype=torch.float64), 2),
+                  None) == "aten.add.Tensor(scalar)float64"
+
+
+def test_collectives_are_communication():
+    assert is_communication_op(torch.ops.c10d.allreduce_.default)
+    assert not is_communication_op(torch.ops.aten.mm.default)
+
+
+def test_compute_ops_are_timed_inside_a_section_only(capture, engine):
+    a = torch.randn(64, 64)
+    a @ a  # before: not timed
+    capture.push()
+    for _ in range(3):
+        a @ a
+    (a + 1).t()  # t() is a view: no timer
+    capture.pop()
+    a @ a  # after: not timed
+    stats = _medians(engine)
+    assert set(stats) == {"aten.mm.default(64x64,64x64)float32",
+                          "aten.add.Tensor(64x64)float32"}
+    assert stats["aten.mm.default(64x64,64x64)float32"][5] == 3  # NUM
+    assert _get_current_dispatch_mode() is None  # the mode left the stack
+
+
+def test_shapes_and_dtypes_make_different_timers(capture, engine):
+    capture.push()
+    torch.zeros(8, 8) @ torch.zeros(8, 8)
+    torch.zeros(4, 8) @ torch.zeros(8, 8)
+    torch.zeros(4, 8, dtype=torch.float64) @ torch.zeros(8, 8, dtype=torch.float64)
+    capture.pop()
+    assert len([n for n in _medians(engine) if n.startswith("aten.mm")]) == 3
+
+
+def test_nested_sections_capture_once_and_pause_for_communication(capture, engine):
+    a = torch.randn(16, 16)
+    capture.push()
+    capture.push()  # a nested compute section: same mode, ops timed once
+    a @ a
+    capture.pause()  # a communication section inside
+    a @ a
+    capture.resume()
+    capture.pop()
+    a @ a
+    capture.pop()
+    assert _medians(engine)["aten.mm.default(16x16,16x16)float32"][5] == 2
+    assert _get_current_dispatch_mode() is None
+
+
+def test_op_errors_propagate_and_the_timer_is_closed(capture, engine):
+    capture.push()
+    with pytest.raises(RuntimeError):
+        torch.zeros(2, 3) @ torch.zeros(4, 5)
+    torch.zeros(2, 3) @ torch.zeros(3, 5)
+    capture.pop()
+    assert engine.pending() == 0 and not capture.errors
+
+
+class _FailingEngine:
+    backend = "cuda"
+
+    def timer_id(self, name):
+        return 0
+
+    def start(self, timer, stream):
+        raise RuntimeError("event record failed")
+
+    def stop(self, timer, stream):
+        raise AssertionError("never started, never stopped")
+
+
+def test_engine_errors_fail_open_and_ops_still_run():
+    errors = []
+    cap = OpCapture(_FailingEngine(), lambda: 0, errors.append)
+    cap.push()
+    out = torch.ones(2, 2) @ torch.ones(2, 2)
+    out2 = torch.ones(2, 2) + 1  # capture is off now: no second error
+    cap.pop()
+    assert out.sum().item() == 8 and out2.sum().item() == 8
+    assert len(errors) == 1 and "event record failed" in str(errors[0])
+
+
+def test_detector_per_op_capture_in_one_process(monkeypatch):
+    from straggler import Detector
+
+    Detector.shutdown()
+    Detector.initialize(per_op_capture=True)
+    try:
+        core = Detector.core()
+        core.engine, core._engine_tried = _core.TimerEngine(backend="host"), True
+        lin = torch.nn.Linear(8, 4)
+        with Detector.detection_section("fwd"):
+            lin(torch.randn(2, 8)).sum().backward()
+        with Detector.detection_section("comm", kind="communication"):
+            torch.randn(3, 3) @ torch.randn(3, 3)
+        with Detector.detection_section("no-gpu", profile_cuda=False):
+            torch.randn(5, 5) @ torch.randn(5, 5)
+        report = Detector.generate_report()
+        names = set(report.local_kernel_summaries)
+        assert "aten.addmm.default(4,2x8,8x4)float32" in names  # bias, input, weight.t()
+        assert "aten.mm.default(4x2,2x8)float32" in names  # a backward op
+        assert not any("3x3" in n or "5x5" in n for n in names), names
+        assert "fwd" not in names and "fwd" in report.local_section_summaries
+    finally:
+        Detector.shutdown()
+    assert _get_current_dispatch_mode() is None
+
+
+def test_capture_logs_nothing_when_healthy(capture, caplog):
+    with caplog.at_level(logging.WARNING, logger="straggler"):
+        capture.push()
+        torch.ones(3) * 2
+        capture.pop()
+    assert not caplog.records and not capture.errors
