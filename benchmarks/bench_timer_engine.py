@@ -5,10 +5,10 @@ costs at least). The CUDA rows use the simulated driver (build/sim/libcuda.so.1,
 unless STRAGGLER_LIBCUDA is set, so they measure the engine's own overhead plus the simulator's,
 not a GPU's; on a GPU machine run with STRAGGLER_LIBCUDA=libcuda.so.1 for the real figure.
 
-    .venv/bin/python benchmarks/bench_timer_engine.py [--pairs 200000] [--repeats 5]
+    .venv/bin/python benchmarks/bench_timer_engine.py [--pairs 50000] [--repeats 15]
 
 Prints a markdown table; each row is the best of ``repeats`` runs (least disturbed by other
-processes), in ns per pair including the Python loop.
+processes; variants take turns), in ns per pair including the Python loop.
 """
 
 from __future__ import annotations
@@ -26,13 +26,18 @@ os.environ.setdefault("STRAGGLER_LIBCUDA", str(REPO / "build" / "sim" / "libcuda
 from straggler import _core  # noqa: E402  (reads STRAGGLER_LIBCUDA when first used)
 
 
-def best_ns_per_pair(body, pairs: int, repeats: int) -> float:
-    """Best of ``repeats`` timings of ``body(pairs)``, in ns per pair."""
-    best = float("inf")
+def best_ns_per_pair(bodies: dict[str, object], pairs: int, repeats: int) -> dict[str, float]:
+    """Best of ``repeats`` timings of each ``body(pairs)``, in ns per pair.
+
+    Variants take turns within each round, so a burst of load from other processes hits them
+    alike instead of skewing whichever ran during it.
+    """
+    best = dict.fromkeys(bodies, float("inf"))
     for _ in range(repeats):
-        t0 = time.perf_counter_ns()
-        body(pairs)
-        best = min(best, (time.perf_counter_ns() - t0) / pairs)
+        for name, body in bodies.items():
+            t0 = time.perf_counter_ns()
+            body(pairs)
+            best[name] = min(best[name], (time.perf_counter_ns() - t0) / pairs)
     return best
 
 
@@ -81,34 +86,31 @@ def cpu_name() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=int, default=200_000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pairs", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
     if args.pairs < 1 or args.repeats < 1:
         parser.error(f"`pairs={args.pairs}` and `repeats={args.repeats}` must be positive")
 
-    rows: list[tuple[str, float]] = []
-    rows.append(("empty Python loop (reference)", best_ns_per_pair(empty_loop, args.pairs,
-                                                                    args.repeats)))
-    rows.append(("bare `time.perf_counter_ns()` pair (baseline)",
-                 best_ns_per_pair(perf_counter_pair, args.pairs, args.repeats)))
-
-    backends = ["host"]
+    bodies: dict[str, object] = {
+        "empty Python loop (reference)": empty_loop,
+        "bare `time.perf_counter_ns()` pair (baseline)": perf_counter_pair,
+    }
     ok, reason = _core.cuda_status()
-    if ok:
-        backends.append("cuda")
-    for backend in backends:
-        with _core.TimerEngine(backend) as engine:
-            label = "host clock" if backend == "host" else (
-                "CUDA events, simulated driver" if "build/sim" in reason else "CUDA events")
-            by_id = engine_pair_by_id(engine)
-            by_id(10_000)  # warm-up: the event pool fills
-            rows.append((f"TimerEngine({backend!r}) start/stop by id: {label}",
-                         best_ns_per_pair(by_id, args.pairs, args.repeats)))
-            by_name = engine_pair_by_name(engine)
-            rows.append((f"TimerEngine({backend!r}) start/stop by name: {label}",
-                         best_ns_per_pair(by_name, args.pairs, args.repeats)))
-            engine.flush()
+    engines = [_core.TimerEngine("host")] + ([_core.TimerEngine("cuda")] if ok else [])
+    for engine in engines:
+        label = "host clock" if engine.backend == "host" else (
+            "CUDA events, simulated driver" if "build/sim" in reason else "CUDA events")
+        by_id = engine_pair_by_id(engine)
+        by_id(10_000)  # warm-up: the event pool fills
+        bodies[f"TimerEngine({engine.backend!r}) start/stop by id: {label}"] = by_id
+        bodies[f"TimerEngine({engine.backend!r}) start/stop by name: {label}"] = \
+            engine_pair_by_name(engine)
+    best = best_ns_per_pair(bodies, args.pairs, args.repeats)
+    for engine in engines:
+        engine.flush()
+        engine.close()
+    rows = list(best.items())
 
     baseline = rows[1][1]
     print(f"Machine: {cpu_name()}, {os.cpu_count()} logical CPUs, Python "

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 namespace straggler {
 namespace {
@@ -123,7 +124,11 @@ std::string CudaDriver::describe(CUresult code) const {
 }
 
 std::string cuda_error_message(const char* call, CUresult code) {
-  std::string msg = std::string(call) + " failed: " + CudaDriver::instance().describe(code);
+  std::string_view text(call);
+  // The check macros stringify the expression: "drv_.cuEventCreate(...)" reads "cuEventCreate(...)".
+  const std::size_t dot = text.find(".cu");
+  if (dot != std::string_view::npos && dot < text.find('(')) text.remove_prefix(dot + 1);
+  std::string msg = std::string(text) + " failed: " + CudaDriver::instance().describe(code);
   if (code == CUDA_ERROR_NOT_READY) msg += "; the work is still running: call flush() first";
   return msg;
 }
