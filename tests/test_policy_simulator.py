@@ -1,0 +1,113 @@
+"""The simulator path (one process standing in for a world) agrees with real gloo ranks."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import simulator  # noqa: E402
+from _multirank import run_ranks  # noqa: E402
+
+REPORTS = 6
+
+
+def _samples(world: int, name: str = "slow_from_start", seed: int = 0):
+    return list(simulator.generate(simulator.scenario(name), world, REPORTS, seed, gpu_timers=4))
+
+
+def _essentials(report) -> dict:
+    return {
+        "gpu_rel": dict(report.gpu_relative_perf_scores),
+        "gpu_ind": dict(report.gpu_individual_perf_scores),
+        "sec_rel": {k: dict(v) for k, v in report.section_relative_perf_scores.items()},
+        "sec_ind": {k: dict(v) for k, v in report.section_individual_perf_scores.items()},
+        "medians": {k: dict(v) for k, v in report.section_medians_ms.items()},
+        "nodes": dict(report.rank_to_node),
+        "confirmed": sorted((s.rank, s.node) for s in report.confirmed),
+    }
+
+
+def _real_rank(rank: int, world_size: int) -> list[dict] | None:
+    """One gloo rank: the real ReportGenerator over the real Comm, fed this rank's samples."""
+    from straggler.comm import Comm
+    from straggler.reporting import ReportGenerator
+
+    comm = Comm.create(timeout_s=60)
+    gen = ReportGenerator("all", True, simulator.node_name(rank), comm, policy=True)
+    out = []
+    for sample in _samples(world_size):
+        report = gen.generate_report(sample.section_summaries(rank), sample.gpu_summaries(rank))
+        if rank == 0:
+            out.append(_essentials(report))
+        else:
+            assert report is None
+    comm.close()
+    return out if rank == 0 else None
+
+
+def _assert_same(a: dict, b: dict) -> None:
+    assert a["nodes"] == b["nodes"]
+    assert a["confirmed"] == b["confirmed"]
+    for key in ("gpu_rel", "gpu_ind"):
+        assert a[key].keys() == b[key].keys()
+        for r in a[key]:
+            assert a[key][r] == pytest.approx(b[key][r], rel=1e-12, nan_ok=True)
+    for key in ("sec_rel", "sec_ind", "medians"):
+        assert a[key].keys() == b[key].keys()
+        for name in a[key]:
+            for r, v in a[key][name].items():
+                assert v == pytest.approx(b[key][name][r], rel=1e-12, nan_ok=True)
+
+
+@pytest.mark.multirank
+def test_simulated_world_gives_the_report_real_gloo_ranks_give():
+    world = 2  # the other rank is the peer median; spawning more costs time, not coverage
+    real = run_ranks(_real_rank, world, timeout_s=120)[0]
+    sim = simulator.SimWorld(world, policy=True)
+    simulated = [_essentials(sim.report(s)) for s in _samples(world)]
+    assert len(real) == len(simulated) == REPORTS
+    for r, s in zip(real, simulated):
+        _assert_same(r, s)
+    # The injected straggler (20 % slower from the start) is confirmed on both paths.
+    truth = _samples(world)[0].truth
+    assert {rank for rank, _ in real[-1]["confirmed"]} == set(truth)
+
+
+def test_simulator_confirms_a_slow_node_in_a_large_world():
+    world = 2048
+    sim = simulator.SimWorld(world, policy=True)
+    samples = list(simulator.generate(simulator.scenario("slow_node"), world, 11, seed=1,
+                                      gpu_timers=4))
+    reports = [sim.report(s) for s in samples]
+    assert {s.rank for s in reports[-1].confirmed} == set(samples[-1].truth)
+    assert len(samples[-1].truth) == simulator.GPUS_PER_NODE
+    assert all(not r.confirmed for r in reports[:simulator.ONSET])
+
+
+def test_nvrx_rule_flags_one_report_below_075():
+    sim = simulator.SimWorld(16)
+    sample = next(simulator.generate(simulator.scenario("slow50"), 16, 1, seed=0))
+    assert simulator.nvrx_flags(sim.report(sample)) == frozenset()  # onset at report 8
+    samples = list(simulator.generate(simulator.scenario("slow_from_start"), 16, 1, seed=0))
+    assert simulator.nvrx_flags(sim.report(samples[0])) == frozenset()  # 20 %: score 0.83
+
+
+def test_unknown_scenario_is_rejected_with_the_names():
+    with pytest.raises(ValueError, match=r"`scenario='nope'` must be one of \["):
+        simulator.scenario("nope")
+
+
+def test_quality_quick_run_prints_both_rules(capsys):
+    import quality
+
+    assert quality.main(["--quick", "--no-sweep", "--scenarios", "clean", "slow50"]) == 0
+    out = capsys.readouterr().out
+    assert "| slow50 | ours (default policy) | 1.00 | 1.00 | 0.0 |" in out
+    assert "| slow50 | NVRx rule, 0.75 |" in out
+    # Column 3 of the clean row: false alarms per 1,000 reports, a number.
+    assert not math.isnan(float(out.split("| clean | ours (default policy) |")[1].split("|")[2]))
