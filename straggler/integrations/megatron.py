@@ -385,6 +385,7 @@ class StragglerDetectionManager:
         self._clock = clock
         self._initialized = False
         self._failed = False
+        self._owns_detector = False
         self._state: ControlState | None = None
         self._schedule: ReportSchedule | None = None
         self._controller: StragglerController | None = None
@@ -423,6 +424,10 @@ class StragglerDetectionManager:
         except Exception:  # noqa: BLE001 - fail open: training goes on without detection
             self._fail("Detector.initialize() failed")
             return
+        if not Detector.initialized:  # STRAGGLER_DISABLE=1: the Detector is a no-op
+            self._log.info("straggler detection is disabled by STRAGGLER_DISABLE")
+            return
+        self._owns_detector = True
         self._state = ControlState(enabled=not config.disable_straggler_on_startup,
                                    gpu_relative_perf_threshold=config.gpu_relative_perf_threshold,
                                    gpu_individual_perf_threshold=(
@@ -447,8 +452,8 @@ class StragglerDetectionManager:
         if self._controller is not None:
             self._controller.close()
             self._controller = None
-        if self._initialized and self.config is not None and self.config.enabled:
-            self._initialized = False
+        if self._owns_detector:
+            self._owns_detector = False
             try:
                 from straggler import Detector
 

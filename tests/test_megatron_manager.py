@@ -1,0 +1,327 @@
+"""StragglerDetectionManager: wrapping, log lines, fail-open, and multi-rank loops on gloo.
+
+Timing: GPU timers run on the simulated driver (tests/conftest.py), which times an idle stream
+on the host clock, so the sleep in the wrapped step is what the scores see. The slowed rank
+sleeps 3x longer (score about 0.33, threshold 0.7): a margin no CPU contention on the shared
+cores can close.
+"""
+
+from __future__ import annotations
+
+import enum
+import http.client
+import json
+import logging
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from _multirank import run_ranks
+from straggler import Detector
+from straggler.integrations import _common
+from straggler.integrations.megatron import (
+    StragglerDetectionConfig,
+    StragglerDetectionManager,
+    TrainStep,
+    megatron_lines,
+)
+
+LOGGER = "test.straggler.megatron"
+
+
+@pytest.fixture(autouse=True)
+def _clean_detector(monkeypatch):
+    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
+    Detector.shutdown()
+    yield
+    Detector.shutdown()
+
+
+def _config(**kwargs) -> StragglerDetectionConfig:
+    base = dict(enabled=True, report_time_interval=0.2, logger_name=LOGGER,
+                straggler_ctrlr_port=0, num_gpu_perf_scores_to_print=2,
+                straggler_minmax_count=2)
+    base.update(kwargs)
+    return StragglerDetectionConfig(**base)
+
+
+# -- formatting (no Detector) -------------------------------------------------------------------
+
+
+class Label(enum.Enum):
+    THERMAL = "thermal"
+
+
+def _fake_report(scores: dict[int, float], causes=None) -> SimpleNamespace:
+    report = SimpleNamespace(gpu_relative_perf_scores=scores,
+                             gpu_individual_perf_scores={r: 1.0 for r in scores},
+                             rank_to_node={r: f"node{r // 2}" for r in scores})
+    if causes is not None:
+        report.causes = causes
+    return report
+
+
+def test_megatron_lines_have_min_max_with_ranks_and_causes():
+    report = _fake_report({0: 1.0, 1: 0.98, 2: 0.41, 3: 0.99},
+                          causes={2: SimpleNamespace(label=Label.THERMAL), 1: "power cap"})
+    lines = megatron_lines(report, 120, minmax_count=2)
+    assert " | iteration      120 | MnRelPerf/Rnk: 0.41/2 (thermal) | MxRelPerf/Rnk: 1.00/0 | " \
+           "MnIndPerf/Rnk: 1.00/0 | MxIndPerf/Rnk: 1.00/0" in lines[0]
+    assert lines[1] == "^^^^ Bottom 2 Ranks with lowest  RelPerf: 0.41/2 [thermal], " \
+                       "0.98/1 [power cap],"
+    assert lines[2] == "^^^^ Top    2 Ranks with highest RelPerf: 1.00/0, 0.99/3,"
+    assert len(megatron_lines(report, 1, minmax_count=1)) == 1  # Megatron: no lists for 1
+
+
+def test_megatron_lines_without_causes_field_and_with_nan():
+    report = _fake_report({0: float("nan"), 1: 0.5})
+    line = megatron_lines(report, 7, minmax_count=1)[0]
+    assert "MnRelPerf/Rnk: 0.50/1 | MxRelPerf/Rnk: 0.50/1" in line and "(" not in line
+    all_nan = _fake_report({0: float("nan")})
+    assert "MnRelPerf/Rnk: nan" in megatron_lines(all_nan, 7, 1)[0]
+
+
+def test_score_block_lists_worst_then_best_with_nodes_and_causes():
+    scores = {r: 1.0 - 0.1 * r for r in range(6)}
+    report = _fake_report(scores, causes={5: "thermal"})
+    block = _common.format_score_block(report, scores, 2, 2)
+    assert block == (" Worst performing 2/6 ranks:\n"
+                     "  Rank=5 Node=node2 Score=0.50 Cause=thermal\n"
+                     "  Rank=4 Node=node2 Score=0.60\n"
+                     " Best performing 2/6 ranks:\n"
+                     "  Rank=0 Node=node0 Score=1.00\n"
+                     "  Rank=1 Node=node0 Score=0.90\n")
+    small = _common.format_score_block(report, {0: 1.0, 1: float("nan"), 2: 0.5}, 2, 2)
+    assert small.splitlines() == ["  Rank=2 Node=node1 Score=0.50", "  Rank=0 Node=node0 Score=1.00",
+                                  "  Rank=1 Node=node0 Score=nan"]
+
+
+def test_cause_label_reads_strings_labels_and_enums_and_tolerates_absence():
+    report = _fake_report({0: 1.0}, causes={0: SimpleNamespace(label="clocks"), 1: Label.THERMAL,
+                                            2: "power", 3: None})
+    assert [_common.cause_label(report, r) for r in range(5)] == ["clocks", "thermal", "power",
+                                                                  None, None]
+    assert _common.cause_label(SimpleNamespace(), 0) is None
+    assert _common.score_stats({0: 0.5, 1: 1.0, 2: 0.75, 3: 0.9}) == {"min": 0.5, "median": 0.75,
+                                                                      "max": 1.0}
+
+
+# -- one process ------------------------------------------------------------------------------
+
+
+def test_disabled_config_leaves_the_step_alone():
+    m = StragglerDetectionManager()
+    m.initialize(StragglerDetectionConfig())
+
+    def fn(x):
+        return x + 1
+
+    assert m.wrap_train_step(fn) is fn
+    assert m.check_stragglers(1) is False and not m.active and not Detector.initialized
+    m.shutdown()
+
+
+def test_initialize_checks_its_input_and_runs_once():
+    with pytest.raises(ValueError, match="`config=None`"):
+        StragglerDetectionManager().initialize()
+    with pytest.raises(ValueError, match="must be a StragglerDetectionConfig"):
+        StragglerDetectionManager().initialize({"enabled": True})
+    m = StragglerDetectionManager(_config(enable_controller=False))
+    m.initialize()
+    with pytest.raises(RuntimeError, match="already called"):
+        m.initialize()
+    with pytest.raises(ValueError, match="must be callable"):
+        m.wrap_train_step(3)
+    m.shutdown()
+    m.shutdown()  # idempotent
+    assert not Detector.initialized
+
+
+def test_straggler_disable_env_makes_it_a_quiet_no_op(monkeypatch, caplog):
+    monkeypatch.setenv("STRAGGLER_DISABLE", "1")
+    m = StragglerDetectionManager()
+    m.initialize(_config(enable_controller=False))
+
+    def fn():
+        return 5
+
+    assert m.wrap_train_step(fn) is fn and m.check_stragglers(0) is False
+    assert "unwrapped" not in caplog.text
+    m.shutdown()
+
+
+def _loop(manager, step, iterations, slow=False, step_s=0.005):
+    stops = []
+    for it in range(iterations):
+        step(step_s * (3 if slow else 1))
+        if manager.check_stragglers(it):
+            stops.append(it)
+    return stops
+
+
+def test_single_rank_loop_reports_with_megatron_and_nvrx_lines(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    m = StragglerDetectionManager()
+    m.initialize(_config(enable_controller=False))
+    step = m.wrap_train_step(time.sleep)
+    assert isinstance(step, TrainStep) and step.is_wrapped
+    assert _loop(m, step, 60) == []
+    m.shutdown()
+    assert m.last_report is not None
+    text = caplog.text
+    assert "MnRelPerf/Rnk: 1.00/0 | MxRelPerf/Rnk: 1.00/0" in text
+    assert "GPU relative performance:" in text and "gpu_relative_perf scores: {" in text
+    assert "no train step was timed" not in text
+    assert not step.is_wrapped  # shutdown put the original back
+
+
+def test_calling_the_original_step_warns_that_nothing_was_captured(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    m = StragglerDetectionManager()
+    m.initialize(_config(enable_controller=False))
+    m.wrap_train_step(time.sleep)  # the Megatron-Bridge bug: the wrapper is dropped ...
+    for it in range(40):
+        time.sleep(0.005)  # ... and the original is called
+        m.check_stragglers(it)
+    m.shutdown()
+    assert "no train step was timed since the last report" in caplog.text
+    assert "every GPU score is NaN" in caplog.text
+
+
+def test_internal_failure_switches_detection_off_and_training_goes_on(monkeypatch, caplog):
+    m = StragglerDetectionManager()
+    m.initialize(_config(enable_controller=False, report_time_interval=0.05))
+    step = m.wrap_train_step(lambda s: time.sleep(0.005) or s * 2)
+
+    def broken():
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Detector, "generate_report", broken)
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        results = [(step(it), m.check_stragglers(it)) for it in range(40)]
+    assert all(stop is False for _, stop in results)
+    assert [v for v, _ in results] == [2 * it for it in range(40)]
+    assert not m.active and not m.timing
+    assert caplog.text.count("straggler detection is now off") == 1
+    m.shutdown()
+
+
+# -- several ranks on gloo -------------------------------------------------------------------
+
+
+def _manager_worker(rank: int, world_size: int, slow_rank: int, stop: bool) -> dict:
+    logging.getLogger(LOGGER).setLevel(logging.INFO)
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    logging.getLogger(LOGGER).addHandler(Keep())
+    m = StragglerDetectionManager()
+    m.initialize(_config(stop_if_detected=stop, report_time_interval=0.25,
+                         node_name=f"node{rank}"))
+    step = m.wrap_train_step(time.sleep)
+    stops = _loop(m, step, 80, slow=(rank == slow_rank), step_s=0.01)
+    flagged = {k: sorted(s.rank for s in v) for k, v in m.last_stragglers.items()}
+    reported = m.last_report is not None
+    has_controller = m.controller is not None
+    m.shutdown()
+    return {"stops": stops, "flagged": flagged, "reported": reported, "lines": lines,
+            "controller": has_controller}
+
+
+@pytest.mark.multirank
+def test_slow_rank_is_flagged_and_logged_on_the_reporting_rank():
+    results = run_ranks(_manager_worker, 3, 2, False, timeout_s=120)
+    r0 = results[0]
+    assert r0["reported"] and not any(r["reported"] for r in results[1:])
+    assert r0["controller"] and not any(r["controller"] for r in results[1:])
+    assert r0["flagged"]["straggler_gpus_relative"] == [2]
+    text = "\n".join(r0["lines"])
+    assert "STRAGGLER DETECTION WARNING: Some GPUs have worse relative performance. " \
+           "Affected ranks: {StragglerId(rank=2, node='node2')}" in text
+    assert "MnRelPerf/Rnk: 0." in text and "/2 | MxRelPerf/Rnk:" in text
+    assert "^^^^ Bottom 2 Ranks with lowest  RelPerf:" in text
+    assert "Rank=2 Node=node2 Score=0." in text
+    assert all(r["stops"] == [] for r in results)  # stop_if_detected is off
+
+
+@pytest.mark.multirank
+def test_stop_decision_is_identical_on_every_rank():
+    results = run_ranks(_manager_worker, 3, 1, True, timeout_s=120)
+    assert results[0]["flagged"]["straggler_gpus_relative"] == [1]
+    stops = [r["stops"] for r in results]
+    assert stops[0] and stops[0] == stops[1] == stops[2]
+    assert any("Detected stragglers. Training should be stopped." in line
+               for line in results[2]["lines"])
+
+
+def _http(port: int, method: str, path: str, payload=None) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    body = json.dumps(payload) if payload is not None else None
+    headers = {"Content-Type": "application/json"} if payload is not None else {}
+    conn.request(method, path, body=body, headers=headers)
+    resp = conn.getresponse()
+    data = json.loads(resp.read())
+    conn.close()
+    assert resp.status == 200, data
+    return data
+
+
+def _controlled_worker(rank: int, world_size: int) -> dict:
+    """Rank 1 is 1.5x slower (score ~0.67): not flagged at 0.5, flagged once 0.9 is posted."""
+    m = StragglerDetectionManager()
+    m.initialize(_config(report_time_interval=0.25, gpu_relative_perf_threshold=0.5,
+                         calc_individual_gpu_perf=False))
+    step = m.wrap_train_step(time.sleep)
+    port = m.controller.address[1] if m.controller else None
+    events: list[tuple] = []
+    phase = "low"
+    reports_seen = 0
+    last = None
+    for it in range(400):
+        step(0.01 * (1.5 if rank == 1 else 1.0))
+        m.check_stragglers(it)
+        state = m.state
+        if rank == 0 and m.last_report is not last:
+            last = m.last_report
+            reports_seen += 1
+            flagged = sorted(s.rank for s in m.last_stragglers["straggler_gpus_relative"])
+            events.append((phase, state.gpu_relative_perf_threshold, flagged))
+        # The reporting rank drives the controller; everyone records what it applies.
+        if rank == 0 and phase == "low" and reports_seen >= 1:
+            _http(port, "POST", "/", {"gpu_relative_perf_threshold": 0.9})
+            phase = "high"
+        elif rank == 0 and phase == "high" and any(e[0] == "high" and e[2] for e in events):
+            assert _http(port, "POST", "/toggle")["pending"]["enabled"] is False
+            phase = "off"
+        if phase == "off" and rank == 0 and not state.enabled:
+            status = _http(port, "GET", "/")
+            phase = "done"
+        events.append(("state", it, state.enabled, state.gpu_relative_perf_threshold))
+    m.shutdown()
+    out = {"events": events, "timed": step.calls_timed if isinstance(step, TrainStep) else None}
+    if rank == 0:
+        out["status"] = status if phase == "done" else None
+    return out
+
+
+@pytest.mark.multirank
+def test_controller_changes_reach_every_rank_at_the_next_report():
+    r0, r1 = run_ranks(_controlled_worker, 2, timeout_s=150)
+    reports = [e for e in r0["events"] if e[0] in ("low", "high", "off", "done")]
+    low = [e for e in reports if e[0] == "low"]
+    assert low and all(e[1] == 0.5 and e[2] == [] for e in low)  # 0.67 > 0.5: not flagged
+    high = [e for e in reports if e[1] == 0.9]
+    assert high and high[-1][2] == [1]  # the new threshold flags rank 1
+    # Both ranks applied each change on the same iteration, and detection ended up off.
+    states0 = [e[1:] for e in r0["events"] if e[0] == "state"]
+    states1 = [e[1:] for e in r1["events"] if e[0] == "state"]
+    assert states0 == states1
+    assert states0[-1][1] is False
+    assert r0["status"] is not None
+    assert r0["status"]["state"]["enabled"] is False
+    assert r0["status"]["state"]["gpu_relative_perf_threshold"] == 0.9
+    assert r0["status"]["last_report"]["stragglers_relative"] == [1]
