@@ -254,3 +254,23 @@ def test_detector_required_without_launcher_fails_clearly(monkeypatch):
         assert Detector.ft_bridge() is None
     finally:
         Detector.shutdown()
+
+
+def test_auto_leaves_ft_to_a_client_already_connected(monitor_factory):
+    """The monitor serves one connection: a second client would stall 180 s and then break the
+    first one's monitoring. So we stay off (auto) or refuse (required), and can share it."""
+    monitor_factory({STEP: 30.0})
+    theirs = fault_tolerance.RankMonitorClient()
+    theirs.init_workload_monitoring()
+    try:
+        assert ft.connected_clients() == [theirs]
+        assert ft.create_bridge("auto") is None
+        with pytest.raises(ft.FTUnavailableError, match="already connected"):
+            ft.create_bridge("required")
+        shared = ft.create_bridge("required", client=theirs, warmup_iters=0)
+        _train(shared, 1, 0.0)
+        assert theirs.timeouts_calc.section_to_max_time[STEP] > 0
+        shared.abort()
+    finally:
+        theirs.shutdown_workload_monitoring()
+    assert ft.connected_clients() == []

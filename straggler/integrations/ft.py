@@ -110,6 +110,26 @@ def client_generation(client: Any) -> str:
     return "0.5+" if callable(getattr(client, "_should_monitor_section", None)) else "0.4"
 
 
+def connected_clients(exclude: Any = None) -> List[Any]:
+    """NVRx ``RankMonitorClient`` objects of this process that are connected to a monitor.
+
+    A rank monitor serves one connection at a time: a second client waits in its handshake for
+    up to 180 s, and when the monitor gives up it drops the *first* connection's state. So we
+    never connect while another client (Megatron's or NVRx's own FT integration) is connected.
+    Empty without a scan when NVRx's client module was never imported.
+    """
+    module = sys.modules.get("nvidia_resiliency_ext.fault_tolerance.rank_monitor_client")
+    cls = getattr(module, "RankMonitorClient", None)
+    if cls is None:
+        return []
+    import gc
+
+    # Instances reference their class (heap types traverse their type), so this finds them;
+    # type() rather than isinstance() never runs a proxy's __class__ property.
+    return [o for o in gc.get_referrers(cls) if issubclass(type(o), cls) and o is not exclude
+            and getattr(o, "is_initialized", False) is True]
+
+
 def under_ft_launcher(environ: Optional[Mapping[str, str]] = None) -> bool:
     """Whether this process was started by ``ft_launcher`` (its rank-monitor socket exists)."""
     path = (os.environ if environ is None else environ).get(RANK_MONITOR_SOCKET_ENV)
@@ -380,6 +400,12 @@ class FTBridge:
             return self._unavailable(why)
         client = self.client
         if client is None:
+            others = connected_clients()
+            if others:
+                return self._unavailable(
+                    f"another RankMonitorClient is already connected in this process ({len(others)}"
+                    ", e.g. Megatron's or NVRx's FT integration); leave FT sections to it, or "
+                    "pass it as ft_options={'client': client} to share it")
             try:
                 self.api = load_ft_api()
             except ImportError as exc:
