@@ -86,6 +86,7 @@ struct CUevent_st {
 };
 struct CUmod_st {
   CUcontext ctx;
+  std::string image;  // the PTX text: cuModuleGetFunction finds only its `.entry` names
 };
 struct CUfunc_st {
   CUmodule module;
@@ -484,7 +485,8 @@ CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   SIM_REQUIRE_INIT(s);
   if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!context_ok_locked(s)) return CUDA_ERROR_INVALID_CONTEXT;
-  CUmodule m = new CUmod_st{tls_current};  // any PTX text is accepted
+  // Any PTX text is accepted; its `.entry` names are what cuModuleGetFunction can find.
+  CUmodule m = new CUmod_st{tls_current, static_cast<const char*>(image)};
   s.modules.insert(m);
   *module = m;
   return CUDA_SUCCESS;
@@ -515,6 +517,9 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
   SIM_REQUIRE_INIT(s);
   if (hfunc == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (s.modules.count(hmod) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (hmod->image.find(".entry " + std::string(name) + "(") == std::string::npos) {
+    return CUDA_ERROR_NOT_FOUND;  // as the driver answers for a name the module lacks
+  }
   CUfunction f = new CUfunc_st{hmod};
   s.functions.insert(f);
   *hfunc = f;
