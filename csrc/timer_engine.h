@@ -62,14 +62,23 @@ struct Summaries {
   std::vector<double> values;
 };
 
-// Bounded ring buffer of durations (ms); keeps the newest `capacity` samples.
+// Bounded ring buffer of durations (ms); keeps the newest `capacity` samples. Storage grows with
+// the samples up to `capacity` (a timer used a few times costs a few bytes), then is reused.
 class DurationRing {
  public:
-  explicit DurationRing(std::size_t capacity) : data_(capacity) {}
+  explicit DurationRing(std::size_t capacity) : capacity_(capacity) {}
   void push(double ms) noexcept {
-    data_[head_] = ms;
-    head_ = (head_ + 1) % data_.size();
-    if (size_ < data_.size()) ++size_;
+    if (head_ < data_.size()) {
+      data_[head_] = ms;
+    } else {
+      try {
+        data_.push_back(ms);  // head_ == data_.size() < capacity_: still growing
+      } catch (...) {
+        return;  // out of memory: drop the sample rather than fail the caller
+      }
+    }
+    head_ = (head_ + 1) % capacity_;
+    if (size_ < capacity_) ++size_;
   }
   void clear() noexcept { head_ = size_ = 0; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -78,7 +87,8 @@ class DurationRing {
 
  private:
   std::vector<double> data_;
-  std::size_t head_ = 0;  // next write
+  std::size_t capacity_;
+  std::size_t head_ = 0;  // next write; head_ <= data_.size()
   std::size_t size_ = 0;
 };
 

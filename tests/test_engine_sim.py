@@ -187,6 +187,16 @@ def test_ring_buffer_keeps_the_newest_capacity_samples(sim_cuda):
         np.testing.assert_allclose(eng.durations("r"), work[-16:], rtol=0, atol=QUEUED_ATOL_MS)
         names, table = eng.summaries()
         assert table[0, _core.SUMMARY_COLUMNS.index("NUM")] == 16
+        # A new window after the ring wrapped: a partial, then a wrapped ring again.
+        eng.reset()
+        more = [0.5, 0.75, 1.0]
+        queued_pairs(eng, sim_cuda, "r", more)
+        eng.flush()
+        np.testing.assert_allclose(eng.durations("r"), more, rtol=0, atol=QUEUED_ATOL_MS)
+        queued_pairs(eng, sim_cuda, "r", work[:20])
+        eng.flush()
+        np.testing.assert_allclose(eng.durations("r"), (more + work[:20])[-16:], rtol=0,
+                                   atol=QUEUED_ATOL_MS)
 
 
 def test_reset_starts_a_new_window_and_keeps_pending_pairs(engine, sim_cuda):
