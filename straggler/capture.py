@@ -39,7 +39,17 @@ def is_communication_op(func: Any) -> bool:
     return getattr(func, "namespace", "") in COMMUNICATION_NAMESPACES
 
 
+_TIMED: Dict[Any, bool] = {}  # OpOverload -> whether it is timed (decided once per op)
+
+
 def _is_timed(func: Any) -> bool:
+    timed = _TIMED.get(func)
+    if timed is None:
+        timed = _TIMED[func] = _decide_timed(func)
+    return timed
+
+
+def _decide_timed(func: Any) -> bool:
     ns = getattr(func, "namespace", "")
     if ns in COMMUNICATION_NAMESPACES or ns in _SKIPPED_NAMESPACES:
         return False
@@ -92,10 +102,13 @@ class _Mode(TorchDispatchMode):
         if tid < 0:
             return func(*args, **(kwargs or {}))
         try:
-            stream = cap.stream()
-            cap.engine.start(tid, stream)
+            stream = cap.stream()  # -1: a CUDA graph is being captured, run the op untimed
+            if stream >= 0:
+                cap.engine.start(tid, stream)
         except Exception as exc:  # noqa: BLE001 - fail open
             cap.fail(exc)
+            stream = -1
+        if stream < 0:
             return func(*args, **(kwargs or {}))
         try:
             return func(*args, **(kwargs or {}))  # the op's own exceptions propagate

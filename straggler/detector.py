@@ -97,12 +97,17 @@ def _check_kind(kind: Any) -> SectionKind:
 
 
 def _stream_getter() -> Callable[[], int]:
-    """The current torch CUDA stream's handle when torch has CUDA, else the null stream 0."""
+    """The current torch CUDA stream's handle when torch has CUDA, else the null stream 0.
+
+    -1 while the current stream is capturing a CUDA graph: no GPU timing then (our events
+    cannot be recorded into a capture).
+    """
     import torch
 
     if torch.cuda.is_available():
         current_stream = torch.cuda.current_stream
-        return lambda: current_stream().cuda_stream
+        capturing = torch.cuda.is_current_stream_capturing
+        return lambda: -1 if capturing() else current_stream().cuda_stream
     return lambda: 0
 
 
@@ -118,7 +123,7 @@ class DetectorCore:
                  per_op_capture: bool = False, comm_timeout_s: float = 120.0,
                  ft_sections: str = "auto", timer_capacity: int = DEFAULT_CAPACITY,
                  report_options: Optional[Dict[str, Any]] = None,
-                 ft_options: Optional[Dict[str, Any]] = None) -> None:
+                 ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True) -> None:
         # Validate everything before building anything, so bad input leaves nothing behind.
         self.scores_to_compute = _check_scores(scores_to_compute)
         self.gather_on_rank0 = _check_bool("gather_on_rank0", gather_on_rank0)
@@ -141,6 +146,9 @@ class DetectorCore:
         if report_options is not None and not isinstance(report_options, dict):
             raise ValueError(f"`report_options={report_options!r}` must be a dict or None")
         self.report_options = dict(report_options or {})
+        from .telemetry import telemetry_options
+
+        self.telemetry_options = telemetry_options(telemetry)  # NVML, causes, probe (telemetry.py)
         if process_group is not None:
             import torch.distributed as dist
 
@@ -176,6 +184,7 @@ class DetectorCore:
                                                 telemetry_fields=fields, **self.report_options)
             except TypeError as exc:  # an unknown tunable in report_options
                 raise ValueError(f"`report_options={self.report_options!r}`: {exc}") from None
+            self.annotator = self._create_annotator()
             # Ranks must agree on the report iteration only when a report communicates.
             self._agree_by_comm = ("relative_perf_scores" in self.scores_to_compute
                                    or self.gather_on_rank0)
@@ -216,7 +225,35 @@ class DetectorCore:
 
     def _create_telemetry_provider(self) -> Optional[TelemetryProvider]:
         """Telemetry provider: the per-report vector of device telemetry (NVML), or None."""
-        return None
+        if not self.telemetry_options.enabled:
+            return None
+        from .telemetry import NvmlTelemetry
+
+        return NvmlTelemetry(period_s=self.telemetry_options.period_s)
+
+    def _create_annotator(self) -> Callable[[Any], Any]:
+        """After each report: GPU identities, the probe on suspects, causes (causes.py)."""
+        from .causes import CauseRules, ReportAnnotator
+
+        opts = self.telemetry_options
+        return ReportAnnotator(self.comm, getattr(self.telemetry, "identity", None),
+                               gather=self.gather_on_rank0 and opts.enabled,
+                               device=None,  # torch's current device when probing
+                               probe_suspects=opts.probe_suspects,
+                               rules=opts.rules or CauseRules())
+
+    def run_probe(self) -> Any:
+        """Collective: the GPU health probe on every rank (see `Detector.run_probe`)."""
+        if not self.enabled:
+            return None
+        try:
+            from .probe import probe_group
+            from .telemetry import _current_cuda_device
+
+            return probe_group(self.comm, _current_cuda_device())
+        except Exception as exc:  # noqa: BLE001 - fail open
+            self.fail(exc)
+            return None
 
     def add_hook(self, hook: SectionHook) -> None:
         """Call `hook.on_section_enter/exit(name)` around every outermost section entry."""
@@ -434,6 +471,7 @@ class DetectorCore:
                 extra = None  # reports need no communication: nor does the interval
             report = self.reporter.generate_report(sections, gpu, telemetry=telemetry,
                                                    extra=extra)
+            report = self.annotator(report)  # GPU identities and causes (collective)
             if extra is None:
                 agreed = self.tracker.local_estimate()
             else:
@@ -532,7 +570,7 @@ class Detector:
                    comm_timeout_s: float = 120.0, ft_sections: str = "auto",
                    timer_capacity: int = DEFAULT_CAPACITY,
                    report_options: Optional[Dict[str, Any]] = None,
-                   ft_options: Optional[Dict[str, Any]] = None) -> None:
+                   ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         Raises ValueError naming a bad parameter (the detector stays uninitialized) and
@@ -547,7 +585,8 @@ class Detector:
                             report_time_interval, node_name, process_group,
                             per_op_capture=per_op_capture, comm_timeout_s=comm_timeout_s,
                             ft_sections=ft_sections, timer_capacity=timer_capacity,
-                            report_options=report_options, ft_options=ft_options)
+                            report_options=report_options, ft_options=ft_options,
+                            telemetry=telemetry)
         cls._core = core
         cls.initialized = True
         cls.scores_to_compute = core.scores_to_compute
@@ -631,6 +670,18 @@ class Detector:
         """Collective report of the window since the last one; None off the gathering rank."""
         core = cls._require()
         return core.generate_report() if core is not None else None
+
+    @classmethod
+    def run_probe(cls) -> Any:
+        """Collective GPU health probe: call on every rank of the group together.
+
+        Runs fixed-work kernels (FMA-bound and memory-bound, a few ms) on each rank's GPU and
+        returns ``{global rank: straggler.probe.ProbeResult}`` on every rank, with throughputs
+        relative to the group's median (`ProbeResult.relative`: 1.0 typical, 0.6 is 40% slower),
+        whatever the job does. A rank whose probe fails has NaN values. None when disabled.
+        """
+        core = cls._require()
+        return core.run_probe() if core is not None else None
 
     @classmethod
     def generate_report_if_interval_elapsed(cls) -> Any:

@@ -117,8 +117,10 @@ class SectionContext:
                 if tid == UNRESOLVED:
                     tid = owner.resolve_gpu_timer(s)
                 if tid >= 0:
-                    owner.engine.start(tid, owner.stream())
-                    mode |= _GPU
+                    stream = owner.stream()
+                    if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
+                        owner.engine.start(tid, stream)
+                        mode |= _GPU
                 cap = owner.capture
                 if cap is not None:
                     s.profiled = mode  # so that a failing push() still stops the GPU timer

@@ -277,6 +277,21 @@ def test_hooks_run_before_timers_start_and_after_they_stop():
                       ("enter", "step"), ("body",), ("exit", "step")]  # 2nd: not profiled
 
 
+def test_no_gpu_timing_while_a_cuda_graph_is_captured():
+    Detector.initialize()
+    core = Detector.core()
+    events = []
+    core.engine, core._engine_tried = _RecordingEngine(events), True
+    core.stream = lambda: -1  # what the stream getter says while the stream is capturing
+    with Detector.detection_section("step"):
+        pass
+    core.stream = lambda: 5
+    with Detector.detection_section("step"):
+        pass
+    assert events == [("start", 7, 5), ("stop", 7, 5)] and core.enabled
+    assert _num(Detector.generate_report(), "step") == 2  # host time both times
+
+
 def test_a_failing_hook_is_dropped_without_disabling_detection(caplog):
     class Bad:
         def on_section_enter(self, name):
