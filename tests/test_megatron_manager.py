@@ -186,7 +186,7 @@ def test_calling_the_original_step_warns_that_nothing_was_captured(caplog):
         m.check_stragglers(it)
     m.shutdown()
     assert "no train step was timed since the last report" in caplog.text
-    assert "every GPU score is NaN" in caplog.text
+    assert "every score is NaN" in caplog.text
 
 
 def test_internal_failure_switches_detection_off_and_training_goes_on(monkeypatch, caplog):
@@ -325,3 +325,24 @@ def test_controller_changes_reach_every_rank_at_the_next_report():
     assert r0["status"]["state"]["enabled"] is False
     assert r0["status"]["state"]["gpu_relative_perf_threshold"] == 0.9
     assert r0["status"]["last_report"]["stragglers_relative"] == [1]
+
+
+def _host_only_worker(rank: int, world_size: int) -> dict:
+    m = StragglerDetectionManager()
+    m.initialize(_config(report_time_interval=0.2, enable_controller=False))
+    step = m.wrap_train_step(time.sleep)
+    _loop(m, step, 50, slow=(rank == 1), step_s=0.01)
+    out = {"flagged": {k: sorted(s.rank for s in v) for k, v in m.last_stragglers.items()},
+           "gpu": dict(m.last_report.gpu_relative_perf_scores) if m.last_report else None}
+    m.shutdown()
+    return out
+
+
+@pytest.mark.multirank
+def test_without_gpu_timers_the_host_time_of_the_step_is_judged():
+    # No driver at all: the engine times nothing on a GPU, so every GPU score is NaN and the
+    # wrapped step's host time decides (the step here has no communication inside).
+    r0, _ = run_ranks(_host_only_worker, 2, env={"STRAGGLER_LIBCUDA": "/nonexistent/libcuda.so.1"},
+                      timeout_s=120)
+    assert all(v != v for v in r0["gpu"].values())  # NaN
+    assert r0["flagged"]["straggler_gpus_relative"] == [1]

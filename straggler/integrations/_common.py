@@ -8,8 +8,10 @@ NVRx's field names (plus ``causes`` when the report carries it), so they also wo
 from __future__ import annotations
 
 import datetime
+import logging
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -94,17 +96,95 @@ def format_score_block(report: Any, scores: Mapping[int, float], num_best: int,
     return "".join(line(r, s) for r, s in ordered)
 
 
-def flagged_ranks(stragglers: Mapping[str, Any]) -> tuple[set, set]:
-    """The (relative, individual) GPU straggler sets from ``identify_stragglers``' result."""
-    return (set(stragglers.get("straggler_gpus_relative") or ()),
-            set(stragglers.get("straggler_gpus_individual") or ()))
+def step_scores(report: Any, kind: str, section: str | None) -> tuple[dict[int, float], str]:
+    """The scores to judge ranks by, and where they come from.
+
+    ``kind`` is "relative" or "individual". GPU scores (NVRx's choice) when any is finite; on a
+    machine without GPU timers (every GPU score NaN) the scores of the wrapped step's section
+    ``section``, which time the step on the host. Returns (rank -> score, source) with source
+    "gpu" or "host time of <section>".
+    """
+    gpu = dict(getattr(report, f"gpu_{kind}_perf_scores", {}) or {})
+    if section is None or any(not math.isnan(v) for v in gpu.values()):
+        return gpu, "gpu"
+    sections = getattr(report, f"section_{kind}_perf_scores", {}) or {}
+    host = dict(sections.get(section) or {})
+    if any(not math.isnan(v) for v in host.values()):
+        return host, f"host time of {section}"
+    return gpu, "gpu"
 
 
-def all_nan(report: Any) -> bool:
-    """True when the report computed GPU scores and every one of them is NaN (nothing captured)."""
-    values = [*getattr(report, "gpu_relative_perf_scores", {}).values(),
-              *getattr(report, "gpu_individual_perf_scores", {}).values()]
-    return bool(values) and all(math.isnan(v) for v in values)
+@dataclass
+class Evaluation:
+    """One report judged against thresholds, on the reporting rank."""
+
+    relative: dict[int, float]
+    individual: dict[int, float]
+    relative_source: str
+    individual_source: str
+    stragglers_relative: set
+    stragglers_individual: set
+
+    @property
+    def found(self) -> bool:
+        """Whether any rank was flagged."""
+        return bool(self.stragglers_relative or self.stragglers_individual)
+
+    @property
+    def stragglers(self) -> dict[str, set]:
+        """NVRx's two GPU keys of ``identify_stragglers``."""
+        return {"straggler_gpus_relative": self.stragglers_relative,
+                "straggler_gpus_individual": self.stragglers_individual}
+
+    def stats(self) -> dict[str, float]:
+        """``gpu_relative_perf/{min,median,max}`` and ``gpu_individual_perf/...`` (NVRx keys)."""
+        out: dict[str, float] = {}
+        for prefix, scores in (("gpu_relative_perf", self.relative),
+                               ("gpu_individual_perf", self.individual)):
+            if scores:
+                out.update({f"{prefix}/{k}": v for k, v in score_stats(scores).items()})
+        return out
+
+
+def _below(report: Any, scores: Mapping[int, float], threshold: float) -> set:
+    """NVRx's rule: flagged when strictly below the threshold; NaN is never flagged."""
+    from straggler import StragglerId
+
+    nodes = getattr(report, "rank_to_node", {}) or {}
+    return {StragglerId(r, nodes.get(r, "<unknown>")) for r, s in scores.items() if s < threshold}
+
+
+def _ids_text(ids: set) -> str:
+    return "{" + ", ".join(f"StragglerId(rank={i.rank}, node={i.node!r})"
+                           for i in sorted(ids, key=lambda i: i.rank)) + "}"
+
+
+def evaluate_report(report: Any, relative_threshold: float, individual_threshold: float,
+                    section: str | None, logger: logging.Logger, num_to_print: int) -> Evaluation:
+    """Flag ranks and log NVRx's lines: warnings, then the worst/best ``num_to_print`` ranks.
+
+    With ``num_to_print == 0`` the scores are listed only when a rank is flagged (3 each way).
+    Warns when every score is NaN (nothing was timed: e.g. the step was not wrapped).
+    """
+    rel, rel_src = step_scores(report, "relative", section)
+    ind, ind_src = step_scores(report, "individual", section)
+    ev = Evaluation(rel, ind, rel_src, ind_src, _below(report, rel, relative_threshold),
+                    _below(report, ind, individual_threshold))
+    if ev.stragglers_relative:
+        logger.warning(REL_WARNING.format(_ids_text(ev.stragglers_relative)))
+    if ev.stragglers_individual:
+        logger.warning(INDIV_WARNING.format(_ids_text(ev.stragglers_individual)))
+    values = [*rel.values(), *ind.values()]
+    if values and all(math.isnan(v) for v in values):
+        logger.warning("straggler detection: every score is NaN; no timed step was common to "
+                       "all ranks in this interval (is the wrapped step the one being called?)")
+    n = num_to_print or (3 if ev.found else 0)
+    for title, scores, source in (("relative", rel, rel_src), ("individual", ind, ind_src)):
+        if n and scores:
+            note = "" if source == "gpu" else f" ({source}: no GPU timers)"
+            logger.info("\nGPU %s performance%s:\n%s", title, note,
+                        format_score_block(report, scores, n, n))
+    return ev
 
 
 def group_rank(group: Any = None) -> int:

@@ -62,6 +62,15 @@ def _check_count(name: str, value: Any, low: int) -> int:
     return value
 
 
+def _training_completed(trainer: Any) -> bool:
+    """``max_steps`` or ``max_epochs`` reached (NVRx's FT callback's rule for auto-resume)."""
+    max_steps = getattr(trainer, "max_steps", -1)
+    if isinstance(max_steps, int) and max_steps > 0 and trainer.global_step >= max_steps:
+        return True
+    max_epochs = getattr(trainer, "max_epochs", None)
+    return isinstance(max_epochs, int) and max_epochs > 0 and trainer.current_epoch >= max_epochs
+
+
 class StragglerDetectionCallback(_pl.Callback):
     """Finds slow ranks while ``trainer.fit`` runs; optionally stops the job when it finds one.
 
@@ -90,6 +99,13 @@ class StragglerDetectionCallback(_pl.Callback):
     ``trainer.should_stop`` and ``fit`` returns after the current step. ``node_name`` names this
     node in reports (default: the host name); ``process_group`` limits detection to a group;
     ``sync_timeout_s`` bounds the wait in the stop-decision broadcast.
+
+    Fault tolerance (NVRx ``ft_launcher``, see docs/ft.md): ``ft_sections`` (``"auto"``: on
+    under ``ft_launcher``; ``"required"``; ``"off"``) and ``ft_options`` go to
+    ``Detector.initialize``; each training batch is FT's ``step`` section. With
+    ``ft_autoresume`` the job must be started with ``$FAULT_TOL_FINISHED_FLAG_FILE`` set, and
+    rank 0 creates that file when training completes (``max_steps`` or ``max_epochs`` reached,
+    no straggler stop), so an outer job script knows to stop re-submitting.
     """
 
     def __init__(self, report_time_interval: float = 300.0, calc_relative_gpu_perf: bool = True,
@@ -100,7 +116,9 @@ class StragglerDetectionCallback(_pl.Callback):
                  logger_name: str | None = "nemo_logger.StragglerDetectionCallback", *,
                  num_gpu_perf_scores_to_log: int | None = None, exit_code: int | None = 1,
                  node_name: str | None = None, process_group: Any = None,
-                 sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S) -> None:
+                 sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S,
+                 ft_sections: str = "auto", ft_options: dict | None = None,
+                 ft_autoresume: bool = False) -> None:
         if (isinstance(report_time_interval, bool)
                 or not isinstance(report_time_interval, (int, float))
                 or not math.isfinite(report_time_interval) or report_time_interval < 0):
@@ -146,6 +164,16 @@ class StragglerDetectionCallback(_pl.Callback):
             raise ValueError(f"`sync_timeout_s={sync_timeout_s!r}` must be a positive number of "
                              "seconds")
         self.sync_timeout_s = float(sync_timeout_s)
+        from .ft import FT_SECTIONS_MODES
+
+        if ft_sections not in FT_SECTIONS_MODES:
+            raise ValueError(f"`ft_sections={ft_sections!r}` must be one of "
+                             f"{list(FT_SECTIONS_MODES)}")
+        if ft_options is not None and not isinstance(ft_options, dict):
+            raise ValueError(f"`ft_options={ft_options!r}` must be a dict or None")
+        self.ft_sections = ft_sections
+        self.ft_options = ft_options
+        self.ft_autoresume = _check_bool("ft_autoresume", ft_autoresume)
 
         self.logger = logging.getLogger(logger_name)
         self.scores_to_compute = ((["relative_perf_scores"] if calc_relative_gpu_perf else [])
@@ -153,6 +181,7 @@ class StragglerDetectionCallback(_pl.Callback):
                                      else []))
         self._initialized = False
         self._failed = False
+        self._section: str | None = None  # the wrapped training_step's section name
         self.last_report: Any = None
         self.last_stragglers: dict[str, set] = {}
         self.stopped = False
@@ -166,11 +195,18 @@ class StragglerDetectionCallback(_pl.Callback):
             return
         from straggler import CallableId, Detector
 
+        from .ft import FTUnavailableError, finished_flag_path
+
+        if self.ft_autoresume:
+            finished_flag_path(required=True)  # RuntimeError: not started for auto-resume
         try:
             Detector.initialize(scores_to_compute=self.scores_to_compute, gather_on_rank0=True,
                                 profiling_interval=self.profiling_interval,
                                 report_time_interval=self.report_time_interval,
-                                node_name=self.node_name, process_group=self.process_group)
+                                node_name=self.node_name, process_group=self.process_group,
+                                ft_sections=self.ft_sections, ft_options=self.ft_options)
+        except FTUnavailableError:
+            raise  # ft_sections="required" and no FT: a configuration error, not a failure
         except Exception:  # noqa: BLE001 - fail open: training goes on without detection
             self._fail("Detector.initialize() failed")
             return
@@ -183,8 +219,10 @@ class StragglerDetectionCallback(_pl.Callback):
                                 type(strategy).__name__)
             return
         before = strategy.training_step
+        callable_id = CallableId(strategy, "training_step")
+        self._section = str(callable_id)
         try:
-            Detector.wrap_callables([CallableId(strategy, "training_step")])
+            Detector.wrap_callables([callable_id])
         except Exception:  # noqa: BLE001
             self._fail("wrapping the strategy's training_step failed")
             return
@@ -195,8 +233,12 @@ class StragglerDetectionCallback(_pl.Callback):
 
     @override
     def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
-        """Shut the Detector down (puts ``training_step`` back)."""
+        """Shut the Detector down (puts ``training_step`` back); FT auto-resume flag if done."""
         if stage == "fit":
+            if self.ft_autoresume and not self.stopped and _training_completed(trainer):
+                from .ft import write_finished_flag
+
+                write_finished_flag()
             self._shutdown()
 
     @override
@@ -219,9 +261,24 @@ class StragglerDetectionCallback(_pl.Callback):
     # -- every step ------------------------------------------------------------------------------
 
     @override
+    def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
+                             batch_idx: int) -> None:
+        """FT: the batch is the fault-tolerance ``step`` section (when FT sections are on)."""
+        from straggler import Detector
+
+        bridge = Detector.ft_bridge()
+        if bridge is not None:
+            bridge.on_training_step_start()
+
+    @override
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
         """Report on the interval; agree on, and carry out, a stop."""
+        from straggler import Detector
+
+        bridge = Detector.ft_bridge()
+        if bridge is not None:
+            bridge.on_training_step_end()  # before the report: it is not part of the step
         if not self._initialized or self._failed:
             return
         from straggler import Detector
@@ -248,48 +305,19 @@ class StragglerDetectionCallback(_pl.Callback):
 
     def _handle_report(self, report: Any, pl_module: Any) -> bool:
         """Log the report on the reporting rank; return whether a straggler was flagged."""
-        rel_scores = dict(getattr(report, "gpu_relative_perf_scores", {}) or {})
-        ind_scores = dict(getattr(report, "gpu_individual_perf_scores", {}) or {})
-        nodes = getattr(report, "rank_to_node", {}) or {}
-        from straggler import StragglerId
-
-        def below(scores: dict, threshold: float) -> set:
-            return {StragglerId(r, nodes.get(r, "<unknown>")) for r, s in scores.items()
-                    if s < threshold}
-
-        rel = below(rel_scores, self.gpu_relative_perf_threshold)
-        ind = below(ind_scores, self.gpu_individual_perf_threshold)
+        ev = _common.evaluate_report(report, self.gpu_relative_perf_threshold,
+                                     self.gpu_individual_perf_threshold, self._section,
+                                     self.logger, self.num_gpu_perf_scores_to_print)
         self.last_report = report
-        self.last_stragglers = {"straggler_gpus_relative": rel, "straggler_gpus_individual": ind}
-        if rel:
-            self.logger.warning(_common.REL_WARNING.format(rel))
-        if ind:
-            self.logger.warning(_common.INDIV_WARNING.format(ind))
-        if _common.all_nan(report):
-            self.logger.warning("straggler detection: every GPU score is NaN; no training step "
-                                "common to all ranks was timed in this interval")
-        n = self.num_gpu_perf_scores_to_print
-        if n > 0 or rel or ind:
-            n = n or 3
-            if rel_scores:
-                self.logger.info("\nGPU relative performance:\n%s",
-                                 _common.format_score_block(report, rel_scores, n, n))
-            if ind_scores:
-                self.logger.info("\nGPU individual performance:\n%s",
-                                 _common.format_score_block(report, ind_scores, n, n))
+        self.last_stragglers = ev.stragglers
         if self.enable_ptl_logging:
-            metrics: dict[str, float] = {}
-            for prefix, scores in (("gpu_relative_perf", rel_scores),
-                                   ("gpu_individual_perf", ind_scores)):
-                if scores:
-                    metrics.update({f"{prefix}/{k}": v
-                                    for k, v in _common.score_stats(scores).items()})
+            metrics = ev.stats()
             if metrics:
                 try:
                     pl_module.log_dict(metrics, logger=True, batch_size=1, rank_zero_only=True)
                 except Exception:  # noqa: BLE001 - logging never stops training
                     self.logger.exception("straggler detection: logging the scores failed")
-        return bool(rel or ind)
+        return ev.found
 
     def _stop_training(self, trainer: Any) -> None:
         """Every rank: save the last checkpoint if possible, stop, and exit as configured."""

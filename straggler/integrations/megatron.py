@@ -349,6 +349,7 @@ class TrainStep:
     def __init__(self, fn: Callable[..., Any], manager: StragglerDetectionManager) -> None:
         self.original = fn
         self.train_step = fn
+        self.callable_id: Any = None
         self._manager = manager
         self.calls_timed = 0
 
@@ -506,7 +507,8 @@ class StragglerDetectionManager:
         try:
             from straggler import CallableId, Detector
 
-            Detector.wrap_callables([CallableId(step, "train_step")])
+            step.callable_id = CallableId(step, "train_step")
+            Detector.wrap_callables([step.callable_id])
         except Exception:  # noqa: BLE001 - fail open: training goes on untimed
             self._fail("wrapping the train step failed")
             return fn
@@ -593,9 +595,6 @@ class StragglerDetectionManager:
             self._log.warning("straggler detection: no train step was timed since the last "
                               "report on this rank; call the function returned by "
                               "wrap_train_step(), not the original")
-        if reporting and report is not None and _common.all_nan(report):
-            self._log.warning("straggler detection: every GPU score is NaN; nothing common to "
-                              "all ranks was captured in this interval")
 
     # -- report handling (reporting rank) ---------------------------------------------------------
 
@@ -603,45 +602,31 @@ class StragglerDetectionManager:
                        state: ControlState) -> tuple[bool, dict[str, Any]]:
         config = self.config
         assert config is not None
-        rel_scores = dict(getattr(report, "gpu_relative_perf_scores", {}) or {})
-        ind_scores = dict(getattr(report, "gpu_individual_perf_scores", {}) or {})
-        rel = _below(report, rel_scores, state.gpu_relative_perf_threshold)
-        ind = _below(report, ind_scores, state.gpu_individual_perf_threshold)
+        section = str(self._steps[0].callable_id) if self._steps else None
+        ev = _common.evaluate_report(report, state.gpu_relative_perf_threshold,
+                                     state.gpu_individual_perf_threshold, section, self._log,
+                                     config.num_gpu_perf_scores_to_print)
         self.last_report = report
-        self.last_stragglers = {"straggler_gpus_relative": rel, "straggler_gpus_individual": ind}
-        if rel:
-            self._log.warning(_common.REL_WARNING.format(_ids_text(rel)))
-        if ind:
-            self._log.warning(_common.INDIV_WARNING.format(_ids_text(ind)))
-        n = config.num_gpu_perf_scores_to_print
-        if n > 0 or rel or ind:
-            n = n or 3
-            if rel_scores:
-                self._log.info("GPU relative performance:\n%s",
-                               _common.format_score_block(report, rel_scores, n, n))
-            if ind_scores:
-                self._log.info("GPU individual performance:\n%s",
-                               _common.format_score_block(report, ind_scores, n, n))
-        for line in megatron_lines(report, iteration, config.straggler_minmax_count):
+        self.last_stragglers = ev.stragglers
+        for line in megatron_lines(report, iteration, config.straggler_minmax_count,
+                                   ev.relative, ev.individual):
             self._log.info(line)
-        stats = {}
-        for prefix, scores in (("gpu_relative_perf", rel_scores),
-                               ("gpu_individual_perf", ind_scores)):
-            if scores:
-                s = _common.score_stats(scores)
-                stats.update({f"{prefix}/{k}": v for k, v in s.items()})
-                if config.enable_logging:
-                    self._log.info("%s scores: %s", prefix,
-                                   {f"{prefix}/{k}": v for k, v in s.items()})
-        causes = {r: _common.cause_label(report, r) for r in {*rel_scores, *ind_scores}}
+        stats = ev.stats()
+        if config.enable_logging:
+            for prefix in ("gpu_relative_perf", "gpu_individual_perf"):
+                part = {k: v for k, v in stats.items() if k.startswith(prefix + "/")}
+                if part:
+                    self._log.info("%s scores: %s", prefix, part)
+        causes = {r: _common.cause_label(report, r) for r in {*ev.relative, *ev.individual}}
         summary = {"iteration": iteration, "time": time.time(),
-                   "gpu_relative_perf_scores": rel_scores,
-                   "gpu_individual_perf_scores": ind_scores,
-                   "stragglers_relative": sorted(s.rank for s in rel),
-                   "stragglers_individual": sorted(s.rank for s in ind),
+                   "relative_perf_scores": ev.relative, "relative_source": ev.relative_source,
+                   "individual_perf_scores": ev.individual,
+                   "individual_source": ev.individual_source,
+                   "stragglers_relative": sorted(s.rank for s in ev.stragglers_relative),
+                   "stragglers_individual": sorted(s.rank for s in ev.stragglers_individual),
                    "causes": {r: c for r, c in causes.items() if c}, "stats": stats,
                    "rank_to_node": dict(getattr(report, "rank_to_node", {}) or {})}
-        return bool(rel or ind), summary
+        return ev.found, summary
 
     def _fail(self, what: str) -> None:
         if not self._failed:
@@ -650,32 +635,22 @@ class StragglerDetectionManager:
         self._failed = True
 
 
-def _below(report: Any, scores: Mapping[int, float], threshold: float) -> set:
-    """NVRx's rule: flagged when strictly below the threshold; NaN is never flagged."""
-    from straggler import StragglerId
-
-    nodes = getattr(report, "rank_to_node", {}) or {}
-    return {StragglerId(r, nodes.get(r, "<unknown>")) for r, s in scores.items() if s < threshold}
-
-
-def _ids_text(ids: set) -> str:
-    return "{" + ", ".join(f"StragglerId(rank={i.rank}, node={i.node!r})"
-                           for i in sorted(ids, key=lambda i: i.rank)) + "}"
-
-
-def megatron_lines(report: Any, iteration: int, minmax_count: int) -> list[str]:
+def megatron_lines(report: Any, iteration: int, minmax_count: int,
+                   relative: Mapping[int, float] | None = None,
+                   individual: Mapping[int, float] | None = None) -> list[str]:
     """Megatron-LM-style lines: min and max score with their ranks, then the bottom/top N.
 
     The first line reads ``[time] | iteration N | MnRelPerf/Rnk: 0.50/3 (cause) | MxRelPerf/Rnk:
     1.00/0 | MnIndPerf/Rnk: ... | MxIndPerf/Rnk: ...``; with ``minmax_count > 1`` two lines
     follow per score kind, as Megatron's ``^^^^ Bottom``/``^^^^ Top`` lines, with cause labels.
+    ``relative``/``individual`` default to the report's GPU scores.
     """
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
     parts = [f"[{stamp}]", f"iteration {iteration:8d}"]
     extra: list[str] = []
-    for tag, field_name in (("RelPerf", "gpu_relative_perf_scores"),
-                            ("IndPerf", "gpu_individual_perf_scores")):
-        scores = dict(getattr(report, field_name, {}) or {})
+    for tag, field_name, given in (("RelPerf", "gpu_relative_perf_scores", relative),
+                                   ("IndPerf", "gpu_individual_perf_scores", individual)):
+        scores = dict(given if given is not None else getattr(report, field_name, {}) or {})
         finite = sorted(((s, r) for r, s in scores.items() if not math.isnan(s)))
         if not finite:
             if scores:
