@@ -167,7 +167,7 @@ CudaStatus cuda_status(int device) noexcept {
       return status;
     }
     int version = 0;
-    (void)drv.cuDriverGetVersion(&version);
+    if (drv.cuDriverGetVersion(&version) != CUDA_SUCCESS) version = 0;  // shown as "0.0"
     char name[256] = {0};
     CUdevice dev = 0;
     if (drv.cuDeviceGet(&dev, device) != CUDA_SUCCESS ||
