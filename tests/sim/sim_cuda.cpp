@@ -109,10 +109,27 @@ struct Sim {
         proc_address(env_double("SIMCUDA_PROC_ADDRESS", 1) != 0) {
     device_count = std::min(device_count, kMaxDevices);
     for (int i = 0; i < kMaxDevices; ++i) contexts[i].device = i;
+    for (int i = 0; i < kMaxDevices; ++i) physical[i] = i;
+    // SIMCUDA_VISIBLE_DEVICES plays CUDA_VISIBLE_DEVICES (a separate name, so a CI machine's own
+    // setting cannot change the simulator): "5,2" shows physical GPUs 5 and 2 as ordinals 0, 1;
+    // the list ends at the first entry that is not a physical GPU, as the driver's does.
+    if (const char* visible = std::getenv("SIMCUDA_VISIBLE_DEVICES")) {
+      int n = 0;
+      for (const char* p = visible; *p != '\0' && n < kMaxDevices;) {
+        char* end = nullptr;
+        const long id = std::strtol(p, &end, 10);
+        if (end == p || id < 0 || id >= device_count) break;
+        physical[n++] = static_cast<int>(id);
+        p = (*end == ',') ? end + 1 : end;
+        if (*end != ',') break;
+      }
+      device_count = n;
+    }
   }
 
   std::mutex mu;
   int device_count;
+  int physical[kMaxDevices];  // ordinal -> simulated physical GPU (SIMCUDA_VISIBLE_DEVICES)
   double slowdown;
   double kernel_ms;
   int driver_version;
@@ -291,8 +308,8 @@ CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   SIM_REQUIRE_INIT(s);
   if (pciBusId == nullptr || len < 13) return CUDA_ERROR_INVALID_VALUE;
   if (dev < 0 || dev >= s.device_count) return CUDA_ERROR_INVALID_DEVICE;
-  // domain:bus:device.function, as the driver formats it; bus = 0x10 + ordinal.
-  std::snprintf(pciBusId, static_cast<size_t>(len), "0000:%02X:00.0", 0x10 + dev);
+  // domain:bus:device.function, as the driver formats it; bus = 0x10 + physical GPU index.
+  std::snprintf(pciBusId, static_cast<size_t>(len), "0000:%02X:00.0", 0x10 + s.physical[dev]);
   return CUDA_SUCCESS;
 }
 
