@@ -153,11 +153,13 @@ def sweep_variants(base: PolicyConfig) -> list[tuple[str, PolicyConfig]]:
     """The default and one-setting-away variants of it."""
     r = dataclasses.replace
     out = [("defaults", base)]
-    for th in (0.90, 0.93, 0.97):
+    for th in (0.90, 0.93, 0.96, 0.97):
         out.append((f"threshold={th}", r(base, threshold=th,
                                           clear_threshold=max(th, base.clear_threshold))))
-    for k, n in ((1, 1), (2, 2), (3, 5), (3, 3)):
+    for k, n in ((1, 1), (2, 2), (2, 3), (3, 3), (3, 5), (4, 6)):
         out.append((f"k={k}, n={n}", r(base, k=k, n=n)))
+    for c in (1, 5):
+        out.append((f"clear_reports={c}", r(base, clear_reports=c)))
     for me in (0.02, 0.03, 0.06):
         out.append((f"min_effect={me}", r(base, min_effect=me)))
     for nz in (0.0, 2.0, 4.0):
@@ -200,9 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-sweep", action="store_true", help="skip the defaults sweep")
     parser.add_argument("--scenarios", nargs="*", default=list(simulator.SCENARIOS))
     args = parser.parse_args(argv)
-    world = args.world or (64 if args.quick else 512)
-    reports = args.reports or (20 if args.quick else 40)
-    seeds = range(args.seeds or (2 if args.quick else 8))
+    world = args.world or (64 if args.quick else 256)
+    reports = args.reports or (20 if args.quick else 28)
+    seeds = range(args.seeds or (2 if args.quick else 6))
     t0 = time.perf_counter()
     runs = simulate(args.scenarios, world, reports, seeds)
     print(f"## Detection quality ({world} simulated ranks, {reports} reports per run, "

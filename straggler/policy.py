@@ -43,6 +43,7 @@ __all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "Straggl
 GPU_METRIC = "gpu"
 
 _REFERENCES = ("median", "fastest")
+_GAP_FACTOR = 8.0  # a cluster boundary is this many times wider than the median spacing
 _MIN_HISTORY = 2  # successive differences a rank needs before its individual rule may fire
 
 
@@ -73,8 +74,8 @@ class PolicyConfig:
     #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: fastest rank of the group).
     reference: str = "median"
     #: A rank is confirmed after ``k`` slow reports among its last ``n``.
-    k: int = 2
-    n: int = 3
+    k: int = 3
+    n: int = 4
     #: Scores at or above this count as healthy for clearing (hysteresis: above ``threshold``).
     clear_threshold: float = 0.97
     #: Consecutive healthy reports needed to clear a confirmed rank.
@@ -93,8 +94,8 @@ class PolicyConfig:
     learn_structure: bool = True
     #: Reports used to learn the clusters (no rank is confirmed before they are seen).
     structure_warmup: int = 3
-    #: Relative gap between sorted rank levels that separates two clusters.
-    cluster_gap: float = 0.02
+    #: Smallest relative gap between sorted rank levels that separates two clusters.
+    cluster_gap: float = 0.01
     #: A cluster is structural when it holds at least this fraction of the ranks ...
     cluster_min_fraction: float = 0.1
     #: ... and at least this many ranks.
@@ -226,7 +227,9 @@ def _nan_mean_rows(rows: list[np.ndarray], size: int) -> np.ndarray:
 def learn_clusters(levels: np.ndarray, config: PolicyConfig) -> np.ndarray:
     """Group ranks by level (log time relative to the median): stable clusters become groups.
 
-    Sorted levels are split where two neighbours differ by more than ``cluster_gap``; a cluster
+    Sorted levels are split where two neighbours differ by more than ``cluster_gap`` and by more
+    than eight times the median spacing of neighbours (so a tight stage is cut from the next one
+    even when the per-GPU spread fills most of the space between them); a cluster
     with at least ``cluster_min_fraction`` of the ranks (and ``cluster_min_size``) is structural.
     Members of smaller clusters (candidate stragglers) join the nearest structural cluster that
     is faster than them (else the nearest). With fewer than two structural clusters every rank
@@ -238,7 +241,11 @@ def learn_clusters(levels: np.ndarray, config: PolicyConfig) -> np.ndarray:
         return groups
     order = valid[np.argsort(levels[valid], kind="stable")]
     sorted_levels = levels[order]
-    breaks = np.flatnonzero(np.diff(sorted_levels) > math.log1p(config.cluster_gap)) + 1
+    gaps = np.diff(sorted_levels)
+    # A gap separates clusters when it is both wide (cluster_gap) and unusual for this world:
+    # many times the typical spacing of neighbours, which the per-GPU spread sets.
+    cut = max(math.log1p(config.cluster_gap), _GAP_FACTOR * float(np.median(gaps)))
+    breaks = np.flatnonzero(gaps > cut) + 1
     clusters = np.split(order, breaks)
     min_size = max(config.cluster_min_size, math.ceil(config.cluster_min_fraction * valid.size))
     big = [c for c in clusters if c.size >= min_size]
