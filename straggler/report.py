@@ -17,6 +17,7 @@ from .statistics import Statistic
 __all__ = ["Report", "StragglerId", "identify_stragglers"]
 
 _UNKNOWN_NODE = "<unknown>"
+_TABLE_TELEMETRY = ("sm_clock_mhz_mean", "gpu_temp_c_max", "power_w_mean")
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,10 @@ class Report:
       `identify_stragglers` (one report, NVRx's rule) it is robust to noise and structure.
     - ``straggler_states``: global rank -> `straggler.policy.RankState` for the ranks the policy
       is watching (slow in a recent report, or confirmed).
+    - ``gpus``: global rank -> `straggler.telemetry.GpuIdentity` (name, UUID, serial, PCI bus
+      id, driver version): the physical GPU to pull. Empty without NVML telemetry.
+    - ``causes``: global rank -> `straggler.causes.Diagnosis` (a `Cause` label and its
+      evidence) for every flagged rank; see `format_causes` and docs/telemetry.md.
     """
 
     gpu_relative_perf_scores: Mapping[int, float]
@@ -112,6 +117,8 @@ class Report:
     group_ranks: tuple[int, ...] = ()
     confirmed: frozenset[StragglerId] = frozenset()
     straggler_states: Mapping[int, Any] = field(default_factory=dict)
+    gpus: Mapping[int, Any] = field(default_factory=dict)
+    causes: Mapping[int, Any] = field(default_factory=dict)
 
     def identify_stragglers(self, gpu_rel_threshold: float = 0.75,
                             section_rel_threshold: float = 0.75,
@@ -148,9 +155,13 @@ class Report:
             if name in self.section_individual_perf_scores:
                 columns.append((f"{short} ind", self.section_individual_perf_scores[name], True))
         fields = sorted({f for values in self.rank_telemetry.values() for f in values})
+        # NVML telemetry has ~50 fields: the table shows the telling few (all are in the report).
+        fields = [f for f in _TABLE_TELEMETRY if f in fields] or fields
         for name in fields:
             by_rank = {r: v[name] for r, v in self.rank_telemetry.items() if name in v}
             columns.append((name, by_rank, False))
+        if self.causes:  # the label of each diagnosed rank; format_causes() has the evidence
+            columns.append(("cause", {r: d.cause.value for r, d in self.causes.items()}, False))
 
         ranks = sorted(set(self.rank_to_node).union(*(c[1] for c in columns))
                        if columns else self.rank_to_node)
@@ -172,9 +183,18 @@ class Report:
         return "\n".join([title, fmt(header), *(fmt(row) for row in rows)])
 
 
-def _cell(value: float, threshold: float | None) -> str:
+    def format_causes(self) -> str:
+        """One line per diagnosed rank: node, GPU identity, cause label and its evidence."""
+        from .causes import format_causes
+
+        return format_causes(self)
+
+
+def _cell(value: Any, threshold: float | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
+    if isinstance(value, str):
+        return value
     if threshold is None:
         return f"{value:.4g}"
     return f"{value:.3f}" + ("*" if value < threshold else " ")

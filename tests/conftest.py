@@ -19,8 +19,10 @@ if str(TESTS) not in sys.path:  # `from sim.simcuda import ...`, `from _multiran
     sys.path.insert(0, str(TESTS))
 
 from sim.simcuda import LIBCUDA, SimCuda  # noqa: E402
+from sim.simnvml import LIBNVML  # noqa: E402
 
 os.environ.setdefault("STRAGGLER_LIBCUDA", str(LIBCUDA))
+os.environ.setdefault("STRAGGLER_LIBNVML", str(LIBNVML))  # the simulated NVML (sim/simnvml.py)
 
 
 def uses_sim_cuda() -> bool:

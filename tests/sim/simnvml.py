@@ -1,0 +1,44 @@
+"""The simulated NVML (build/sim/libnvidia-ml.so.1): scenario strings and call counters.
+
+tests/conftest.py points ``STRAGGLER_LIBNVML`` here, so every test process that starts an
+`NvmlSampler` samples the simulator. What it answers is set per process by
+``SIMNVML_SCENARIO`` (see the header of tests/sim/sim_nvml.cpp for the keys); the simulator
+re-reads the variable when it changes, so a test can switch scenarios with monkeypatch::
+
+    monkeypatch.setenv("SIMNVML_SCENARIO", scenario(reasons=THERMAL, gpu_temp=91))
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+LIBNVML = REPO / "build" / "sim" / "libnvidia-ml.so.1"
+
+# nvmlClocksEventReason bits (nvml.h).
+IDLE, SW_POWER_CAP, HW_SLOWDOWN, SW_THERMAL, HW_THERMAL, HW_POWER_BRAKE = (
+    0x1, 0x4, 0x8, 0x20, 0x40, 0x80)
+# nvmlReturn_t values tests inject.
+NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_DRIVER_NOT_LOADED = 9
+NVML_ERROR_GPU_IS_LOST = 15
+NVML_ERROR_UNKNOWN = 999
+
+
+def scenario(**values: object) -> str:
+    """An inline scenario: ``scenario(sm_clock=900, unsupported="ecc,mem_temp")``."""
+    return ";".join(f"{k}={v}" for k, v in values.items())
+
+
+class SimNvml:
+    """Counters of the simulated library loaded in this process."""
+
+    def __init__(self, path: str | Path = LIBNVML) -> None:
+        self._lib = ctypes.CDLL(str(path))
+        self._lib.simnvml_call_count.restype = ctypes.c_long
+        self._lib.simnvml_call_count.argtypes = [ctypes.c_char_p]
+
+    def calls(self, fn: str) -> int:
+        """Calls of NVML entry point ``fn`` since the scenario last changed."""
+        return int(self._lib.simnvml_call_count(fn.encode()))
