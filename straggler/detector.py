@@ -236,7 +236,7 @@ class DetectorCore:
         from .causes import CauseRules, ReportAnnotator
 
         opts = self.telemetry_options
-        return ReportAnnotator(self.comm, getattr(self.telemetry, "identity", None),
+        return ReportAnnotator(self.comm, lambda: getattr(self.telemetry, "identity", None),
                                gather=self.gather_on_rank0 and opts.enabled,
                                device=None,  # torch's current device when probing
                                probe_suspects=opts.probe_suspects,
