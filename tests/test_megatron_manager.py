@@ -346,3 +346,12 @@ def test_without_gpu_timers_the_host_time_of_the_step_is_judged():
                       timeout_s=120)
     assert all(v != v for v in r0["gpu"].values())  # NaN
     assert r0["flagged"]["straggler_gpus_relative"] == [1]
+
+
+def test_cause_label_reads_the_diagnosis_of_straggler_causes():
+    causes = pytest.importorskip("straggler.causes")
+    diagnosis = causes.Diagnosis(rank=1, cause=causes.Cause.GPU_THERMAL_THROTTLING,
+                                 evidence="clocks cut 40% for temperature")
+    report = _fake_report({0: 1.0, 1: 0.4}, causes={1: diagnosis})
+    assert _common.cause_label(report, 1) == "gpu_thermal_throttling"
+    assert "MnRelPerf/Rnk: 0.40/1 (gpu_thermal_throttling)" in megatron_lines(report, 5, 1)[0]

@@ -8,6 +8,7 @@ NVRx's field names (plus ``causes`` when the report carries it), so they also wo
 from __future__ import annotations
 
 import datetime
+import enum
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -30,8 +31,8 @@ DEFAULT_SYNC_TIMEOUT_S = 300.0
 def cause_label(report: Any, rank: int) -> str | None:
     """The cause label of ``rank`` in ``report``, or None when the report has no diagnosis for it.
 
-    ``report.causes`` maps rank -> diagnosis; a diagnosis is either a string or an object with a
-    ``label`` attribute (an enum's value or name is used when the label is an enum).
+    ``report.causes`` maps rank -> diagnosis: a `straggler.causes.Diagnosis` (its ``cause``
+    enum's value is the label), an object with a ``label``, a `Cause`-like enum, or a string.
     """
     causes = getattr(report, "causes", None) or {}
     try:
@@ -40,8 +41,10 @@ def cause_label(report: Any, rank: int) -> str | None:
         return None
     if diagnosis is None:
         return None
-    label = diagnosis if isinstance(diagnosis, str) else getattr(diagnosis, "label", diagnosis)
-    label = getattr(label, "value", label)
+    label = diagnosis
+    if not isinstance(diagnosis, (str, enum.Enum)):
+        label = getattr(diagnosis, "cause", None) or getattr(diagnosis, "label", None) or diagnosis
+    label = label.value if isinstance(label, enum.Enum) else label
     text = str(label)
     return text or None
 
