@@ -544,8 +544,7 @@ def test_a_rank_whose_ft_broke_still_joins_the_reduction(launcher_env):
 
 # -- straggler actions and drills ---------------------------------------------------------------
 @pytest.mark.parametrize("action, rank, sends", [("exclude_node", "1", "ExcludeThisNode"),
-                                                 ("exclude_node", "0", "ExcludeThisNode"),
-                                                 ("exclude_node", "2", None),
+                                                 ("exclude_node", "0", None),
                                                  ("shutdown", "1", "ShutdownWorkload"),
                                                  ("shutdown", "0", None)])
 def test_acting_on_stragglers(launcher_env, monkeypatch, action, rank, sends):
@@ -553,9 +552,8 @@ def test_acting_on_stragglers(launcher_env, monkeypatch, action, rank, sends):
     monkeypatch.setenv("RANK", rank)
     client = FakeClient041()
     bridge = ft.create_bridge("required", client=client, straggler_action=action)
-    nodes = {0: "n0", 1: "n0", 2: "n1"}
     with pytest.raises(SystemExit) as exited:
-        bridge.act_on_stragglers([1], nodes, description="rank 1 at 0.4")
+        bridge.act_on_stragglers([1], description="rank 1 at 0.4")
     assert exited.value.code == 1
     if sends is None:
         assert client.requests == []
@@ -566,9 +564,27 @@ def test_acting_on_stragglers(launcher_env, monkeypatch, action, rank, sends):
     assert not [c for c in client.calls if c[0] == "calc"]
 
 
+def test_stragglers_known_on_one_rank_are_agreed(launcher_env, monkeypatch):
+    """Only the reporting rank knows the stragglers; the reduction tells rank 1 it is one."""
+    pytest.importorskip("nvidia_resiliency_ext.fault_tolerance")
+    monkeypatch.setenv("RANK", "1")
+    client = FakeClient041()
+
+    def reduce_max(t):   # rank 0 (the peer) flagged rank 1
+        peer = torch.tensor([0.0, 1.0], dtype=t.dtype)
+        return torch.maximum(torch.nn.functional.pad(t, (0, 2 - t.numel())), peer)
+
+    bridge = ft.create_bridge("required", client=client, straggler_action="exclude_node",
+                              reduce_max=reduce_max)
+    assert bridge.act_on_stragglers([], agree=True, exit_process=False) is True
+    (req,) = client.requests
+    assert req.action.name == "ExcludeThisNode"
+    assert not bridge.enabled
+
+
 def test_no_straggler_action_by_default(launcher_env):
     bridge = ft.create_bridge("required", client=FakeClient041())
-    assert bridge.act_on_stragglers([1], {1: "n0"}) is False
+    assert bridge.act_on_stragglers([1]) is False
     assert bridge.enabled
 
 

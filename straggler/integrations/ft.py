@@ -813,36 +813,50 @@ class FTBridge:
         log.error("straggler: asked ft_launcher to %s: %s", action, description)
         return True
 
-    def act_on_stragglers(self, straggler_ranks: Collection[int],
-                          rank_to_node: Optional[Mapping[int, str]] = None, *,
-                          description: str = "", exit_code: int = 1,
-                          exit_process: bool = True) -> bool:
-        """Act on a confirmed straggler decision (the same on every rank) per `straggler_action`.
+    def act_on_stragglers(self, straggler_ranks: Collection[int], *, description: str = "",
+                          exit_code: int = 1, exit_process: bool = True,
+                          agree: bool = False) -> bool:
+        """Act on a confirmed straggler decision per ``straggler_action``, then exit.
 
-        ``exclude_node``: the ranks on a straggler's node ask the launcher to leave that node out
-        of the next rendezvous; ``shutdown``: the straggler ranks ask it to stop the workload.
-        Then every rank disconnects from FT and, with `exit_process`, exits with `exit_code` (a
-        non-zero code makes the launcher act). Returns True when an action was taken (only seen
-        with ``exit_process=False``); False when there is nothing to do or FT is off.
+        Call it on every rank once the ranks agreed to stop. Each straggler rank asks its node's
+        launcher to leave the node out of the next rendezvous (``exclude_node``) or to stop the
+        workload (``shutdown``); then every rank disconnects from FT (no collective) and, with
+        `exit_process`, exits with `exit_code` (non-zero, so the launcher acts). With `agree`,
+        the ranks first share who the stragglers are (a collective through ``reduce_max``), so
+        only the reporting rank needs to know them. Returns True when an action was taken (seen
+        only with ``exit_process=False``); False when there is nothing to do or FT is off.
         """
-        ranks = sorted({int(r) for r in straggler_ranks})
-        if self.straggler_action == "none" or not ranks or not self.enabled:
+        if self.straggler_action == "none" or not self.enabled:
+            return False
+        ranks = {int(r) for r in straggler_ranks}
+        if agree:
+            ranks = self._agree_on_ranks(ranks)
+        if not ranks:
             return False
         me = _global_rank()
-        nodes = dict(rank_to_node or {})
-        my_node = nodes.get(me, socket.gethostname())
-        text = description or f"straggler: ranks {ranks} confirmed slow"
-        if self.straggler_action == "exclude_node":
-            if my_node in {nodes.get(r) for r in ranks}:
-                self.request_workload_action("exclude_node", f"{text} (node {my_node})")
-        elif me in ranks:
-            self.request_workload_action("shutdown", text)
+        text = description or f"straggler: ranks {sorted(ranks)} confirmed slow"
+        if me in ranks:
+            self.request_workload_action(self.straggler_action,
+                                         f"{text} (rank {me} on {socket.gethostname()})")
         self.abort()
         if exit_process:
             log.error("straggler: exiting with code %d after the straggler decision (%s)",
                       exit_code, text)
             sys.exit(exit_code)
         return True
+
+    def _agree_on_ranks(self, ranks: Collection[int]) -> set:
+        """The union of every rank's `ranks` (one MAX-reduction of a world-sized flag vector)."""
+        import torch
+        import torch.distributed as dist
+
+        world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+        flags = torch.zeros(world, dtype=torch.float64)
+        for r in ranks:
+            if 0 <= r < world:
+                flags[r] = 1.0
+        flags = self._reduce_max(flags)
+        return {i for i, v in enumerate(flags.tolist()) if v > 0}
 
     # -- fault drills --------------------------------------------------------------------------
     def maybe_setup_simulated_fault(self, simulate_fault: bool = True, fault_type: str = "random",

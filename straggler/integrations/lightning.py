@@ -105,7 +105,9 @@ class StragglerDetectionCallback(_pl.Callback):
     ``Detector.initialize``; each training batch is FT's ``step`` section. With
     ``ft_autoresume`` the job must be started with ``$FAULT_TOL_FINISHED_FLAG_FILE`` set, and
     rank 0 creates that file when training completes (``max_steps`` or ``max_epochs`` reached,
-    no straggler stop), so an outer job script knows to stop re-submitting.
+    no straggler stop), so an outer job script knows to stop re-submitting. With
+    ``ft_options={"straggler_action": "exclude_node" | "shutdown"}`` a straggler stop first asks
+    the launcher to leave the straggler's node out of the restart, or not to restart.
     """
 
     def __init__(self, report_time_interval: float = 300.0, calc_relative_gpu_perf: bool = True,
@@ -338,6 +340,15 @@ class StragglerDetectionCallback(_pl.Callback):
         elif callback is not None:
             self.logger.warning("straggler detection: %s has no dirpath; no checkpoint saved",
                                 type(callback).__name__)
+        from straggler import Detector
+
+        bridge = Detector.ft_bridge()
+        if bridge is not None and bridge.straggler_action != "none":
+            # FT: the stragglers ask ft_launcher to exclude their node or stop the workload;
+            # only this (reporting) rank knows them, so the ranks agree first (a collective).
+            ranks = {s.rank for flagged in self.last_stragglers.values() for s in flagged}
+            bridge.act_on_stragglers(ranks, agree=True, exit_code=self.exit_code or 0,
+                                     exit_process=self.exit_code is not None)
         if self.exit_code is not None:
             raise SystemExit(self.exit_code)
 
