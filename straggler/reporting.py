@@ -47,13 +47,6 @@ def _score_kinds(value: Any) -> frozenset[str]:
     return frozenset(kinds)
 
 
-def _stat(summary: Mapping[Statistic, float], key: Statistic) -> float:
-    value = summary.get(key, math.nan)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
 
 class ReportGenerator:
     """Builds a `Report` from this rank's summaries; `generate_report` is a collective.
@@ -129,6 +122,7 @@ class ReportGenerator:
         self._gpu_ids: dict[str, int] = {}
         self._nodes: dict[int, str] = {}
         self._warned: set[str] = set()
+        self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
         self._broken = False
         self.last_extra_max: tuple[float, ...] | None = None
 
@@ -157,7 +151,7 @@ class ReportGenerator:
         extra_vec = None if extra is None else self._vector("extra", extra, None)
         sections = {str(k): dict(v) for k, v in section_summaries.items()}
         gpus = {str(k): dict(v) for k, v in gpu_summaries.items()
-                if not scoring.is_communication(str(k), self.communication_markers)}
+                if not self._is_communication(str(k))}
         if not sections and not gpus:
             self._warn_once("empty", "straggler: nothing was timed on rank %d since the last "
                             "report (no detection_section entries or GPU timers); its scores are "
@@ -186,6 +180,13 @@ class ReportGenerator:
 
     # -- internals -----------------------------------------------------------------------
 
+    def _is_communication(self, name: str) -> bool:
+        verdict = self._communication.get(name)
+        if verdict is None:
+            verdict = self._communication[name] = scoring.is_communication(
+                name, self.communication_markers)
+        return verdict
+
     @property
     def _global_rank(self) -> int:
         return self.comm.global_ranks[self.comm.rank]
@@ -205,10 +206,12 @@ class ReportGenerator:
     def _generate(self, sections: dict, gpus: dict, telemetry: np.ndarray,
                   extra: np.ndarray | None, start_ns: int) -> Report | None:
         sec_names, gpu_names = list(sections), list(gpus)
-        sec_med = np.array([_stat(sections[n], Statistic.MED) for n in sec_names])
-        gpu_med = np.array([_stat(gpus[n], Statistic.MED) for n in gpu_names])
-        gpu_weight = np.array([_stat(gpus[n], Statistic.NUM) * _stat(gpus[n], Statistic.AVG)
-                               for n in gpu_names])
+        # A missing statistic is NaN (numpy turns None into NaN in a float64 array).
+        med, num, avg = Statistic.MED, Statistic.NUM, Statistic.AVG
+        sec_med = np.array([s.get(med) for s in sections.values()], dtype=np.float64)
+        gpu_stats = np.array([[s.get(med), s.get(num), s.get(avg)] for s in gpus.values()],
+                             dtype=np.float64).reshape(-1, 3)
+        gpu_med, gpu_weight = gpu_stats[:, 0], gpu_stats[:, 1] * gpu_stats[:, 2]
         nan = math.nan
         sec_ind = np.full(len(sec_names), nan)
         sec_rel = np.full(len(sec_names), nan)

@@ -15,6 +15,9 @@ See docs/scores.md for the formulas and every deviation from NVRx.
 
 from __future__ import annotations
 
+import functools
+import math
+import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -46,8 +49,15 @@ REFERENCES: tuple[str, ...] = ("min", "median")
 
 def is_communication(name: str, markers: Iterable[str] = COMMUNICATION_MARKERS) -> bool:
     """True when a GPU timer's name contains one of ``markers`` (case-insensitive)."""
-    lowered = name.lower()
-    return any(marker.lower() in lowered for marker in markers)
+    pattern = _marker_pattern(tuple(markers))
+    return pattern is not None and pattern.search(name) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not markers:
+        return None
+    return re.compile("|".join(re.escape(m) for m in markers), re.IGNORECASE)
 
 
 def valid_medians(medians: npt.ArrayLike) -> np.ndarray:
@@ -168,14 +178,16 @@ class WindowedMinBaseline:
         values = valid_medians(medians)
         if values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but medians of shape {values.shape}")
-        reference = np.full(len(names), np.nan)
-        for i, (name, value) in enumerate(zip(names, values)):
-            if np.isnan(value):
+        reference = [math.nan] * len(names)
+        for i, (name, value) in enumerate(zip(names, values.tolist())):
+            if math.isnan(value):
                 continue
-            history = self._history.setdefault(name, deque(maxlen=self.window))
-            history.append(float(value))
+            history = self._history.get(name)
+            if history is None:
+                history = self._history[name] = deque(maxlen=self.window)
+            history.append(value)
             reference[i] = min(history)
-        return reference
+        return np.array(reference, dtype=np.float64)
 
     def state_dict(self) -> dict[str, list[float]]:
         """Each timer's recent medians, oldest first."""
