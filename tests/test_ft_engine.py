@@ -274,3 +274,30 @@ def test_auto_leaves_ft_to_a_client_already_connected(monitor_factory):
     finally:
         theirs.shutdown_workload_monitoring()
     assert ft.connected_clients() == []
+
+
+def test_straggler_action_reaches_the_launcher_channel(monitor_factory, monkeypatch):
+    """The request travels over NVRx's real launcher IPC (the receiving end ft_launcher uses)."""
+    from nvidia_resiliency_ext.fault_tolerance.ipc_connector import IpcConnector
+
+    m = monitor_factory({STEP: 30.0})
+    launcher_socket = os.path.join(m.dir, "launcher.socket")
+    receiver = IpcConnector(launcher_socket)
+    receiver.start_receiving()
+    try:
+        monkeypatch.setenv(ft.LAUNCHER_SOCKET_ENV, launcher_socket)
+        bridge = ft.create_bridge("required", straggler_action="shutdown")
+        assert bridge.act_on_stragglers([0], description="rank 0 at 0.3",
+                                        exit_process=False) is True
+        deadline = time.monotonic() + 10.0
+        received = []
+        while not received and time.monotonic() < deadline:
+            received = receiver.fetch_received()
+            time.sleep(0.05)
+    finally:
+        receiver.stop_receiving()
+    ((rank, request),) = received
+    assert int(rank) == 0  # RankInfo takes it from $RANK (a string) without a process group
+    assert request.action == fault_tolerance.WorkloadAction.ShutdownWorkload
+    assert "rank 0 at 0.3" in request.description
+    assert not bridge.enabled
