@@ -355,3 +355,30 @@ def test_cause_label_reads_the_diagnosis_of_straggler_causes():
     report = _fake_report({0: 1.0, 1: 0.4}, causes={1: diagnosis})
     assert _common.cause_label(report, 1) == "gpu_thermal_throttling"
     assert "MnRelPerf/Rnk: 0.40/1 (gpu_thermal_throttling)" in megatron_lines(report, 5, 1)[0]
+
+
+def test_state_dict_carries_the_individual_baseline_across_a_restart():
+    def run(state=None):
+        m = StragglerDetectionManager()
+        m.initialize(_config(enable_controller=False, report_time_interval=0.05))
+        if state is not None:
+            m.load_state_dict(state)
+        step = m.wrap_train_step(time.sleep)
+        # A resumed job 3x slower than before its restart: only the carried baseline shows it.
+        _loop(m, step, 40, slow=state is not None, step_s=0.005)
+        out = m.state_dict(), dict(m.last_report.gpu_individual_perf_scores)
+        m.shutdown()
+        return out
+
+    state, scores = run()
+    assert set(state) == {"detector"} and scores[0] > 0.7
+    _, resumed = run(state)
+    assert resumed[0] < 0.7  # about 0.33, judged against the baseline from before the restart
+    with pytest.raises(ValueError, match="not a StragglerDetectionManager state"):
+        m = StragglerDetectionManager()
+        m.initialize(_config(enable_controller=False))
+        try:
+            m.load_state_dict({"other": 1})
+        finally:
+            m.shutdown()
+    assert StragglerDetectionManager().state_dict() == {}

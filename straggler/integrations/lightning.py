@@ -290,7 +290,10 @@ class StragglerDetectionCallback(_pl.Callback):
             report = Detector.generate_report_if_interval_elapsed()
             found = False
             if report is not None:
-                found = self._handle_report(report, pl_module)
+                try:
+                    found = self._handle_report(report, pl_module)
+                except Exception:  # noqa: BLE001 - still meet the peers in the broadcast
+                    self.logger.exception("straggler detection: reading the report failed")
             if not Detector.is_interval_elapsed():
                 return
             if self.stop_if_detected:

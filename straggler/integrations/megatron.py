@@ -464,6 +464,28 @@ class StragglerDetectionManager:
         self._initialized = False
         self._state = None
 
+    # -- persistence --------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """This rank's detector state (individual baselines); save it per rank, {} when inactive."""
+        if not self.active:
+            return {}
+        from straggler import Detector
+
+        return {"detector": Detector.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict` of the same rank after :meth:`initialize`; ``{}`` is a no-op."""
+        if not isinstance(state, Mapping):
+            raise ValueError(f"`state={state!r:.100}` must be a mapping from state_dict()")
+        if not state or not self.active:
+            return
+        if "detector" not in state:
+            raise ValueError(f"`state={state!r:.100}` is not a StragglerDetectionManager state")
+        from straggler import Detector
+
+        Detector.load_state_dict(state["detector"])
+
     # -- state ------------------------------------------------------------------------------
 
     @property
@@ -568,7 +590,10 @@ class StragglerDetectionManager:
             found = False
             if report is not None:
                 # Settings changed since the last meeting apply from this report on.
-                found, summary = self._handle_report(report, iteration, new_state)
+                try:
+                    found, summary = self._handle_report(report, iteration, new_state)
+                except Exception:  # noqa: BLE001 - still meet the peers in the broadcast
+                    self._log.exception("straggler detection: reading the report failed")
             if config.stop_if_detected:
                 stop = bool(_common.broadcast_values([float(found)], group, timeout)[0])
                 if stop:
