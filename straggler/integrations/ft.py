@@ -44,7 +44,7 @@ __all__ = [
     "FTBridge", "FTUnavailableError", "FT_SECTIONS_MODES", "STRAGGLER_ACTIONS", "FAULT_TYPES",
     "SETUP", "STEP", "CHECKPOINTING", "STATE_FILE_NAME", "create_bridge", "under_ft_launcher",
     "load_ft_api", "client_generation", "write_finished_flag", "finished_flag_path",
-    "read_state_file", "write_state_file",
+    "read_state_file", "write_state_file", "connected_clients",
 ]
 
 log = logging.getLogger("straggler")
@@ -78,7 +78,7 @@ class FTApi:
         self.version = version
         self.client_cls = module.RankMonitorClient
         self.client_error = getattr(module, "RankMonitorClientError", Exception)
-        # Workload control exists since NVRx 0.2; older builds have neither name.
+        # Workload control (0.4.1 and later has it); a build without it lacks both names.
         self.workload_request = getattr(module, "WorkloadControlRequest", None)
         self.workload_action = getattr(module, "WorkloadAction", None)
 
