@@ -43,6 +43,116 @@ int timer_arg(straggler::TimerEngine& engine, py::handle timer) {
                        py::repr(py::type::handle_of(timer)).cast<std::string>());
 }
 
+// ---- start()/stop(): the hot path as METH_FASTCALL methods -------------------------------------
+// pybind11's generic dispatcher costs more than the engine's own work here, so these two parse
+// (timer, stream=0) themselves. The method descriptor has already checked that `self` is a
+// TimerEngine (or subclass) when they run.
+
+PyObject* g_cuda_error = nullptr;  // the CudaError type, kept alive by the module attribute
+const py::detail::type_info* g_engine_type = nullptr;
+
+straggler::TimerEngine& engine_of(PyObject* self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  py::detail::value_and_holder vh = inst->get_value_and_holder(g_engine_type);
+  if (!vh.holder_constructed()) throw py::type_error("TimerEngine.__init__() was not called");
+  return *vh.value_ptr<straggler::TimerEngine>();
+}
+
+std::uintptr_t stream_arg(PyObject* stream) {
+  if (stream == nullptr) return 0;
+  if (PyLong_Check(stream) && !PyBool_Check(stream)) {
+    const unsigned long long v = PyLong_AsUnsignedLongLong(stream);
+    if (!(v == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+      return static_cast<std::uintptr_t>(v);
+    }
+    PyErr_Clear();
+  }
+  throw py::value_error("`stream=" + py::repr(stream).cast<std::string>() +
+                        "` must be a CUstream handle as a non-negative int (0: default stream)");
+}
+
+// (timer, stream=0) from a vectorcall, positional or by keyword.
+void parse_timer_stream(const char* fn, PyObject* const* args, Py_ssize_t nargs,
+                        PyObject* kwnames, PyObject** timer, PyObject** stream) {
+  PyObject* slots[2] = {nullptr, nullptr};
+  if (nargs > 2) {
+    throw py::type_error(std::string(fn) + "() takes at most 2 arguments (" +
+                         std::to_string(nargs) + " given)");
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) slots[i] = args[i];
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    int slot = -1;
+    if (PyUnicode_CompareWithASCIIString(key, "timer") == 0) slot = 0;
+    if (PyUnicode_CompareWithASCIIString(key, "stream") == 0) slot = 1;
+    if (slot < 0) {
+      throw py::type_error(std::string(fn) + "() got an unexpected keyword argument " +
+                           py::repr(key).cast<std::string>());
+    }
+    if (slots[slot] != nullptr) {
+      throw py::type_error(std::string(fn) + "() got multiple values for argument '" +
+                           (slot == 0 ? "timer" : "stream") + "'");
+    }
+    slots[slot] = args[nargs + k];
+  }
+  if (slots[0] == nullptr) {
+    throw py::type_error(std::string(fn) + "() missing required argument 'timer'");
+  }
+  *timer = slots[0];
+  *stream = slots[1];
+}
+
+// Runs `body`, turning C++ exceptions into the Python ones the rest of the module raises.
+template <class Body>
+PyObject* guarded(Body&& body) {
+  try {
+    body();
+    Py_RETURN_NONE;
+  } catch (const straggler::CudaError& e) {
+    PyErr_SetString(g_cuda_error, e.what());
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyObject* engine_start(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  return guarded([&] {
+    PyObject *timer = nullptr, *stream = nullptr;
+    parse_timer_stream("start", args, nargs, kwnames, &timer, &stream);
+    straggler::TimerEngine& e = engine_of(self);
+    e.start(timer_arg(e, timer), stream_arg(stream));
+  });
+}
+
+PyObject* engine_stop(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                      PyObject* kwnames) {
+  return guarded([&] {
+    PyObject *timer = nullptr, *stream = nullptr;
+    parse_timer_stream("stop", args, nargs, kwnames, &timer, &stream);
+    straggler::TimerEngine& e = engine_of(self);
+    e.stop(timer_arg(e, timer), stream_arg(stream));
+  });
+}
+
+PyMethodDef g_hot_methods[] = {
+    {"start", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(engine_start)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "start($self, timer, stream=0)\n--\n\nRecord the start of `timer` (an int id or a str name) "
+     "on `stream` (a raw CUstream as int; 0: default stream)."},
+    {"stop", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(engine_stop)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "stop($self, timer, stream=0)\n--\n\nRecord the stop of `timer` on `stream`."},
+};
+
 py::array_t<double> to_numpy(const std::vector<double>& values, py::ssize_t rows,
                              py::ssize_t cols) {
   py::array_t<double> out(cols > 0 ? std::vector<py::ssize_t>{rows, cols}
@@ -54,7 +164,8 @@ py::array_t<double> to_numpy(const std::vector<double>& values, py::ssize_t rows
 void bind_timer_engine(py::module_& m) {
   using straggler::TimerEngine;
 
-  py::register_exception<straggler::CudaError>(m, "CudaError", PyExc_RuntimeError);
+  g_cuda_error =
+      py::register_exception<straggler::CudaError>(m, "CudaError", PyExc_RuntimeError).ptr();
 
   py::tuple columns(static_cast<std::size_t>(straggler::kNumColumns));
   for (int i = 0; i < straggler::kNumColumns; ++i) columns[i] = straggler::kSummaryColumns[i];
@@ -74,9 +185,11 @@ void bind_timer_engine(py::module_& m) {
       "(available, reason): whether the CUDA driver loads, initialises and has `device`. "
       "Never raises.");
 
-  py::class_<TimerEngine>(m, "TimerEngine",
-                          "Named start/stop timers on CUDA streams (pooled events) or the host "
-                          "clock, with bounded per-name ring buffers and statistics in ms.")
+  py::class_<TimerEngine> engine(m, "TimerEngine",
+                                "Named start/stop timers on CUDA streams (pooled events) or the "
+                                "host clock, with bounded per-name ring buffers and statistics "
+                                "in ms.");
+  engine
       .def(py::init([](const std::string& backend, long long capacity, int device) {
              py::gil_scoped_release release;  // may load and initialise the driver
              return std::make_unique<TimerEngine>(backend, capacity, device);
@@ -89,19 +202,6 @@ void bind_timer_engine(py::module_& m) {
       .def("timer_id", [](TimerEngine& e, std::string_view name) { return e.timer_id(name); },
            py::arg("name"), "Stable small int id for `name`; creates the timer.")
       .def("timer_name", &TimerEngine::timer_name, py::arg("timer"))
-      .def(
-          "start",
-          [](TimerEngine& e, py::handle timer, std::uintptr_t stream) {
-            e.start(timer_arg(e, timer), stream);
-          },
-          py::arg("timer"), py::arg("stream") = 0,
-          "Record the start of `timer` on `stream` (a raw CUstream as int; 0: default stream).")
-      .def(
-          "stop",
-          [](TimerEngine& e, py::handle timer, std::uintptr_t stream) {
-            e.stop(timer_arg(e, timer), stream);
-          },
-          py::arg("timer"), py::arg("stream") = 0, "Record the stop of `timer` on `stream`.")
       .def("harvest", &TimerEngine::harvest,
            "Store every finished pair without blocking; returns how many.")
       // Blocks on this engine's events only; other Python threads run meanwhile.
