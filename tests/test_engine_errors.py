@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 
 import pytest
@@ -277,3 +278,32 @@ def test_closed_engine_refuses_timing_but_keeps_its_samples():
     eng.flush()
     names, table = eng.summaries()
     assert names == ["a"] and table.shape == (1, 7)
+
+
+def test_start_stop_arguments_by_keyword_and_their_errors():
+    with _core.TimerEngine("host") as eng:
+        eng.start(timer="a", stream=0)
+        eng.stop(stream=3, timer="a")
+        assert eng.durations("a").size == 1
+        with pytest.raises(ValueError, match=r"`stream=-1` must be a CUstream handle"):
+            eng.start("a", -1)
+        with pytest.raises(ValueError, match=r"`stream='0'`"):
+            eng.start("a", "0")
+        with pytest.raises(TypeError, match="missing required argument 'timer'"):
+            eng.start()
+        with pytest.raises(TypeError, match="at most 2 arguments"):
+            eng.stop("a", 0, 0)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'name'"):
+            eng.start(name="a")
+        with pytest.raises(TypeError, match="multiple values for argument 'timer'"):
+            eng.start("a", timer="a")
+        assert eng.pending() == 0 and eng.durations("a").size == 1  # nothing half-done
+        eng.start("a")  # and nothing left open
+        eng.stop("a")
+        assert str(inspect.signature(eng.start)) == "(timer, stream=0)"
+
+
+def test_start_on_an_engine_whose_init_never_ran_raises():
+    eng = _core.TimerEngine.__new__(_core.TimerEngine)
+    with pytest.raises(TypeError):
+        eng.start("a")
