@@ -301,3 +301,41 @@ def test_straggler_action_reaches_the_launcher_channel(monitor_factory, monkeypa
     assert request.action == fault_tolerance.WorkloadAction.ShutdownWorkload
     assert "rank 0 at 0.3" in request.description
     assert not bridge.enabled
+
+
+def _learn_across_ranks(rank, world_size, state_dir):
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, ft_sections="required",
+                        ft_options={"state_path": state_dir, "warmup_iters": 0})
+    try:
+        bridge = Detector.ft_bridge()
+        for _ in range(ft.MIN_ITERS_FOR_STEP_TIMEOUT_UPDATE):
+            with Detector.detection_section("step", profile_cuda=False):
+                time.sleep(0.12 if rank == 1 else 0.01)  # rank 1's steps are the longest
+        Detector.generate_report()
+        return bridge.current_timeouts()[STEP], \
+            bridge.client.timeouts_calc.section_to_max_time[STEP]
+    finally:
+        Detector.shutdown()
+
+
+@pytest.mark.multirank
+def test_learned_timeouts_are_the_same_on_every_rank(tmp_path):
+    """The longest step of any rank sets everyone's timeout (MAX over our communicator)."""
+    from _multirank import run_ranks
+
+    monitors = [Monitor({SETUP: 30.0, STEP: 30.0}) for _ in range(2)]
+    try:
+        results = run_ranks(_learn_across_ranks, 2, str(tmp_path), timeout_s=120,
+                            rank_env={r: {ft.RANK_MONITOR_SOCKET_ENV: m.socket}
+                                      for r, m in enumerate(monitors)})
+    finally:
+        for m in monitors:
+            m.close()
+    (t0, max0), (t1, max1) = results
+    assert t0 == pytest.approx(t1) and max0 == pytest.approx(max1)
+    assert max0 >= 0.12                      # rank 1's step, seen by rank 0 too
+    assert t0 == pytest.approx(5.0 * max0)   # NVRx's safety factor
+    saved = json.loads((tmp_path / ft.STATE_FILE_NAME).read_text())
+    assert saved["current_timeouts"]["section"]["section"][STEP] == pytest.approx(t0)
