@@ -80,7 +80,8 @@ class ReportGenerator:
 
     ``extra``: a fixed-length float vector that every rank passes to every `generate_report`
     (or none does); its element-wise maximum over the group is then available on every rank as
-    `last_extra_max`, at no extra collective. The detector uses it for its report interval.
+    `last_extra_max`, at no extra collective. NaN entries mean "no value" and are ignored by the
+    maximum (all NaN: NaN). The detector uses it for its report interval.
     """
 
     def __init__(self, scores_to_compute: str | Sequence[str] = "all",
@@ -308,10 +309,13 @@ class ReportGenerator:
         new_sec = [n for n in sec_names if n not in self._section_ids]
         new_gpu = [n for n in gpu_names if n not in self._gpu_ids]
         flag = float(names_needed and (bool(new_sec or new_gpu) or not self._nodes))
-        vec = torch.from_numpy(np.concatenate([[flag], extra if extra is not None else []]))
+        # NaN in ``extra`` means "no value": it travels as -inf, which MAX ignores.
+        values = np.where(np.isnan(extra), -np.inf, extra) if extra is not None else []
+        vec = torch.from_numpy(np.concatenate([[flag], values]))
         self.comm.all_reduce(vec, "max")
         if extra is not None:
-            self.last_extra_max = tuple(float(v) for v in vec[1:])
+            self.last_extra_max = tuple(v if v != -math.inf else math.nan
+                                        for v in vec[1:].tolist())
         if vec[0].item() <= 0:
             return
         gathered = self.comm.all_gather_object((self.node_name, new_sec, new_gpu))

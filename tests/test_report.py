@@ -239,6 +239,8 @@ def test_extra_comes_back_as_the_group_maximum():
     assert gen.last_extra_max is None
     gen.generate_report({}, {"k": summary(1.0)}, extra=[12.0, -1.0])
     assert gen.last_extra_max == (12.0, -1.0)
+    gen.generate_report({}, {"k": summary(1.0)}, extra=[NAN, math.inf])
+    assert math.isnan(gen.last_extra_max[0]) and gen.last_extra_max[1] == math.inf
 
 
 def test_individual_without_gather_does_no_communication():

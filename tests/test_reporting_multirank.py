@@ -61,7 +61,7 @@ def _world_worker(rank, world_size):
                            telemetry_fields=("clock_mhz", "power_w"))
     out["telemetry"] = tele.generate_report(
         sections, gpus, telemetry=[1000.0 + rank, NAN if rank == 1 else 300.0],
-        extra=[float(rank), -float(rank)])
+        extra=[float(rank), -float(rank), NAN if rank == 2 else 1.0 + rank, NAN])
     out["extra"] = tele.last_extra_max
 
     robust = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm,
@@ -165,8 +165,10 @@ def test_telemetry_travels_with_the_scores(world):
     assert report.gpu_individual_perf_scores == {}
 
 
-def test_extra_maximum_is_the_same_on_every_rank(world):
-    assert [world[r]["extra"] for r in range(WORLD)] == [(2.0, 0.0)] * WORLD
+def test_extra_maximum_is_the_same_on_every_rank_and_skips_nan(world):
+    for rank in range(WORLD):
+        assert world[rank]["extra"][:3] == (2.0, 0.0, 2.0), rank
+        assert math.isnan(world[rank]["extra"][3]), rank
 
 
 def test_median_reference_scores_against_the_middle_rank(world):
