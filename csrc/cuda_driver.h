@@ -115,8 +115,8 @@ namespace straggler {
 // The driver ABI version we ask cuGetProcAddress for (capped at the installed driver's
 // version). 12.0 binds, for each base name below, the ABI our prototypes declare:
 // cuEventDestroy -> cuEventDestroy_v2 (4.0), cuDevicePrimaryCtxRelease -> _v2 (11.0), and
-// cuEventElapsedTime -> v1 (its _v2 from 12.8 has the same signature; v1 exists on every driver
-// we support, including 13.x, which keep older ABIs for older callers).
+// cuEventElapsedTime -> v1 (its _v2 from 12.8 has the same signature; drivers keep serving the
+// ABI a version asks for, so binaries built against older toolkits keep working on 13.x).
 constexpr int kCudaAbiVersion = 12000;
 
 // X(name, exported symbol for dlsym fallback, required)
