@@ -126,9 +126,9 @@ def test_sections_open_and_close_in_order_on_the_real_monitor(monitor_factory, k
     assert wait_for(kill_signal, 15.0), "the monitor never saw `step` open"
     bridge.on_section_exit("train_step")
     # ...and sees it closed again: out of section (30 s timeout) nothing fires.
-    time.sleep(10 * CHECK_INTERVAL_S)
+    time.sleep(5 * CHECK_INTERVAL_S)
     kill_signal.clear()
-    time.sleep(10 * CHECK_INTERVAL_S)
+    time.sleep(5 * CHECK_INTERVAL_S)
     assert not kill_signal.is_set()
     bridge.shutdown()
     assert not client.is_initialized
