@@ -226,3 +226,64 @@ def test_a_failed_peer_ends_the_report_with_an_error_not_a_hang(how, tmp_path):
     assert outcome == "raised" and error == "RuntimeError", results
     # The bound is the comm timeout; 10x slack because 2 shared cores can stall the survivor.
     assert elapsed_s < 10 * TIMEOUT_S, results
+
+
+# -- side by side with NVRx's ReportGenerator on the same summaries ----------------------------
+
+def _side_by_side_worker(rank, world_size):
+    from nvidia_resiliency_ext.straggler.reporting import ReportGenerator as NvrxGenerator
+    from nvidia_resiliency_ext.straggler.statistics import Statistic as NvrxStatistic
+
+    def nvrx_summary(med, num=100):
+        return {NvrxStatistic[s.name]: v for s, v in summary(med, num).items()}
+
+    ours = ReportGenerator("all", True, f"node{rank}", Comm.create(timeout_s=60))
+    theirs = NvrxGenerator(["relative_perf_scores", "individual_perf_scores"], True,
+                           node_name=f"node{rank}")
+    slow = rank + 1
+    rounds = [
+        # (sections, GPU timers): rank r is (r+1)x slower; NCCL inversely; a kernel and a section
+        # only on rank 0; a kernel whose weights differ per rank.
+        ({"step": 10.0 * slow, "solo": 3.0 if rank == 0 else None},
+         {"gemm": (2.0 * slow, 100), "softmax": (0.5, 40 * slow), "only0": (9.0, 5) if rank == 0
+          else None, "ncclDevKernel_AllReduce": (60.0 / slow, 100)}),
+        # Everyone 1.5x slower: individual scores drop, relative ones stay.
+        ({"step": 15.0 * slow}, {"gemm": (3.0 * slow, 100), "softmax": (0.75, 40 * slow)}),
+        # Rank 2 recovers to the first report's speed.
+        ({"step": 10.0 * slow if rank == 2 else 15.0 * slow},
+         {"gemm": (2.0 * slow if rank == 2 else 3.0 * slow, 100), "softmax": (0.75, 40 * slow)}),
+    ]
+    out = []
+    for sections, kernels in rounds:
+        sections = {k: v for k, v in sections.items() if v is not None}
+        kernels = {k: v for k, v in kernels.items() if v is not None}
+        a = ours.generate_report({k: summary(v) for k, v in sections.items()},
+                                 {k: summary(*v) for k, v in kernels.items()})
+        b = theirs.generate_report({k: nvrx_summary(v) for k, v in sections.items()},
+                                   {k: nvrx_summary(*v) for k, v in kernels.items()})
+        out.append(None if a is None else (a, {
+            f: getattr(b, f) for f in ("gpu_relative_perf_scores", "gpu_individual_perf_scores",
+                                       "section_relative_perf_scores",
+                                       "section_individual_perf_scores", "rank_to_node")}))
+    return out
+
+
+def test_scores_equal_nvrx_where_its_semantics_hold():
+    pytest.importorskip("nvidia_resiliency_ext.straggler")
+    results = run_ranks(_side_by_side_worker, WORLD, timeout_s=150)
+    assert all(r is None for rank in (1, 2) for r in results[rank])
+    for ours, theirs in results[0]:
+        # NVRx moves values as float32; ours are float64.
+        assert ours.rank_to_node == dict(theirs["rank_to_node"])
+        for field in ("gpu_relative_perf_scores", "gpu_individual_perf_scores"):
+            assert getattr(ours, field) == pytest.approx(theirs[field], rel=1e-6, nan_ok=True)
+        for field in ("section_relative_perf_scores", "section_individual_perf_scores"):
+            got = getattr(ours, field)
+            assert set(got) <= set(theirs[field])
+            for stale in set(theirs[field]) - set(got):  # NVRx lists every section ever seen
+                assert all(math.isnan(v) for v in theirs[field][stale].values())
+            for name in got:
+                assert got[name] == pytest.approx(theirs[field][name], rel=1e-6, nan_ok=True)
+    first = results[0][0][0]
+    assert first.gpu_relative_perf_scores[0] == 1.0 and first.gpu_relative_perf_scores[2] < 0.75
+    assert results[0][1][0].gpu_individual_perf_scores[0] == pytest.approx(2 / 3)
