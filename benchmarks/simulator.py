@@ -65,6 +65,8 @@ class Scenario:
     onset: int = 8                   # report where injected faults start
     #: A rank counts as a straggler at a report when its persistent slowdown is >= this.
     truth_min_slowdown: float = 0.05
+    #: No rank is a straggler, whatever its slowdown (job-wide changes, weather-level drift).
+    negatives_only: bool = False
 
 
 def _none(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
@@ -94,6 +96,21 @@ def _gradual(onset: int, per_report: float, cap: float):
         out = np.ones(world)
         out[rank] = 1.0 + min(cap, per_report * max(0, t - onset + 1))
         return out
+    return slowdown
+
+
+def _mild(fraction: float, low: float, high: float, onset: int):
+    def slowdown(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
+        if "mild" not in memo:
+            memo["mild"] = 1.0 + np.where(rng.random(world) < fraction,
+                                          rng.uniform(low, high, world), 0.0)
+        return memo["mild"] if t >= onset else np.ones(world)
+    return slowdown
+
+
+def _job_wide(factor: float, onset: int):
+    def slowdown(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
+        return np.full(world, factor if t >= onset else 1.0)
     return slowdown
 
 
@@ -150,6 +167,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("clean", "healthy job: silicon spread, diurnal drift, noise", _none),
     *[Scenario(f"slow{p}", f"one rank {p}% slower from report {ONSET}",
                _slow_ranks([1 + p / 100], ONSET)) for p in (5, 10, 20, 50, 100)],
+    Scenario("mild", "10 % of ranks 1-3 % slower for good (weather, not stragglers)",
+             _mild(0.10, 0.01, 0.03, ONSET), negatives_only=True),
+    Scenario("jobwide", "every rank 15 % slower from report 8 (a job change, no straggler)",
+             _job_wide(1.15, ONSET), negatives_only=True),
     Scenario("transient", "1 % of ranks 1.5x slower for one report, every report",
              _none, transient=_spikes(0.01, 1.5)),
     Scenario("gradual", "one rank degrades by 1 % per report up to 30 %",
@@ -254,6 +275,8 @@ def generate(sc: Scenario, world: int, reports: int, seed: int, gpu_timers: int 
         truth = frozenset(np.flatnonzero(excess >= sc.truth_min_slowdown - 1e-12).tolist())
         grey = frozenset(np.flatnonzero((excess > 1e-12)
                                         & (excess < sc.truth_min_slowdown - 1e-12)).tolist())
+        if sc.negatives_only:
+            truth = grey = frozenset()
         yield WindowSample(report=t, section_med=np.column_stack([step, data]), gpu_med=gpu,
                            gpu_num=calls, truth=truth, grey=grey, gpu_names=names)
 

@@ -18,7 +18,9 @@ group: feed it one observation per report (per-rank times for each metric) and i
   recognised as such instead of being flagged.
 * **Individual score against a decaying baseline.** Each rank's own time is compared with an
   exponentially weighted baseline of its past times (half-life ``baseline_half_life`` reports),
-  so a slow drift is seen and a recovery is accepted.
+  so a slow drift is seen and a recovery is accepted. By default this rule judges only ranks
+  without peers in the report (``individual="no_peers"``): with peers, a slowdown of the whole
+  job is not a straggler.
 * **Noise gate.** Each rank's report-to-report noise is estimated from successive differences
   (robust to a step change); a slowdown must exceed ``noise_z`` times it.
 * **Persistence and hysteresis.** A rank is confirmed after ``k`` slow reports among its last
@@ -43,6 +45,7 @@ __all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "Straggl
 GPU_METRIC = "gpu"
 
 _REFERENCES = ("median", "fastest")
+_INDIVIDUAL_MODES = ("no_peers", "always", "off")
 _GAP_FACTOR = 8.0  # a cluster boundary is this many times wider than the median spacing
 _MIN_HISTORY = 2  # successive differences a rank needs before its individual rule may fire
 
@@ -68,7 +71,7 @@ class PolicyConfig:
     """
 
     #: Peer score (reference time / own time) below which a report counts as slow.
-    threshold: float = 0.95
+    threshold: float = 0.96
     #: Minimum slowdown versus the peer median for a report to count as slow (effect-size gate).
     min_effect: float = 0.04
     #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: fastest rank of the group).
@@ -80,8 +83,10 @@ class PolicyConfig:
     clear_threshold: float = 0.97
     #: Consecutive healthy reports needed to clear a confirmed rank.
     clear_reports: int = 3
-    #: Compare each rank with its own decaying baseline as well.
-    individual: bool = True
+    #: When to compare a rank with its own decaying baseline: ``"no_peers"`` (only ranks without
+    #: peers in the report, e.g. with ``gather_on_rank0=False`` or alone in their role; a slowdown
+    #: of the whole job is then not a straggler), ``"always"`` or ``"off"``.
+    individual: str = "no_peers"
     #: Individual score (baseline / own time) below which a report counts as individually slow.
     individual_threshold: float = 0.9
     #: Half-life of the personal baseline, in reports.
@@ -117,8 +122,9 @@ class PolicyConfig:
             raise ValueError(f"`clear_threshold={self.clear_threshold!r}` must be >= "
                              f"`threshold={self.threshold!r}` (hysteresis)")
         _check_int("clear_reports", self.clear_reports, 1)
-        if not isinstance(self.individual, bool):
-            raise ValueError(f"`individual={self.individual!r}` must be a bool")
+        if self.individual not in _INDIVIDUAL_MODES:
+            raise ValueError(f"`individual={self.individual!r}` must be one of "
+                             f"{_INDIVIDUAL_MODES}")
         _check_fraction("individual_threshold", self.individual_threshold)
         hl = self.baseline_half_life
         if not (isinstance(hl, (int, float)) and not isinstance(hl, bool) and math.isfinite(hl)
@@ -508,15 +514,16 @@ class StragglerPolicy:
                                       self._alpha)
             rel_slow = ((peer < cfg.threshold) & (log_ratio >= math.log1p(cfg.min_effect))
                         & (log_ratio >= cfg.noise_z * rel_sigma))
-            ind_slow = np.zeros(x.shape, dtype=bool)
-            if cfg.individual:
-                ind_slow = ((ind < cfg.individual_threshold) & (1.0 / ind - 1.0 >= cfg.min_effect)
-                            & ind_above_noise)
+            use_ind = np.full(x.shape, cfg.individual == "always")
+            if cfg.individual == "no_peers":
+                use_ind = np.isnan(med)
+            ind_slow = (use_ind & (ind < cfg.individual_threshold)
+                        & (1.0 / ind - 1.0 >= cfg.min_effect) & ind_above_noise)
             # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
             # rank's own noise, so a noisy rank that recovered can still clear.
             band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
             bad = has & (((peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
-                         | (cfg.individual & (ind < cfg.clear_threshold)
+                         | (use_ind & (ind < cfg.clear_threshold)
                             & ~(ind_within_noise & (band > 0))))
         # Persistence windows: shift in this report's marks for the ranks that have data.
         sl = slots[has]

@@ -1,0 +1,162 @@
+"""Scale: rank-0 report time, bytes per rank per report, and memory after a long run.
+
+Rank-0 time is measured on the real `ReportGenerator` (and the default policy) fed through the
+simulator's `SimComm`, which hands rank 0 exactly what the collectives would deliver from 1k,
+4k or 16k ranks; the time the simulator spends computing the other ranks' contributions is
+subtracted, and the collectives' network time is not part of it (it depends on the fabric).
+Bytes are the payload one rank contributes to each collective of a report. Memory is measured
+with ``tracemalloc`` (Python and numpy allocations): a single rank's `ReportGenerator` after a
+long run, a `Detector` after many section entries, and rank 0's policy state at 16k ranks.
+
+    python benchmarks/scale.py           # 1k/4k/16k ranks x 100/1,000 timers
+    python benchmarks/scale.py --quick   # 1k ranks only, fewer reports
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import simulator  # noqa: E402
+
+
+def report_times(world: int, timers: int, reports: int, policy: bool) -> tuple[float, float,
+                                                                                   dict, dict]:
+    """Median rank-0 ms of steady-state reports, first-report ms, steady and first bytes."""
+    sim = simulator.SimWorld(world, policy=policy)
+    sc = simulator.scenario("slow20")
+    times, first_ms, first_bytes, steady_bytes = [], 0.0, {}, {}
+    for sample in simulator.generate(sc, world, reports, seed=0, gpu_timers=timers):
+        before = dict(sim.comm.bytes_sent)
+        sim.report(sample)
+        sent = {k: v - before.get(k, 0) for k, v in sim.comm.bytes_sent.items()
+                if v - before.get(k, 0)}
+        if sample.report == 0:
+            first_ms, first_bytes = sim.last_rank0_ns / 1e6, sent
+        else:
+            times.append(sim.last_rank0_ns / 1e6)
+            steady_bytes = sent
+    return statistics.median(times), first_ms, steady_bytes, first_bytes
+
+
+def memory_report_generator(timers: int, sections: int, reports: int) -> int:
+    """Bytes held by one rank's ReportGenerator (individual baselines, registry) after a run."""
+    from straggler.reporting import ReportGenerator
+    from straggler.statistics import Statistic
+
+    rng = np.random.default_rng(0)
+    names = simulator.gpu_timer_names(timers)
+    secs = [f"section{i}" for i in range(sections)]
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    gen = ReportGenerator("all", True, "node0", policy=True)
+    for _ in range(reports):
+        med = rng.uniform(0.5, 1.5, timers)
+        gpu = {n: {Statistic.MED: m, Statistic.AVG: m, Statistic.NUM: 100.0}
+               for n, m in zip(names, med)}
+        sec = {n: {Statistic.MED: 10.0 * rng.uniform(0.9, 1.1), Statistic.NUM: 100.0}
+               for n in secs}
+        report = gen.generate_report(sec, gpu)
+        del report, gpu, sec
+    held = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    del gen
+    return held
+
+
+def memory_detector(sections: int, entries: int, report_every: int) -> int:
+    """Bytes held by a host-only Detector after ``entries`` section entries and its reports."""
+    from straggler import Detector
+
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    Detector.initialize(report_time_interval=3600, node_name="node0")
+    names = [f"section{i}" for i in range(sections)]
+    for i in range(entries):
+        with Detector.detection_section(names[i % sections], profile_cuda=False):
+            pass
+        if (i + 1) % report_every == 0:
+            Detector.generate_report()
+    held = tracemalloc.get_traced_memory()[0] - base
+    Detector.shutdown()
+    tracemalloc.stop()
+    return held
+
+
+def memory_policy(world: int, reports: int) -> int:
+    """Bytes of rank 0's policy state for ``world`` ranks and three metrics."""
+    from straggler.policy import StragglerPolicy
+
+    rng = np.random.default_rng(0)
+    ranks = np.arange(world)
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    policy = StragglerPolicy()
+    for _ in range(reports):
+        times = {m: 10 * (1 + 0.01 * rng.standard_normal(world))
+                 for m in ("gpu", "section:step", "section:data")}
+        decision = policy.update(ranks, times)
+        del decision, times
+    held = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return held
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Report time, bytes and memory at scale")
+    parser.add_argument("--quick", action="store_true", help="1k ranks only, few reports")
+    parser.add_argument("--reports", type=int, default=None)
+    args = parser.parse_args(argv)
+    worlds = (1024,) if args.quick else (1024, 4096, 16384)
+    reports = args.reports or (3 if args.quick else 5)
+    t0 = time.perf_counter()
+    print(f"## Scale ({platform.processor() or platform.machine()}, Python "
+          f"{platform.python_version()}, numpy {np.__version__})\n")
+    print("Rank-0 time of `ReportGenerator.generate_report` (median of steady-state reports; "
+          "first report in brackets: it registers the names), without and with the default "
+          "policy. 2 host sections plus the GPU timers.\n")
+    print("| ranks | GPU timers | rank-0 ms, no policy | rank-0 ms, with policy | "
+          "bytes sent per rank per report (steady) | first report bytes per rank |")
+    print("|---|---|---|---|---|---|")
+    for world in worlds:
+        for timers in (100, 1000):
+            plain, plain_first, steady, first = report_times(world, timers, reports, False)
+            pol, pol_first, _, _ = report_times(world, timers, reports, True)
+            sb = sum(steady.values())
+            fb = sum(first.values())
+            detail = ", ".join(f"{k} {v}" for k, v in sorted(steady.items()))
+            print(f"| {world:,} | {timers:,} | {plain:.1f} ({plain_first:.0f}) | "
+                  f"{pol:.1f} ({pol_first:.0f}) | {sb:,} ({detail}) | {fb:,} |", flush=True)
+    long_reports = 200 if args.quick else 1000
+    print(f"\nMemory after a long run (tracemalloc):\n")
+    print("| what | size |")
+    print("|---|---|")
+    for timers in (100, 1000):
+        held = memory_report_generator(timers, 5, long_reports)
+        print(f"| one rank's ReportGenerator, {timers:,} GPU timers + 5 sections, "
+              f"{long_reports:,} reports | {held / 1024:,.0f} KiB |", flush=True)
+    entries = 20_000 if args.quick else 200_000
+    held = memory_detector(10, entries, 1000)
+    print(f"| one rank's Detector (host timing), 10 sections, {entries:,} entries, a report "
+          f"every 1,000 | {held / 1024:,.0f} KiB |", flush=True)
+    world = 1024 if args.quick else 16384
+    held = memory_policy(world, 100 if args.quick else 300)
+    print(f"| rank 0's policy state, {world:,} ranks x 3 metrics | {held / 1024:,.0f} KiB "
+          f"({held / world:.0f} B per rank) |")
+    print(f"\n(run took {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
