@@ -34,7 +34,15 @@ def _window(steps, sleep_s, extra=None):
 
 
 def _phases(rank, world_size):
-    """Three report windows: clean; rank 1 slow; rank 2 slow (only in the last window)."""
+    """One spawn, several scenarios in a row (spawning ranks is the expensive part):
+
+    three host-time windows (clean; rank 1 slow; rank 2 slow in the last one only), a window of
+    simulated GPU work (SIMCUDA_SLOWDOWN=3 on rank 1), then a detector on the subgroup {1, 2}
+    where global rank 2 is slow.
+    """
+    import torch.distributed as dist
+    from sim.simcuda import SimCuda
+
     from straggler import Detector
 
     Detector.initialize(node_name=f"node{rank}", report_time_interval=0, comm_timeout_s=30)
@@ -42,18 +50,37 @@ def _phases(rank, world_size):
     clean = _window(5, FAST_S, only0)
     rank1 = _window(5, SLOW_S if rank == 1 else FAST_S, only0)
     rank2 = _window(5, SLOW_S if rank == 2 else FAST_S, only0)
+
+    sim = SimCuda()
+    for _ in range(6):
+        with Detector.detection_section("step"):
+            sim.enqueue(0, 10.0)  # 10 ms of "kernel" on the default stream (x slowdown)
+    gpu = (Detector.generate_report(), Detector.core().engine.backend, sim.slowdown)
     Detector.shutdown()
-    return clean, rank1, rank2
+
+    group = dist.new_group([1, 2])  # every rank calls new_group; only members use it
+    sub = None
+    if rank != 0:
+        Detector.initialize(process_group=group, node_name=f"node{rank}",
+                            report_time_interval=0, comm_timeout_s=30)
+        sub = _window(5, SLOW_S if rank == 2 else FAST_S)
+        Detector.shutdown()
+    return clean, rank1, rank2, gpu, sub
 
 
 @pytest.fixture(scope="module")
 def phases():
-    return run_ranks(_phases, 3, timeout_s=120)
+    from sim.simcuda import LIBCUDA
+
+    if not LIBCUDA.exists():
+        pytest.fail(f"{LIBCUDA} is missing: run `make sim`")
+    return run_ranks(_phases, 3, timeout_s=150, env={"STRAGGLER_LIBCUDA": str(LIBCUDA)},
+                     rank_env={1: {"SIMCUDA_SLOWDOWN": "3"}})
 
 
 def test_only_the_first_rank_gets_the_gathered_reports(phases):
-    assert all(r is not None for r in phases[0])
-    assert phases[1] == (None, None, None) and phases[2] == (None, None, None)
+    assert all(r is not None for r in phases[0][:3]) and phases[0][3][0] is not None
+    assert phases[1][:3] == (None, None, None) and phases[2][:3] == (None, None, None)
     assert phases[0][0].rank_to_node == {0: "node0", 1: "node1", 2: "node2"}
 
 
@@ -117,27 +144,10 @@ def test_gather_on_rank0_false_gives_each_rank_its_own_report_on_the_same_iterat
     assert results[0][0][1].section_relative_perf_scores["compute"][0] > 0.75
 
 
-def _subgroup(rank, world_size):
-    """Group {1, 2} (no global rank 0); global rank 2 is slow."""
-    import torch.distributed as dist
-
-    from straggler import Detector
-
-    group = dist.new_group([1, 2])
-    if rank == 0:
-        return None
-    Detector.initialize(process_group=group, node_name=f"node{rank}", report_time_interval=0,
-                        comm_timeout_s=30)
-    report = _window(5, SLOW_S if rank == 2 else FAST_S)
-    Detector.shutdown()
-    return report
-
-
-def test_subgroup_without_rank0_reports_on_its_first_rank_with_global_ranks():
-    results = run_ranks(_subgroup, 3, timeout_s=120)
-    assert results[0] is None and results[2] is None
-    report = results[1]
-    assert report.rank_to_node == {1: "node1", 2: "node2"}
+def test_subgroup_without_rank0_reports_on_its_first_rank_with_global_ranks(phases):
+    assert phases[0][4] is None and phases[2][4] is None
+    report = phases[1][4]
+    assert report.rank == 1 and report.rank_to_node == {1: "node1", 2: "node2"}
     found = report.identify_stragglers()
     assert found["straggler_sections_relative"] == {"compute": {StragglerId(2, "node2")}}
 
@@ -179,33 +189,10 @@ def test_dead_peer_during_a_report_makes_survivors_return_none_promptly():
         assert elapsed < 25  # bounded by comm_timeout_s=5 (plus slack for a loaded machine)
 
 
-def _sim_gpu(rank, world_size):
-    """GPU time through the simulated driver; SIMCUDA_SLOWDOWN=3 on rank 1 only."""
-    from sim.simcuda import SimCuda
-
-    from straggler import Detector
-
-    sim = SimCuda()
-    Detector.initialize(node_name=f"node{rank}", report_time_interval=0, comm_timeout_s=30)
-    for _ in range(6):
-        with Detector.detection_section("step"):
-            sim.enqueue(0, 10.0)  # 10 ms of "kernel" on the default stream (x slowdown)
-    report = Detector.generate_report()
-    backend = Detector.core().engine.backend
-    Detector.shutdown()
-    return report, backend, sim.slowdown
-
-
-def test_gpu_scores_through_the_simulated_driver_flag_only_the_slow_gpu():
-    from sim.simcuda import LIBCUDA
-
-    if not LIBCUDA.exists():
-        pytest.fail(f"{LIBCUDA} is missing: run `make sim`")
-    results = run_ranks(_sim_gpu, 3, timeout_s=120, env={"STRAGGLER_LIBCUDA": str(LIBCUDA)},
-                        rank_env={1: {"SIMCUDA_SLOWDOWN": "3"}})
-    assert [r[1] for r in results] == ["cuda"] * 3
-    assert [r[2] for r in results] == [1.0, 3.0, 1.0]
-    report = results[0][0]
+def test_gpu_scores_through_the_simulated_driver_flag_only_the_slow_gpu(phases):
+    assert [p[3][1] for p in phases] == ["cuda"] * 3
+    assert [p[3][2] for p in phases] == [1.0, 3.0, 1.0]  # SIMCUDA_SLOWDOWN per rank
+    report = phases[0][3][0]
     assert report.gpu_relative_perf_scores[1] == pytest.approx(1 / 3, rel=0.2)
     found = report.identify_stragglers()
     assert found["straggler_gpus_relative"] == {StragglerId(1, "node1")}
