@@ -123,7 +123,8 @@ class DetectorCore:
                  per_op_capture: bool = False, comm_timeout_s: float = 120.0,
                  ft_sections: str = "auto", timer_capacity: int = DEFAULT_CAPACITY,
                  report_options: Optional[Dict[str, Any]] = None,
-                 ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True) -> None:
+                 ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True,
+                 policy: Any = True, roles: Any = None) -> None:
         # Validate everything before building anything, so bad input leaves nothing behind.
         self.scores_to_compute = _check_scores(scores_to_compute)
         self.gather_on_rank0 = _check_bool("gather_on_rank0", gather_on_rank0)
@@ -146,6 +147,10 @@ class DetectorCore:
         if report_options is not None and not isinstance(report_options, dict):
             raise ValueError(f"`report_options={report_options!r}` must be a dict or None")
         self.report_options = dict(report_options or {})
+        from .policy import make_policy
+
+        # The persistence policy behind Report.confirmed (docs/policy.md); None: no policy.
+        self.policy = make_policy(policy, roles)
         from .telemetry import telemetry_options
 
         self.telemetry_options = telemetry_options(telemetry)  # NVML, causes, probe (telemetry.py)
@@ -181,7 +186,8 @@ class DetectorCore:
             try:
                 self.reporter = ReportGenerator(self.scores_to_compute, self.gather_on_rank0,
                                                 self.node_name, self.comm,
-                                                telemetry_fields=fields, **self.report_options)
+                                                telemetry_fields=fields, policy=self.policy,
+                                                **self.report_options)
             except TypeError as exc:  # an unknown tunable in report_options
                 raise ValueError(f"`report_options={self.report_options!r}`: {exc}") from None
             self.annotator = self._create_annotator()
@@ -570,8 +576,13 @@ class Detector:
                    comm_timeout_s: float = 120.0, ft_sections: str = "auto",
                    timer_capacity: int = DEFAULT_CAPACITY,
                    report_options: Optional[Dict[str, Any]] = None,
-                   ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True) -> None:
+                   ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True,
+                   policy: Any = True, roles: Any = None) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
+
+        ``policy`` (a `straggler.policy.PolicyConfig`, a `StragglerPolicy`, True for the
+        defaults, None/False for none) and ``roles`` (global rank -> role, e.g. the pipeline
+        stage) configure the persistence policy behind ``Report.confirmed``; see docs/policy.md.
 
         Raises ValueError naming a bad parameter (the detector stays uninitialized) and
         RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
@@ -586,6 +597,7 @@ class Detector:
                             per_op_capture=per_op_capture, comm_timeout_s=comm_timeout_s,
                             ft_sections=ft_sections, timer_capacity=timer_capacity,
                             report_options=report_options, ft_options=ft_options,
+                            policy=policy, roles=roles,
                             telemetry=telemetry)
         cls._core = core
         cls.initialized = True

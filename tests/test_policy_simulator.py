@@ -32,9 +32,14 @@ def _essentials(report) -> dict:
     }
 
 
-def _real_rank(rank: int, world_size: int) -> list[dict] | None:
-    """One gloo rank: the real ReportGenerator over the real Comm, fed this rank's samples."""
+def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
+    """One gloo rank: the real ReportGenerator over the real Comm, fed this rank's samples;
+    then the Detector end to end, rank 1 three times slower in its section."""
+    import time
+
+    from straggler import Detector
     from straggler.comm import Comm
+    from straggler.policy import PolicyConfig
     from straggler.reporting import ReportGenerator
 
     comm = Comm.create(timeout_s=60)
@@ -47,7 +52,23 @@ def _real_rank(rank: int, world_size: int) -> list[dict] | None:
         else:
             assert report is None
     comm.close()
-    return out if rank == 0 else None
+
+    # 3x slower (large, so CPU contention cannot hide it); k=2 of n=2 keeps the run short.
+    Detector.initialize(report_time_interval=3600, node_name=simulator.node_name(rank),
+                        telemetry=False, policy=PolicyConfig(k=2, n=2, structure_warmup=1),
+                        roles={0: "a", 1: "a"})
+    confirmed = []
+    try:
+        for _ in range(3):
+            for _ in range(4):
+                with Detector.detection_section("step", profile_cuda=False):
+                    time.sleep(0.03 if rank == 1 else 0.01)
+            report = Detector.generate_report()
+            if rank == 0:
+                confirmed.append(sorted(s.rank for s in report.confirmed))
+    finally:
+        Detector.shutdown()
+    return (out, confirmed) if rank == 0 else None
 
 
 def _assert_same(a: dict, b: dict) -> None:
@@ -67,7 +88,7 @@ def _assert_same(a: dict, b: dict) -> None:
 @pytest.mark.multirank
 def test_simulated_world_gives_the_report_real_gloo_ranks_give():
     world = 2  # the other rank is the peer median; spawning more costs time, not coverage
-    real = run_ranks(_real_rank, world, timeout_s=120)[0]
+    real, detector_confirmed = run_ranks(_real_rank, world, timeout_s=120)[0]
     sim = simulator.SimWorld(world, policy=True)
     simulated = [_essentials(sim.report(s)) for s in _samples(world)]
     assert len(real) == len(simulated) == REPORTS
@@ -76,6 +97,37 @@ def test_simulated_world_gives_the_report_real_gloo_ranks_give():
     # The injected straggler (20 % slower from the start) is confirmed on both paths.
     truth = _samples(world)[0].truth
     assert {rank for rank, _ in real[-1]["confirmed"]} == set(truth)
+    # Through the Detector: confirmed after two slow reports (k=2), never before.
+    assert detector_confirmed == [[], [1], [1]]
+
+
+def test_detector_rejects_a_bad_policy_and_stays_uninitialized():
+    from straggler import Detector
+
+    with pytest.raises(ValueError, match=r"`policy='yes'` must be a PolicyConfig"):
+        Detector.initialize(policy="yes", telemetry=False)
+    assert not Detector.initialized
+
+
+def test_detector_alone_confirms_its_own_slowdown_by_the_individual_rule():
+    import time
+
+    from straggler import Detector
+    from straggler.policy import PolicyConfig
+
+    # One process: no peers, so the decaying personal baseline is the only reference.
+    Detector.initialize(report_time_interval=3600, telemetry=False,
+                        policy=PolicyConfig(k=2, n=2, noise_z=0.0))
+    try:
+        confirmed = []
+        for i in range(6):
+            for _ in range(3):
+                with Detector.detection_section("step", profile_cuda=False):
+                    time.sleep(0.005 if i < 3 else 0.03)  # 6x slower from report 3
+            confirmed.append(bool(Detector.generate_report().confirmed))
+    finally:
+        Detector.shutdown()
+    assert confirmed == [False, False, False, False, True, True]
 
 
 def test_simulator_confirms_a_slow_node_in_a_large_world():
