@@ -47,7 +47,6 @@ def _score_kinds(value: Any) -> frozenset[str]:
     return frozenset(kinds)
 
 
-
 class ReportGenerator:
     """Builds a `Report` from this rank's summaries; `generate_report` is a collective.
 
