@@ -332,3 +332,67 @@ def test_a_rank_confirmed_on_any_metric_is_confirmed():
     d = policy.update(RANKS, {"gpu": _times(), "step": _times({11: 1.4})})
     assert d.confirmed == frozenset({11})
     assert d.states[11].reasons == {"step": "relative"}
+
+
+# ---------------------------------------------------------------------- individual rule modes
+def test_job_wide_slowdown_is_not_a_straggler_by_default():
+    series = [_times()] * 6 + [_times(base=11.5)] * 6  # every rank 15 % slower
+    assert all(d.confirmed == frozenset() for d in _feed(StragglerPolicy(), series))
+
+
+def test_individual_always_confirms_every_rank_of_a_job_wide_slowdown():
+    policy = StragglerPolicy(PolicyConfig(individual="always"))
+    series = [_times()] * 6 + [_times(base=11.5)] * 6
+    decisions = _feed(policy, series)
+    assert decisions[-1].confirmed == frozenset(range(16))
+    assert decisions[-1].states[0].reasons == {"step": "individual"}
+
+
+# ------------------------------------------------------------------------ report adapter
+def _report(scores: dict[int, float], medians: dict[int, float]):
+    from straggler.report import Report
+
+    return Report(gpu_relative_perf_scores=scores, section_relative_perf_scores={},
+                  gpu_individual_perf_scores={}, section_individual_perf_scores={},
+                  rank_to_node={r: f"n{r // 2}" for r in scores}, local_section_summaries={},
+                  local_kernel_summaries={}, generate_report_elapsed_time=0.0,
+                  gather_on_rank0=True, rank=0, section_medians_ms={"step": medians})
+
+
+def test_observation_uses_section_medians_and_inverse_gpu_scores():
+    from straggler.policy import observation_from_report
+
+    ranks, times = observation_from_report(_report({0: 1.0, 1: 0.5, 2: float("nan")},
+                                                   {0: 10.0, 2: 12.0}))
+    assert list(ranks) == [0, 1, 2]
+    assert times["gpu"][:2].tolist() == [1.0, 2.0] and np.isnan(times["gpu"][2])
+    assert np.isnan(times["section:step"][1]) and times["section:step"][2] == 12.0
+
+
+def test_apply_policy_fills_confirmed_with_nodes_and_keeps_nvrx_fields():
+    from straggler.policy import apply_policy
+    from straggler.report import StragglerId
+
+    policy = StragglerPolicy(PolicyConfig(k=1, n=1, learn_structure=False))
+    scores = {r: 1.0 for r in range(6)} | {3: 0.5}
+    report = apply_policy(policy, _report(scores, {r: 10.0 for r in range(6)}))
+    assert report.confirmed == frozenset({StragglerId(3, "n1")})
+    assert report.straggler_states[3].reasons == {"gpu": "relative"}
+    assert report.gpu_relative_perf_scores == scores
+    assert report.identify_stragglers()["straggler_gpus_relative"] == {StragglerId(3, "n1")}
+
+
+def test_make_policy_options():
+    from straggler.policy import make_policy
+
+    assert make_policy(None) is None and make_policy(False) is None
+    assert isinstance(make_policy(True), StragglerPolicy)
+    with_roles = make_policy(None, roles={0: "a", 1: "b"})  # roles imply the defaults
+    with_roles.update([0, 1], {"m": [1.0, 1.0]})
+    assert with_roles.groups("m") == {0: 0, 1: 1}
+    given = StragglerPolicy()
+    assert make_policy(given) is given
+    with pytest.raises(ValueError, match="`roles` must be given to the StragglerPolicy"):
+        make_policy(given, roles={0: "a"})
+    with pytest.raises(ValueError, match=r"`policy=3` must be a PolicyConfig"):
+        make_policy(3)
