@@ -270,7 +270,9 @@ def test_auto_leaves_ft_to_a_client_already_connected(monitor_factory):
         shared = ft.create_bridge("required", client=theirs, warmup_iters=0)
         _train(shared, 1, 0.0)
         assert theirs.timeouts_calc.section_to_max_time[STEP] > 0
-        shared.abort()
+        shared.shutdown()
+        assert theirs.is_initialized                  # their connection stays theirs
+        assert "synchronize_all" not in vars(theirs.timeouts_calc)  # and their reduction
     finally:
         theirs.shutdown_workload_monitoring()
     assert ft.connected_clients() == []

@@ -232,6 +232,17 @@ def _global_rank() -> int:
         return 0
 
 
+def _world_size() -> int:
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_world_size()
+    except Exception:  # noqa: BLE001
+        pass
+    return 1
+
+
 def write_finished_flag(path: Optional[str] = None) -> Optional[str]:
     """On global rank 0, create the auto-resume flag file (default: ``$FAULT_TOL_FINISHED_FLAG_FILE``).
 
@@ -370,6 +381,7 @@ class FTBridge:
         self.enabled = False        # sections are forwarded
         self._participating = False  # takes part in the timeout collectives (until shutdown)
         self._sync: Optional[_CalcSync] = None
+        self._owns_connection = False  # False for a client given already connected (shared)
         self._closed = False
         self._open: Dict[str, int] = {}
         self._warned: set = set()
@@ -397,7 +409,7 @@ class FTBridge:
         if not under_ft_launcher():
             why = (f"not started by ft_launcher (${RANK_MONITOR_SOCKET_ENV} is "
                    + ("not set)" if not socket_path else f"{socket_path!r}, which does not exist)"))
-            return self._unavailable(why)
+            return self._unavailable(why, level=logging.INFO)
         client = self.client
         if client is None:
             others = connected_clients()
@@ -414,14 +426,16 @@ class FTBridge:
                 client = self.api.client_cls()
             except Exception as exc:  # noqa: BLE001 - fail open in auto mode
                 return self._unavailable(f"RankMonitorClient() failed: {exc}", exc)
+        shared = bool(getattr(client, "is_initialized", False))
         try:
-            if not getattr(client, "is_initialized", False):
+            if not shared:
                 client.init_workload_monitoring()  # no arguments: the 0.4.1 and 0.7 signature
             cfg_sections = dict(client.cfg.rank_section_timeouts)
         except Exception as exc:  # noqa: BLE001 - e.g. monitor gone, RANK unknown
             return self._unavailable(f"connecting to the rank monitor at {socket_path} failed: "
                                      f"{type(exc).__name__}: {exc}", exc)
         self.client = client
+        self._owns_connection = not shared
         self.generation = client_generation(client)
         self.configured = frozenset(cfg_sections)
         if self.warmup_iters is None:
@@ -442,20 +456,21 @@ class FTBridge:
                  sorted(self.configured), self.current_timeouts())
         return self.enabled
 
-    def _unavailable(self, why: str, exc: Optional[BaseException] = None) -> bool:
+    def _unavailable(self, why: str, exc: Optional[BaseException] = None,
+                     level: int = logging.WARNING) -> bool:
         if self.mode == "required":
             raise FTUnavailableError(f"ft_sections='required' but FT sections cannot run: {why}. "
                                      "Start the job with ft_launcher "
                                      "(--ft-rank-section-timeouts=setup:600,step:180,"
                                      "checkpointing:420) and install nvidia-resiliency-ext, or "
                                      "use ft_sections='auto'") from exc
-        log.info("straggler: FT sections off: %s", why)
+        log.log(level, "straggler: FT sections off: %s", why)
         return False
 
     def _install_sync(self) -> None:
         calc = getattr(self.client, "timeouts_calc", None)
-        if calc is None or not all(hasattr(calc, f) for f in _CALC_FIELDS):
-            self._sync = None  # an NVRx we do not know: keep its own reduction
+        if not self._owns_connection or calc is None or not all(hasattr(calc, f) for f in _CALC_FIELDS):
+            self._sync = None  # a shared client, or an NVRx we do not know: keep its reduction
             return
         self._sync = _CalcSync(calc, self._reduce_max)
         calc.synchronize_all = self._sync
@@ -487,8 +502,9 @@ class FTBridge:
         self.shutdown(clean=True)
 
     def _disconnect(self) -> None:
-        was, self.enabled = self.enabled, False
-        if self.client is not None and (was or getattr(self.client, "is_initialized", False)):
+        self.enabled = False
+        if self.client is not None and self._owns_connection:
+            self._owns_connection = False
             try:
                 self.client.shutdown_workload_monitoring()
             except Exception as exc:  # noqa: BLE001 - the monitor may be gone already
@@ -712,7 +728,7 @@ class FTBridge:
                     selected_sections=sections, calc_out_of_section=oos, skip_if_not_ready=True))
             elif self._sync is not None:  # nothing to learn here, but peers may: take part
                 self._sync()
-            else:
+            elif _world_size() > 1:  # a shared client: NVRx's own reduction
                 self.client.timeouts_calc.synchronize_all()
             if self.timeouts_from_stats:
                 changed = self._push_step_from_stats() or changed
@@ -848,9 +864,8 @@ class FTBridge:
     def _agree_on_ranks(self, ranks: Collection[int]) -> set:
         """The union of every rank's `ranks` (one MAX-reduction of a world-sized flag vector)."""
         import torch
-        import torch.distributed as dist
 
-        world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+        world = _world_size()
         flags = torch.zeros(world, dtype=torch.float64)
         for r in ranks:
             if 0 <= r < world:
