@@ -56,7 +56,9 @@ def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
             value = fn(rank, world_size, *args, **kwargs)
         finally:
             dist.destroy_process_group()
-        results.put((rank, True, value))
+        # Pickled here, so that an unpicklable result fails with a traceback instead of vanishing
+        # in the queue's feeder thread.
+        results.put((rank, True, pickle.dumps(value)))
     except BaseException:  # noqa: BLE001 - everything goes back to the parent
         results.put((rank, False, traceback.format_exc()))
 
@@ -132,6 +134,6 @@ def _collect(procs: list, results: mp.Queue, may_die: set[int], timeout_s: float
             continue
         if not ok:
             raise RuntimeError(f"rank {rank} failed:\n{value}")
-        values[rank] = value
+        values[rank] = pickle.loads(value)
         pending.discard(rank)
     return values
