@@ -134,13 +134,18 @@ class Report:
         return identify_stragglers(self, gpu_rel_threshold, section_rel_threshold,
                                    gpu_indiv_threshold, section_indiv_threshold)
 
-    def format_table(self, threshold: float = 0.75, max_name_len: int = 28) -> str:
+    def format_table(self, threshold: float = 0.75, max_name_len: int = 28,
+                     max_rows: int | None = None) -> str:
         """A fixed-width text table, one row per rank: node, GPU and section scores.
 
         Scores below ``threshold`` carry a ``*``; a missing score shows as ``-``. Long section
         names are shortened from the left (the end of ``file:line`` names is the telling part).
+        With ``max_rows``, only that many ranks are listed: those with the lowest scores.
         """
         threshold = _check_threshold("threshold", threshold)
+        if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int)
+                                     or max_rows < 1):
+            raise ValueError(f"`max_rows={max_rows!r}` must be a positive integer or None")
         columns: list[tuple[str, Mapping[int, float], bool]] = []  # header, rank -> value, score?
         if self.gpu_relative_perf_scores:
             columns.append(("gpu rel", self.gpu_relative_perf_scores, True))
@@ -165,11 +170,17 @@ class Report:
 
         ranks = sorted(set(self.rank_to_node).union(*(c[1] for c in columns))
                        if columns else self.rank_to_node)
+        shown = ranks
+        if max_rows is not None and len(ranks) > max_rows:
+            def lowest(rank: int) -> float:
+                scores = [v.get(rank, math.nan) for _, v, is_score in columns if is_score]
+                return min((x for x in scores if x == x), default=math.inf)  # NaN last
+            shown = sorted(sorted(ranks, key=lowest)[:max_rows])
         header = ["rank", "node"] + [c[0] for c in columns]
         rows = [[str(r), self.rank_to_node.get(r, _UNKNOWN_NODE)]
                 + [_cell(values.get(r, math.nan), threshold if is_score else None)
                    for _, values, is_score in columns]
-                for r in ranks]
+                for r in shown]
         widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
 
         def fmt(line: list[str]) -> str:
@@ -180,8 +191,10 @@ class Report:
         title = (f"straggler report: {len(ranks)} rank(s), "
                  f"{self.generate_report_elapsed_time:.1f} ms to generate"
                  f"{'' if columns else ', no scores'}")
-        return "\n".join([title, fmt(header), *(fmt(row) for row in rows)])
-
+        lines = [title, fmt(header), *(fmt(row) for row in rows)]
+        if len(shown) < len(ranks):
+            lines.append(f"... {len(ranks) - len(shown)} more rank(s) with higher scores")
+        return "\n".join(lines)
 
     def format_causes(self) -> str:
         """One line per diagnosed rank: node, GPU identity, cause label and its evidence."""

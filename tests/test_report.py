@@ -124,6 +124,16 @@ def test_format_table_shortens_long_section_names_from_the_left():
     assert "…ining/script.py:123 rel" in table and name not in table  # 20 characters
 
 
+def test_format_table_can_list_only_the_slowest_ranks():
+    table = make_report().format_table(max_rows=2)
+    rows = [line.split()[0] for line in table.splitlines()[2:-1]]
+    assert rows == ["1", "2"]  # lowest scores: rank 1 (0.5 GPU) and rank 2 (0.1 section)
+    assert table.splitlines()[-1] == "... 2 more rank(s) with higher scores"
+    assert "more rank" not in make_report().format_table(max_rows=4)
+    with pytest.raises(ValueError, match="`max_rows=0`"):
+        make_report().format_table(max_rows=0)
+
+
 def test_format_table_of_an_empty_report_says_so():
     report = make_report(gpu_relative_perf_scores={}, gpu_individual_perf_scores={},
                          section_relative_perf_scores={}, section_individual_perf_scores={},
