@@ -11,6 +11,7 @@ The real engine is exercised in test_ft_engine.py and test_ft_launcher.py.
 from __future__ import annotations
 
 import json
+import time
 import logging
 import os
 from dataclasses import dataclass, field
@@ -615,3 +616,36 @@ def test_finished_flag_on_rank0_only(tmp_path, monkeypatch):
 def test_generation_detection():
     assert ft.client_generation(FakeClient041()) == "0.4"
     assert ft.client_generation(FakeClient07()) == "0.5+"
+
+
+# -- the detector seam ------------------------------------------------------------------------
+class SlowFake(FakeClient041):
+    """FT's IPC made slow (0.2 s per message) so its cost would show in our timer if inside."""
+
+    def start_section(self, name):
+        time.sleep(0.2)
+        super().start_section(name)
+
+    def end_section(self, name):
+        super().end_section(name)
+        time.sleep(0.2)
+
+
+def test_ft_cost_stays_out_of_our_timings(launcher_env):
+    from straggler import Detector, Statistic
+
+    client = SlowFake(sections={STEP: 3.0})
+    Detector.initialize(report_time_interval=0, ft_sections="required",
+                        ft_options={"client": client, "warmup_iters": 0, "calc_timeouts": False})
+    try:
+        for _ in range(3):
+            with Detector.detection_section("step", profile_cuda=False):
+                assert client.open == [STEP]          # FT's step is open inside our section
+        assert client.open == []
+        longest_ms = Detector.core().section_summaries()["step"][Statistic.MAX]
+    finally:
+        Detector.shutdown()
+    # The body is empty and each FT message takes 200 ms: a timer that enclosed them would read
+    # >= 400 ms. The 200 ms bound leaves room for scheduling noise on 2 shared cores.
+    assert longest_ms < 200.0
+    assert client.calls[-1] == ("shutdown",)
