@@ -215,6 +215,9 @@ def _peer_fails_worker(rank, world_size, how, done_dir):
         outcome = ("returned", time.monotonic() - start, None)
     except Exception as error:  # noqa: BLE001 - the test inspects it
         outcome = ("raised", time.monotonic() - start, type(error).__name__)
+    start = time.monotonic()
+    comm.close()  # what the detector does when it disables itself: must not hang either
+    outcome += (time.monotonic() - start,)
     open(os.path.join(done_dir, str(rank)), "w").close()
     return outcome
 
@@ -222,10 +225,10 @@ def _peer_fails_worker(rank, world_size, how, done_dir):
 @pytest.mark.parametrize("how", ["dies", "stuck"])
 def test_a_failed_peer_ends_the_report_with_an_error_not_a_hang(how, tmp_path):
     results = run_ranks(_peer_fails_worker, 2, how, str(tmp_path), timeout_s=90, may_die=[1])
-    outcome, elapsed_s, error = results[0]
+    outcome, elapsed_s, error, close_s = results[0]
     assert outcome == "raised" and error == "RuntimeError", results
     # The bound is the comm timeout; 10x slack because 2 shared cores can stall the survivor.
-    assert elapsed_s < 10 * TIMEOUT_S, results
+    assert elapsed_s < 10 * TIMEOUT_S and close_s < 10 * TIMEOUT_S, results
 
 
 # -- side by side with NVRx's ReportGenerator on the same summaries ----------------------------
