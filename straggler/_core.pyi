@@ -67,3 +67,75 @@ class TimerEngine:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+# ---- NVML sampler (csrc/nvml_sampler.h) ---------------------------------------------------------
+
+NVML_FIELDS: tuple[str, ...]
+"""Columns of NvmlSampler.drain() values (straggler.telemetry.RAW_FIELDS)."""
+
+def nvml_status() -> tuple[bool, str]:
+    """(available, reason): NVML ($STRAGGLER_LIBNVML or libnvidia-ml.so.1) loads and initialises.
+    Never raises."""
+
+def cuda_device_pci_bus_id(ordinal: int) -> str:
+    """PCI bus id ("0000:3B:00.0") of CUDA device ``ordinal`` (after CUDA_VISIBLE_DEVICES), from
+    the CUDA driver. CudaError/RuntimeError when there is no such device or no driver."""
+
+class NvmlSampler:
+    """Background thread sampling one GPU's NVML telemetry every ``period_s`` seconds.
+
+    The GPU is found by PCI bus id. A field the GPU does not support stays NaN (and is not asked
+    again); ``max_consecutive_failures`` failing samples in a row stop the thread (``error``).
+    """
+
+    def __init__(self, pci_bus_id: str, period_s: float = 1.0, capacity: int = 4096,
+                 max_consecutive_failures: int = 3) -> None:
+        """ValueError names a bad period, capacity or failure count; RuntimeError when NVML is
+        unavailable or has no GPU with that bus id."""
+    def start(self) -> None:
+        """Start the thread (no-op when running, or after it stopped on persistent errors)."""
+    def stop(self) -> None:
+        """Stop and join the thread (GIL released). Idempotent; also run on destruction."""
+    @property
+    def running(self) -> bool:
+        """Whether the thread is alive."""
+    def sample_now(self) -> bool:
+        """One sample on the calling thread, into the buffer; False if an NVML call failed."""
+    def drain(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
+        """(timestamps_s (n,), values (n, len(NVML_FIELDS)), dropped): the samples since the last
+        drain, oldest first, NaN = absent; ``dropped`` samples were lost to the bounded buffer."""
+    @property
+    def identity(self) -> dict[str, str]:
+        """name, uuid, serial, pci_bus_id, driver_version ("" where unavailable)."""
+    @property
+    def period_s(self) -> float: ...
+    @property
+    def error(self) -> str:
+        """"" while healthy; why the thread stopped after persistent NVML errors."""
+    @property
+    def unsupported(self) -> dict[str, str]:
+        """{field: NVML's answer} for the fields this GPU does not offer."""
+    @property
+    def samples_taken(self) -> int:
+        """Samples attempted so far (thread and sample_now)."""
+    def __enter__(self) -> NvmlSampler: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+# ---- GPU health probe (csrc/probe.h) -----------------------------------------------------------
+
+PROBE_PTX: str
+"""The probe kernels' PTX embedded in this build (csrc/probe_kernel.cu)."""
+PROBE_PTX_ORIGIN: str
+""""nvcc" (compiled at build time) or "committed" (csrc/probe_kernel.ptx)."""
+
+def run_probe(device: int = 0, compute_iterations: int = 16384, memory_passes: int = 16,
+              repeats: int = 3) -> dict[str, float]:
+    """Run the fixed-work kernels on CUDA device ``device`` (GIL released, a few ms):
+    compute_ms and memory_ms (fastest of ``repeats`` timed launches after a warm-up),
+    compute_gflop and memory_gbyte (work per launch), sm_count. CudaError names a failed
+    driver call; ValueError a bad option."""
