@@ -343,3 +343,16 @@ def test_ddp_slow_rank_is_flagged_and_stopped_only_when_asked(tmp_path):
     assert r0["code"] == r1["code"] == 1
     assert r0["step"] == r1["step"] < 45
     assert r0["ckpt"]
+
+
+def test_straggler_disable_env_makes_the_callback_a_no_op(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("STRAGGLER_DISABLE", "1")
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    cb = StragglerDetectionCallback(report_time_interval=0, stop_if_detected=True,
+                                    logger_name=LOGGER)
+    trainer = _trainer(tmp_path, [cb], max_steps=5)
+    original = trainer.strategy.training_step
+    trainer.fit(TinyModule(step_s=0.0))
+    assert trainer.global_step == 5 and cb.last_report is None and not cb.stopped
+    assert trainer.strategy.training_step == original
+    assert "was not wrapped" not in caplog.text

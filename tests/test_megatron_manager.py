@@ -123,6 +123,16 @@ def test_disabled_config_leaves_the_step_alone():
     m.shutdown()
 
 
+def test_wrapping_before_initialize_warns_and_leaves_the_step_alone(caplog):
+    def fn():
+        return 1
+
+    m = StragglerDetectionManager(_config(enable_controller=False))
+    with caplog.at_level(logging.WARNING):
+        assert m.wrap_train_step(fn) is fn
+    assert "called before initialize()" in caplog.text
+
+
 def test_initialize_checks_its_input_and_runs_once():
     with pytest.raises(ValueError, match="`config=None`"):
         StragglerDetectionManager().initialize()

@@ -523,6 +523,9 @@ class StragglerDetectionManager:
         """
         if not callable(fn):
             raise ValueError(f"`fn={fn!r}` must be callable")
+        if not self._initialized:
+            self._log.warning("straggler detection: wrap_train_step() was called before "
+                              "initialize(); the train step will not be timed")
         if not self.active:
             return fn
         step = TrainStep(fn, self)
