@@ -81,8 +81,10 @@ class Comm:
         rank = ranks.index(global_rank)
         if len(ranks) == 1:
             return cls(None, 0, ranks, timeout)
+        # The store init_process_group made (private API, the one torch's new_group uses too).
         store = dist.distributed_c10d._get_default_store()
-        members = hashlib.sha1(",".join(map(str, ranks)).encode()).hexdigest()[:16]
+        members = hashlib.sha1(",".join(map(str, ranks)).encode(),
+                               usedforsecurity=False).hexdigest()[:16]
         # How many Comms this rank made over these ranks before: equal on all members.
         serial = store.add(f"straggler/comm/{members}/count{global_rank}", 1)
         prefixed = dist.PrefixStore(f"straggler/comm/{members}/{serial}/", store)
