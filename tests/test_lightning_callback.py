@@ -39,7 +39,8 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::lightning.fabric.utilities.warnings.PossibleUserWarning"),
     pytest.mark.filterwarnings("ignore:.*does not have many workers.*"),
     # Lightning 2.6 against torch 2.13's pytree: Lightning's own deprecation, not ours.
-    pytest.mark.filterwarnings("ignore:`isinstance.treespec, LeafSpec.` is deprecated:FutureWarning"),
+    pytest.mark.filterwarnings(
+        "ignore:`isinstance.treespec, LeafSpec.` is deprecated:FutureWarning"),
 ]
 
 LOGGER = "test.straggler.lightning"

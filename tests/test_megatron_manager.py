@@ -94,7 +94,8 @@ def test_score_block_lists_worst_then_best_with_nodes_and_causes():
                      "  Rank=0 Node=node0 Score=1.00\n"
                      "  Rank=1 Node=node0 Score=0.90\n")
     small = _common.format_score_block(report, {0: 1.0, 1: float("nan"), 2: 0.5}, 2, 2)
-    assert small.splitlines() == ["  Rank=2 Node=node1 Score=0.50", "  Rank=0 Node=node0 Score=1.00",
+    assert small.splitlines() == ["  Rank=2 Node=node1 Score=0.50",
+                                  "  Rank=0 Node=node0 Score=1.00",
                                   "  Rank=1 Node=node0 Score=nan"]
 
 

@@ -1,4 +1,4 @@
-"""Runtime control of straggler detection over HTTP (Megatron's ``--straggler-ctrlr-port``, made safe).
+"""Runtime control of straggler detection over HTTP: Megatron's ``--straggler-ctrlr-port``, made safe.
 
 The reporting rank runs a tiny HTTP server in a daemon thread. It listens on 127.0.0.1 unless the
 user names another address. Requests never act directly: a valid ``POST`` only records the wanted
@@ -58,7 +58,7 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(ControlState))
 
 
 def check_control_value(name: str, value: Any) -> None:
-    """Raise ``ValueError`` naming ``name`` and echoing ``value`` unless it is valid for ``name``."""
+    """Raise ``ValueError`` naming ``name`` and echoing ``value`` unless ``value`` is valid."""
     if name == "enabled":
         if not isinstance(value, bool):
             raise ValueError(f"`enabled={value!r}` must be true or false")
@@ -118,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         if self.path.split("?", 1)[0] not in ("/", "/status"):
-            self._error(HTTPStatus.NOT_FOUND, f"no such path; use GET / or POST / or POST /toggle")
+            self._error(HTTPStatus.NOT_FOUND, "no such path; use GET / or POST / or POST /toggle")
             return
         self._send(HTTPStatus.OK, self.server.controller.status())
 

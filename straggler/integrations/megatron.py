@@ -24,7 +24,6 @@ them at the same iteration.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import logging
 import math
@@ -54,7 +53,7 @@ def _is_number(value: Any) -> bool:
 
 @dataclass
 class StragglerDetectionConfig:
-    """Straggler detection settings (Megatron-Bridge ``NVRxStragglerDetectionConfig`` + Megatron-LM).
+    """Straggler detection settings: Megatron-Bridge's ``NVRxStragglerDetectionConfig`` and more.
 
     Bridge fields, same names and defaults: ``enabled``, ``report_time_interval`` (s),
     ``calc_relative_gpu_perf``, ``calc_individual_gpu_perf``, ``num_gpu_perf_scores_to_print``
@@ -413,6 +412,8 @@ class StragglerDetectionManager:
         self.config = config
         self._log = logging.getLogger(config.logger_name)
         self._initialized = True
+        self._failed = False  # a fresh start after shutdown()
+        self._steps = []
         if not config.enabled:
             return
         try:
@@ -475,7 +476,7 @@ class StragglerDetectionManager:
         return {"detector": Detector.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore :meth:`state_dict` of the same rank after :meth:`initialize`; ``{}`` is a no-op."""
+        """Restore this rank's :meth:`state_dict` after :meth:`initialize`; ``{}`` is a no-op."""
         if not isinstance(state, Mapping):
             raise ValueError(f"`state={state!r:.100}` must be a mapping from state_dict()")
         if not state or not self.active:
