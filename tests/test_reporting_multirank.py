@@ -258,8 +258,10 @@ def _side_by_side_worker(rank, world_size):
     ]
     out = []
     for sections, kernels in rounds:
-        sections = {k: v for k, v in sections.items() if v is not None}
-        kernels = {k: v for k, v in kernels.items() if v is not None}
+        # Odd ranks list their timers in reverse: ids must not depend on the local order.
+        order = reversed if rank % 2 else iter
+        sections = {k: v for k, v in order(list(sections.items())) if v is not None}
+        kernels = {k: v for k, v in order(list(kernels.items())) if v is not None}
         a = ours.generate_report({k: summary(v) for k, v in sections.items()},
                                  {k: summary(*v) for k, v in kernels.items()})
         b = theirs.generate_report({k: nvrx_summary(v) for k, v in sections.items()},
