@@ -258,3 +258,12 @@ def test_switched_off_never_reports_and_window_restarts_when_switched_on():
     clock.t += 1.0
     # Just switched on: the window starts now, so 1 s into a 4 s interval is not a report.
     assert s.plan(4.0, timing=True)[0] is False
+
+
+def test_meetings_are_capped_by_max_wait_without_reporting():
+    clock = FakeClock()
+    s = ReportSchedule(clock=clock)
+    _run_steps(s, clock, 0.5)
+    # A 300 s interval, but the controller wants to be heard every 5 s: meet in 10 steps.
+    assert s.plan(300.0, timing=True, max_wait_s=5.0) == (False, 10)
+    assert s.plan(300.0, timing=False, max_wait_s=5.0) == (False, 10)

@@ -219,6 +219,48 @@ def test_internal_failure_switches_detection_off_and_training_goes_on(monkeypatc
     m.shutdown()
 
 
+def _post(port: int, path: str, payload=None) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {"Content-Type": "application/json"} if payload is not None else {}
+    conn.request("POST", path, body=json.dumps(payload) if payload is not None else None,
+                 headers=headers)
+    resp = conn.getresponse()
+    data = json.loads(resp.read())
+    conn.close()
+    assert resp.status == 200, data
+    return data
+
+
+def test_interval_change_through_the_controller_sets_the_report_cadence():
+    # The ranks meet every control_poll_s to hear the controller, however long the interval.
+    m = StragglerDetectionManager(control_poll_s=0.1)
+    m.initialize(_config(report_time_interval=3600.0))  # no report within this test ...
+    step = m.wrap_train_step(time.sleep)
+    _loop(m, step, 40)
+    assert m.last_report is None
+    _post(m.controller.address[1], "/", {"report_time_interval": 0.05})  # ... until now
+    _loop(m, step, 80)
+    assert m.state.report_time_interval == 0.05
+    assert m.last_report is not None
+    m.shutdown()
+    with pytest.raises(ValueError, match="`control_poll_s=0`"):
+        StragglerDetectionManager(control_poll_s=0)
+
+
+def test_disabled_on_startup_times_nothing_until_switched_on():
+    m = StragglerDetectionManager()
+    m.initialize(_config(report_time_interval=0.05, disable_straggler_on_startup=True))
+    step = m.wrap_train_step(time.sleep)
+    assert not m.timing and m.controller.status()["state"]["enabled"] is False
+    _loop(m, step, 40)
+    assert m.last_report is None and step.calls_timed == 0
+    assert _post(m.controller.address[1], "/toggle")["pending"]["enabled"] is True
+    _loop(m, step, 80)
+    assert m.timing and m.state.enabled
+    assert m.last_report is not None  # reports start once it is on
+    m.shutdown()
+
+
 # -- several ranks on gloo -------------------------------------------------------------------
 
 

@@ -317,13 +317,20 @@ class ReportSchedule:
         self._count += 1
         return self._count >= self._next
 
-    def plan(self, interval_s: float, timing: bool) -> tuple[bool, int]:
-        """At a sync point, on the reporting rank: (report now?, steps until the next meeting)."""
+    def plan(self, interval_s: float, timing: bool,
+             max_wait_s: float | None = None) -> tuple[bool, int]:
+        """At a sync point, on the reporting rank: (report now?, steps until the next meeting).
+
+        With ``max_wait_s`` the ranks meet at least that often (to hear the controller), even
+        when the report interval is longer; such meetings are not reports.
+        """
         now = self._clock()
         step_s = statistics.median(self._step_s) if self._step_s else 0.0
         elapsed = now - self._window_start
         report = timing and elapsed >= 0.9 * interval_s
         remaining = interval_s if (report or not timing) else interval_s - elapsed
+        if max_wait_s is not None:
+            remaining = min(remaining, max_wait_s)
         steps = math.ceil(remaining / step_s) if step_s > 0 else self.MAX_STEPS
         return report, int(min(self.MAX_STEPS, max(self._min_steps, steps)))
 
@@ -375,11 +382,19 @@ class StragglerDetectionManager:
     Every rank creates one, calls :meth:`initialize`, wraps its train step with
     :meth:`wrap_train_step` and calls :meth:`check_stragglers` once per iteration. The reporting
     rank (group rank 0) logs the report and, with ``enable_controller``, serves the HTTP
-    controller. Internal failures are logged once and switch the manager off; training goes on.
+    controller; the ranks then also meet every ``control_poll_s`` seconds (one small broadcast)
+    so that a change applies soon even with a long report interval. Internal failures are
+    logged once and switch the manager off; training goes on.
     """
 
     def __init__(self, config: StragglerDetectionConfig | None = None, *,
-                 process_group: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 process_group: Any = None, control_poll_s: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if (not _is_number(control_poll_s) or not math.isfinite(control_poll_s)
+                or control_poll_s <= 0):
+            raise ValueError(f"`control_poll_s={control_poll_s!r}` must be a positive number of "
+                             "seconds")
+        self.control_poll_s = float(control_poll_s)
         self.config = config
         self.process_group = process_group
         self._clock = clock
@@ -572,7 +587,10 @@ class StragglerDetectionManager:
         reporting = self.is_reporting_rank
         if reporting:
             wanted = self._controller.wanted() if self._controller else state
-            report_now, steps = schedule.plan(wanted.report_time_interval, state.enabled)
+            # With a controller, meet at least every control_poll_s so that a change does not
+            # wait for a long report interval to end.
+            poll = self.control_poll_s if self._controller is not None else None
+            report_now, steps = schedule.plan(wanted.report_time_interval, state.enabled, poll)
             vector = [_MARKER, float(report_now), float(wanted.enabled),
                       wanted.gpu_relative_perf_threshold, wanted.gpu_individual_perf_threshold,
                       wanted.report_time_interval, float(steps)]
