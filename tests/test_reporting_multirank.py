@@ -9,6 +9,7 @@ import math
 import os
 import time
 
+import numpy as np
 import pytest
 import torch.distributed as dist
 
@@ -16,6 +17,7 @@ from _multirank import run_ranks
 from straggler.comm import Comm
 from straggler.report import StragglerId
 from straggler.reporting import ReportGenerator
+from straggler.scoring import relative_scores
 from straggler.statistics import Statistic
 
 pytestmark = pytest.mark.multirank
@@ -39,6 +41,17 @@ def _timers(rank):
     gpus = {"gemm": summary(2.0 * (rank + 1)),
             "ncclDevKernel_AllReduce_Sum": summary(60.0 / (rank + 1))}
     return sections, gpus
+
+
+def _random_timers(seed=7, sections=6, gpus=9):
+    """(ranks, timers) medians with absent (NaN) and zero entries, and call counts."""
+    rng = np.random.default_rng(seed)
+    sec = rng.uniform(1.0, 30.0, (WORLD, sections))
+    gpu = rng.uniform(0.01, 3.0, (WORLD, gpus))
+    for matrix in (sec, gpu):
+        matrix[rng.random(matrix.shape) < 0.3] = NAN
+        matrix[rng.random(matrix.shape) < 0.1] = 0.0
+    return sec, gpu, rng.integers(1, 500, (WORLD, gpus)).astype(float)
 
 
 def _world_worker(rank, world_size):
@@ -67,6 +80,13 @@ def _world_worker(rank, world_size):
     robust = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm,
                              relative_reference="median")
     out["median"] = robust.generate_report(sections, gpus)
+
+    sec_med, gpu_med, gpu_num = _random_timers()
+    rnd = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm)
+    out["random"] = rnd.generate_report(
+        {f"s{i}": summary(m) for i, m in enumerate(sec_med[rank]) if not math.isnan(m)},
+        {f"k{i}": summary(m, n) for i, (m, n) in enumerate(zip(gpu_med[rank], gpu_num[rank]))
+         if not math.isnan(m)})
 
     no_gpu = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm)
     out["no_gpu_on_1"] = no_gpu.generate_report(sections, {} if rank == 1 else gpus)
@@ -174,6 +194,20 @@ def test_extra_maximum_is_the_same_on_every_rank_and_skips_nan(world):
 def test_median_reference_scores_against_the_middle_rank(world):
     report = world[0]["median"]
     assert report.gpu_relative_perf_scores == _approx({0: 2.0, 1: 1.0, 2: 2 / 3})
+
+
+def test_distributed_scores_equal_the_pure_matrix_computation(world):
+    sec_med, gpu_med, gpu_num = _random_timers()
+    sec_ratios, _ = relative_scores(sec_med)
+    _, gpu = relative_scores(gpu_med, gpu_num * gpu_med)  # weight = NUM * AVG, AVG = MED here
+    report = world[0]["random"]
+    assert report.gpu_relative_perf_scores == _approx(dict(enumerate(gpu)))
+    for i in range(sec_med.shape[1]):
+        if np.isnan(sec_med[:, i]).all():
+            assert f"s{i}" not in report.section_relative_perf_scores
+            continue
+        expected = dict(enumerate(sec_ratios[:, i]))
+        assert report.section_relative_perf_scores[f"s{i}"] == _approx(expected), i
 
 
 def test_a_rank_without_gpu_timers_does_not_make_everyone_nan(world):
