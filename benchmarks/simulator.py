@@ -62,6 +62,7 @@ class Scenario:
     roles: Callable[[int], dict[int, Any]] | None = None
     noisy_fraction: float = 0.0      # share of ranks with large report-to-report noise
     noisy_jitter: float = 0.04       # their jitter (std, relative)
+    jitter: float = REPORT_JITTER    # report-to-report jitter of every other rank
     onset: int = 8                   # report where injected faults start
     #: A rank counts as a straggler at a report when its persistent slowdown is >= this.
     truth_min_slowdown: float = 0.05
@@ -177,6 +178,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              _gradual(ONSET, 0.01, 0.30)),
     Scenario("noisy", "5 % of ranks with 4 % report-to-report noise, no fault", _none,
              noisy_fraction=0.05),
+    Scenario("noisy_all", "every rank with 1.5 % report-to-report noise, no fault", _none,
+             jitter=0.015),
+    Scenario("slow10_noisy_all", "one rank 10 % slower, every rank with 1.5 % noise",
+             _slow_ranks([1.1], ONSET), jitter=0.015),
     Scenario("multi", "4 ranks slower by 10/20/30/50 %, onsets 4 reports apart",
              _slow_ranks([1.1, 1.2, 1.3, 1.5], ONSET, stagger=4)),
     Scenario("pipeline_roles", "4 stages x1.00/1.03/1.08/1.40, roles declared, one stage-1 "
@@ -253,7 +258,7 @@ def generate(sc: Scenario, world: int, reports: int, seed: int, gpu_timers: int 
     silicon = np.exp(SILICON_SPREAD * rng.standard_normal(world))
     structure = sc.structure(world) if sc.structure else np.ones(world)
     noisy = rng.random(world) < sc.noisy_fraction
-    jitter = np.where(noisy, sc.noisy_jitter, REPORT_JITTER)
+    jitter = np.where(noisy, sc.noisy_jitter, sc.jitter)
     # Noise of a median of STEPS_PER_REPORT samples: 1.2533 sigma / sqrt(n).
     median_noise = 1.2533 * STEP_CV / math.sqrt(STEPS_PER_REPORT)
     timer_base = np.linspace(0.2, 2.0, gpu_timers)  # ms per call
