@@ -103,6 +103,13 @@ def micro(n: int, rounds: int) -> list[tuple[str, float]]:
             with section("d"):
                 pass
 
+    def ours_step(k: int) -> None:
+        section, tick = Detector.detection_section, Detector.generate_report_if_interval_elapsed
+        for _ in range(k):
+            with section("t", profile_cuda=False):
+                pass
+            tick()
+
     def nvrx_host(k: int) -> None:
         section = NvDetector.detection_section
         for _ in range(k):
@@ -140,6 +147,8 @@ def micro(n: int, rounds: int) -> list[tuple[str, float]]:
         variants = {"bare loop": bare, "with nullcontext()": null,
                     "ours: detection_section(profile_cuda=False)": ours_host,
                     "ours: detection_section() (no GPU: host timing)": ours_default,
+                    "ours: section + generate_report_if_interval_elapsed() (no report due)":
+                        ours_step,
                     "NVRx 0.4.1: detection_section(profile_cuda=False)": nvrx_host,
                     "NVRx 0.4.1: detection_section() (CUPTI no-op stand-in)": nvrx_cupti,
                     "plain method call": plain_call,
@@ -197,8 +206,8 @@ def per_op(n_ops: int, rounds: int) -> tuple[float, float, float]:
 
 
 # --------------------------------------------------------------------------- DDP step time
-def _ddp_worker(rank: int, world_size: int, step_ms: float, steps: int, blocks: int
-                ) -> dict[str, list[float]]:
+def _ddp_worker(rank: int, world_size: int, step_ms: float, steps: int, blocks: int,
+                report_s: float) -> dict[str, list[float]]:
     """Alternate blocks of steps with and without the detector; per-block mean step ms."""
     import logging
 
@@ -225,8 +234,8 @@ def _ddp_worker(rank: int, world_size: int, step_ms: float, steps: int, blocks: 
         if left > 0:
             time.sleep(left)
 
-    Detector.initialize(report_time_interval=2.0, node_name=f"node{rank}", telemetry=False)
-    out: dict[str, list[float]] = {"without": [], "with": []}
+    Detector.initialize(report_time_interval=report_s, node_name=f"node{rank}", telemetry=False)
+    out: dict[str, list[float]] = {"without": [], "with": [], "report_ms": []}
     try:
         for _ in range(3):  # warm-up
             step()
@@ -237,7 +246,9 @@ def _ddp_worker(rank: int, world_size: int, step_ms: float, steps: int, blocks: 
                 if use:
                     with Detector.detection_section("step", profile_cuda=False):
                         step()
-                    Detector.generate_report_if_interval_elapsed()
+                    report = Detector.generate_report_if_interval_elapsed()
+                    if report is not None:
+                        out["report_ms"].append(report.generate_report_elapsed_time)
                 else:
                     step()
             out["with" if use else "without"].append((time.perf_counter() - t0) / steps * 1e3)
@@ -246,15 +257,19 @@ def _ddp_worker(rank: int, world_size: int, step_ms: float, steps: int, blocks: 
     return out
 
 
-def ddp_overhead(step_ms: float, steps: int, blocks: int) -> tuple[float, float, float, float]:
-    """(ms without, ms with, overhead %, spread %) of the step on rank 0 (median of blocks)."""
+def ddp_overhead(step_ms: float, steps: int, blocks: int, report_s: float
+                 ) -> tuple[float, float, float, float, int, float]:
+    """Rank 0: ms without, ms with (medians of blocks), overhead %, spread % of the baseline
+    blocks, reports made, median report ms."""
     from _multirank import run_ranks
 
-    res = run_ranks(_ddp_worker, 2, step_ms, steps, blocks, timeout_s=600)[0]
+    res = run_ranks(_ddp_worker, 2, step_ms, steps, blocks, report_s, timeout_s=600)[0]
     without = statistics.median(res["without"])
     with_ = statistics.median(res["with"])
     spread = 100 * (max(res["without"]) - min(res["without"])) / without
-    return without, with_, 100 * (with_ - without) / without, spread
+    reports = res["report_ms"]
+    return (without, with_, 100 * (with_ - without) / without, spread, len(reports),
+            statistics.median(reports) if reports else float("nan"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -275,14 +290,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nPer-op capture (`torch.add` on 8x8 CPU tensors inside a section): {plain:,.0f} ns "
           f"per op without capture, {capture:,.0f} ns with capture: **{added:,.0f} ns per op** "
           "added (host backend; on a GPU the engine records two events per op instead).\n")
-    print("| CPU DDP loop, 2 gloo ranks | step without | step with detector | overhead | "
-          "spread of the baseline blocks |")
-    print("|---|---|---|---|---|")
-    for step_ms, steps, blocks in ((10.0, 50, 4 if args.quick else 10),
-                                   (100.0, 10, 2 if args.quick else 5)):
-        without, with_, pct, spread = ddp_overhead(step_ms, steps, blocks)
-        print(f"| ~{step_ms:g} ms steps | {without:.3f} ms | {with_:.3f} ms | {pct:+.2f} % | "
-              f"{spread:.1f} % |", flush=True)
+    report_s = 5.0
+    print(f"CPU DDP loop on 2 gloo ranks (rank 0 shown): blocks of steps alternate without and "
+          f"with the detector (step in `detection_section`, "
+          f"`generate_report_if_interval_elapsed()` every step, `report_time_interval="
+          f"{report_s:g}`); the step is a small MLP forward/backward/all-reduce padded to the "
+          "target time with a sleep, as a host waits for its GPU.\n")
+    print("| step | without (median of blocks) | with detector | difference | spread of the "
+          "baseline blocks | reports in the run (median rank-0 ms) |")
+    print("|---|---|---|---|---|---|")
+    block_s = 1.5 if args.quick else 3.0
+    for step_ms in (10.0, 100.0):
+        steps = max(1, int(block_s * 1e3 / step_ms))
+        without, with_, pct, spread, n_rep, rep_ms = ddp_overhead(
+            step_ms, steps, 2 if args.quick else 4, report_s)
+        print(f"| ~{step_ms:g} ms | {without:.3f} ms | {with_:.3f} ms | {pct:+.2f} % | "
+              f"{spread:.1f} % | {n_rep} ({rep_ms:.1f} ms) |", flush=True)
     print(f"\n(run took {time.perf_counter() - t_start:.0f} s)")
     return 0
 
