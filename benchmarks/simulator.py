@@ -182,6 +182,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              jitter=0.015),
     Scenario("slow10_noisy_all", "one rank 10 % slower, every rank with 1.5 % noise",
              _slow_ranks([1.1], ONSET), jitter=0.015),
+    Scenario("slow5_noisy_all", "one rank 5 % slower, every rank with 1.5 % noise (the limit)",
+             _slow_ranks([1.05], ONSET), jitter=0.015),
     Scenario("multi", "4 ranks slower by 10/20/30/50 %, onsets 4 reports apart",
              _slow_ranks([1.1, 1.2, 1.3, 1.5], ONSET, stagger=4)),
     Scenario("pipeline_roles", "4 stages x1.00/1.03/1.08/1.40, roles declared, one stage-1 "
