@@ -283,8 +283,6 @@ class StragglerDetectionCallback(_pl.Callback):
             bridge.on_training_step_end()  # before the report: it is not part of the step
         if not self._initialized or self._failed:
             return
-        from straggler import Detector
-
         start = time.monotonic()
         try:
             report = Detector.generate_report_if_interval_elapsed()
