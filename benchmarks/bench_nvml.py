@@ -46,18 +46,24 @@ NVML_FUNCTIONS = (  # what one sample may call (sim counters)
     "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetTotalEccErrors")
 
 
+def _sim():
+    sys.path.insert(0, str(REPO / "tests"))
+    from sim.simnvml import SimNvml
+
+    return SimNvml(os.environ["STRAGGLER_LIBNVML"])
+
+
 def set_latency(us: float) -> None:
     """Emulated NVML cost per call (simulator only); call with no sampler thread running."""
-    os.environ["SIMNVML_SCENARIO"] = f"call_latency_us={us}" if us else ""
+    if SIMULATED:
+        os.environ["SIMNVML_SCENARIO"] = f"call_latency_us={us}" if us else ""
+        _sim().reload()
 
 
 def calls_per_sample(sampler) -> int:
     if not SIMULATED:
         return -1
-    sys.path.insert(0, str(REPO / "tests"))
-    from sim.simnvml import SimNvml
-
-    sim = SimNvml(os.environ["STRAGGLER_LIBNVML"])
+    sim = _sim()
     before = sum(sim.calls(f) for f in NVML_FUNCTIONS)
     sampler.sample_now()
     return sum(sim.calls(f) for f in NVML_FUNCTIONS) - before

@@ -1,8 +1,8 @@
 """The NVML sampler (C++ thread) against the simulated NVML: fields, unsupported fields, failures,
 thread lifetime, the GPU found by PCI bus id, and no NVML at all.
 
-The simulated library answers from ``SIMNVML_SCENARIO`` (tests/sim/sim_nvml.cpp), re-read when
-the variable changes; tests set it with monkeypatch. Waits are bounded polls (never a speed).
+The simulated library answers from ``SIMNVML_SCENARIO`` (tests/sim/sim_nvml.cpp); tests switch it
+with `use_scenario` before starting a sampler. Waits are bounded polls (never a speed).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import time
 import numpy as np
 import pytest
 from sim.simcuda import run_python
-from sim.simnvml import (HW_THERMAL, LIBNVML, NVML_ERROR_GPU_IS_LOST, SW_POWER_CAP, SimNvml,
-                         scenario)
+from sim.simnvml import (HW_THERMAL, LIBNVML, NVML_ERROR_GPU_IS_LOST, SW_POWER_CAP, scenario,
+                         use_scenario)
 
 from straggler import _core
 from straggler.telemetry import FIELDS, RAW_FIELDS, NvmlTelemetry
@@ -30,7 +30,7 @@ def _simulated_nvml(monkeypatch):
         pytest.fail(f"{LIBNVML} is missing: run `make sim`")
     if os.path.realpath(os.environ["STRAGGLER_LIBNVML"]) != os.path.realpath(LIBNVML):
         pytest.skip("STRAGGLER_LIBNVML is not the simulator")
-    monkeypatch.setenv("SIMNVML_SCENARIO", "")
+    use_scenario(monkeypatch, "")
 
 
 def _threads() -> int:
@@ -56,7 +56,7 @@ def test_raw_columns_match_the_python_field_list():
 
 
 def test_one_sample_reads_every_field_in_its_unit(monkeypatch):
-    monkeypatch.setenv("SIMNVML_SCENARIO", scenario(
+    use_scenario(monkeypatch, scenario(
         sm_clock=1410, sm_clock_max=1980, mem_clock=2619, power_w=412.5, power_limit_w=650,
         gpu_temp=71, mem_temp=77, reasons=SW_POWER_CAP | HW_THERMAL, gpu_util=97, mem_util=41,
         mem_used_mib=50000, pcie_gen=4, pcie_gen_max=5, pcie_width=8, pcie_width_max=16,
@@ -101,8 +101,7 @@ def test_visible_devices_remap_ordinals_and_the_sampler_follows_the_bus_id():
 
 
 def test_unsupported_field_is_absent_asked_once_and_sampling_goes_on(monkeypatch):
-    monkeypatch.setenv("SIMNVML_SCENARIO", scenario(unsupported="ecc,mem_temp,power"))
-    counters = SimNvml()
+    counters = use_scenario(monkeypatch, scenario(unsupported="ecc,mem_temp,power"))
     s = _sampler()
     for _ in range(4):
         assert s.sample_now()  # "not supported" is not a failure
@@ -122,7 +121,7 @@ def test_unsupported_field_is_absent_asked_once_and_sampling_goes_on(monkeypatch
 
 
 def test_telemetry_vector_of_a_window_with_an_unsupported_field(monkeypatch):
-    monkeypatch.setenv("SIMNVML_SCENARIO", scenario(unsupported="gpu_temp", sm_clock=1500))
+    use_scenario(monkeypatch, scenario(unsupported="gpu_temp", sm_clock=1500))
     tel = NvmlTelemetry(device=0, period_s=0.01)
     try:
         assert _wait(lambda: tel._sampler.samples_taken >= 3)
@@ -138,8 +137,7 @@ def test_telemetry_vector_of_a_window_with_an_unsupported_field(monkeypatch):
 def test_nvml_failing_mid_run_stops_the_sampler_with_one_warning(monkeypatch, caplog):
     # From the third sample on every call fails (GPU lost): three failing samples in a row stop
     # the thread; detection goes on with what was sampled before.
-    monkeypatch.setenv("SIMNVML_SCENARIO", scenario(fail_from=2,
-                                                    fail_code=NVML_ERROR_GPU_IS_LOST))
+    use_scenario(monkeypatch, scenario(fail_from=2, fail_code=NVML_ERROR_GPU_IS_LOST))
     caplog.set_level(logging.WARNING, logger="straggler")
     tel = NvmlTelemetry(device=0, period_s=0.005, max_consecutive_failures=3)
     try:
@@ -157,7 +155,7 @@ def test_nvml_failing_mid_run_stops_the_sampler_with_one_warning(monkeypatch, ca
 
 
 def test_a_failed_sampler_does_not_restart(monkeypatch):
-    monkeypatch.setenv("SIMNVML_SCENARIO", scenario(fail_from=0))
+    use_scenario(monkeypatch, scenario(fail_from=0))
     s = _sampler(period_s=0.001, max_consecutive_failures=2)
     s.start()
     assert _wait(lambda: not s.running)
@@ -246,3 +244,13 @@ def test_nvml_that_cannot_initialise_is_reported():
         STRAGGLER_LIBNVML=str(LIBNVML), SIMNVML_SCENARIO="init_error=9")
     assert "False" in out and "NVML_ERROR_DRIVER_NOT_LOADED" in out
     assert "kernel driver" in out
+
+
+def test_a_scenario_file_drives_the_simulator(monkeypatch, tmp_path):
+    path = tmp_path / "scenario.txt"
+    path.write_text("# a throttled board\nsm_clock = 1230\nreasons=0x20 ; gpu_temp=88\n")
+    use_scenario(monkeypatch, f"@{path}")
+    s = _sampler()
+    s.sample_now()
+    row = dict(zip(RAW_FIELDS, s.drain()[1][0]))
+    assert (row["sm_clock_mhz"], row["clocks_event_reasons"], row["gpu_temp_c"]) == (1230, 32, 88)

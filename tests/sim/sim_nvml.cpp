@@ -5,8 +5,9 @@
 // the two fails to compile here.
 //
 // Scenario: $SIMNVML_SCENARIO, either inline "key=value;key=value" or "@/path/to/file" (the same
-// pairs, separated by ';' or newlines, '#' starts a comment). Re-read whenever the variable
-// changes, which resets the call counters. Keys (defaults: a healthy H100 SXM at full load):
+// pairs, separated by ';' or newlines, '#' starts a comment). Read by nvmlInit_v2 and by
+// simnvml_reload() (tests that switch scenarios in one process); a changed scenario resets the
+// call counters. Keys (defaults: a healthy H100 SXM at full load):
 //   name serial driver_version           identity strings
 //   sm_clock sm_clock_max mem_clock mem_clock_max      MHz
 //   power_w power_limit_w                 watts (reported in mW, as NVML does)
@@ -26,7 +27,8 @@
 //   fail_from=N fail_code=M               from the N-th call (0-based) of each device query on,
 //                                         return M (default 999, NVML_ERROR_UNKNOWN)
 //   call_latency_us=X                     each call spins X microseconds (emulated NVML cost)
-// Extra export for tests: simnvml_call_count(name) -> calls of that entry point so far.
+// Extra exports for tests: simnvml_call_count(name) -> calls of that entry point so far;
+// simnvml_reload() -> re-read the scenario.
 #include "../../csrc/nvml.h"
 
 #include <chrono>
@@ -110,6 +112,9 @@ struct Sim {
   int init_count = 0;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 
+  // Reads $SIMNVML_SCENARIO; a changed scenario resets the counters. Only nvmlInit_v2 and
+  // simnvml_reload() call it: getenv is not safe while another thread runs setenv, and the
+  // sampler thread must never race the test's own environment changes.
   void refresh_locked() {
     const char* env = std::getenv("SIMNVML_SCENARIO");
     const std::string now = env != nullptr ? env : "";
@@ -137,7 +142,6 @@ void spin_us(double us) {
 // Common prologue of a device query: counts the call, applies latency, initialisation, the handle
 // check, the fail_from rule and the unsupported group. Returns NVML_SUCCESS to go on.
 nvmlReturn_t enter(Sim& s, const char* fn, nvmlDevice_t dev, const char* group, int sub = 0) {
-  s.refresh_locked();
   s.calls[fn]++;
   // Counted per (entry point, group): GetClockInfo(SM) and (MEM) are one call each per sample.
   const long n = s.fail_counts[std::string(fn) + "/" + (group != nullptr ? group : "") + "/" +
@@ -212,7 +216,6 @@ const char* nvmlErrorString(nvmlReturn_t result) {
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   Sim& s = sim();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.refresh_locked();
   s.calls["nvmlSystemGetDriverVersion"]++;
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
   return put_string(version, length, s.sc.str("driver_version", "555.42.06"));
@@ -222,7 +225,6 @@ nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device) {
   Sim& s = sim();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.refresh_locked();
   s.calls["nvmlDeviceGetHandleByPciBusId_v2"]++;
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
   if (pciBusId == nullptr || device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -411,9 +413,15 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
 long simnvml_call_count(const char* name) {
   Sim& s = sim();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.refresh_locked();
   auto it = s.calls.find(name != nullptr ? name : "");
   return it == s.calls.end() ? 0 : it->second;
+}
+
+// Test hook: re-read $SIMNVML_SCENARIO now (call it with no sampler thread running).
+void simnvml_reload(void) {
+  Sim& s = sim();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.refresh_locked();
 }
 
 }  // extern "C"

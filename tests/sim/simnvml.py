@@ -2,10 +2,11 @@
 
 tests/conftest.py points ``STRAGGLER_LIBNVML`` here, so every test process that starts an
 `NvmlSampler` samples the simulator. What it answers is set per process by
-``SIMNVML_SCENARIO`` (see the header of tests/sim/sim_nvml.cpp for the keys); the simulator
-re-reads the variable when it changes, so a test can switch scenarios with monkeypatch::
+``SIMNVML_SCENARIO`` (see the header of tests/sim/sim_nvml.cpp for the keys), read when NVML
+is initialised. A test switches scenarios in its own process with `use_scenario` (no sampler
+thread may run meanwhile: the simulator reads the environment only when told to)::
 
-    monkeypatch.setenv("SIMNVML_SCENARIO", scenario(reasons=THERMAL, gpu_temp=91))
+    use_scenario(monkeypatch, scenario(reasons=SW_THERMAL, gpu_temp=91))
 """
 
 from __future__ import annotations
@@ -32,13 +33,26 @@ def scenario(**values: object) -> str:
 
 
 class SimNvml:
-    """Counters of the simulated library loaded in this process."""
+    """Controls of the simulated library loaded in this process."""
 
     def __init__(self, path: str | Path = LIBNVML) -> None:
         self._lib = ctypes.CDLL(str(path))
         self._lib.simnvml_call_count.restype = ctypes.c_long
         self._lib.simnvml_call_count.argtypes = [ctypes.c_char_p]
+        self._lib.simnvml_reload.restype = None
 
     def calls(self, fn: str) -> int:
         """Calls of NVML entry point ``fn`` since the scenario last changed."""
         return int(self._lib.simnvml_call_count(fn.encode()))
+
+    def reload(self) -> None:
+        """Re-read ``SIMNVML_SCENARIO`` (a changed scenario resets the counters)."""
+        self._lib.simnvml_reload()
+
+
+def use_scenario(monkeypatch, spec: str) -> SimNvml:
+    """Set ``SIMNVML_SCENARIO`` for this test and make the simulator read it now."""
+    monkeypatch.setenv("SIMNVML_SCENARIO", spec)
+    sim = SimNvml()
+    sim.reload()
+    return sim
