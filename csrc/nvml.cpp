@@ -121,9 +121,11 @@ const char* nvml_return_name(nvmlReturn_t code) noexcept {
 
 bool nvml_is_unsupported(nvmlReturn_t code) noexcept {
   // NO_PERMISSION: some values need root on some boards; FUNCTION_NOT_FOUND: an older driver.
-  // Neither changes while the job runs, so the sampler stops asking for that field.
+  // None of these changes while the job runs, so the sampler stops asking for that field.
+  // DEPRECATED: a call removed from this driver (CUDA 14 removes some of ours).
   return code == NVML_ERROR_NOT_SUPPORTED || code == NVML_ERROR_NO_PERMISSION ||
-         code == NVML_ERROR_FUNCTION_NOT_FOUND || code == NVML_ERROR_VGPU_ECC_NOT_SUPPORTED;
+         code == NVML_ERROR_FUNCTION_NOT_FOUND || code == NVML_ERROR_VGPU_ECC_NOT_SUPPORTED ||
+         code == NVML_ERROR_DEPRECATED;
 }
 
 }  // namespace straggler

@@ -117,6 +117,17 @@ typedef union nvmlValue_st {
   unsigned short usVal;
 } nvmlValue_t;
 
+// nvmlDeviceGetTemperatureV's versioned struct (R565+; nvmlDeviceGetTemperature is deprecated
+// from CUDA 13.0 and answers NVML_ERROR_DEPRECATED once removed).
+typedef struct nvmlTemperature_v1_st {
+  unsigned int version;  // nvmlTemperature_v1
+  nvmlTemperatureSensors_t sensorType;
+  int temperature;
+} nvmlTemperature_v1_t;
+typedef nvmlTemperature_v1_t nvmlTemperature_t;
+// NVML_STRUCT_VERSION(Temperature, 1): sizeof(nvmlTemperature_v1_t) | (1 << 24).
+enum : unsigned int { nvmlTemperature_v1 = 0x100000C };
+
 typedef struct nvmlFieldValue_st {
   unsigned int fieldId;  // NVML_FI_*
   unsigned int scopeId;  // e.g. an NVLink id; 0 for device-wide fields
@@ -169,6 +180,7 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power);
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit);
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
                                       unsigned int* temp);
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t* temperature);
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                       nvmlFieldValue_t* values);
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
@@ -196,7 +208,11 @@ namespace straggler {
 // unversioned ones have a single ABI. Required entries must resolve or NVML is unavailable;
 // optional ones sit behind has_<name>() and a missing one leaves its field absent.
 // nvmlDeviceGetCurrentClocksEventReasons is R535+; older drivers only have the (same-ABI)
-// ...ThrottleReasons name, used as the fallback.
+// ...ThrottleReasons name, used as the fallback. Likewise nvmlDeviceGetTemperatureV (R565+)
+// before the deprecated nvmlDeviceGetTemperature. nvmlDeviceGetViolationStatus is deprecated
+// from CUDA 13.0 with no like-for-like successor: where a driver answers NVML_ERROR_DEPRECATED
+// the violation counters are absent and the clocks-event reasons still tell throttling.
+static_assert(sizeof(nvmlTemperature_v1_t) == 12, "nvmlTemperature_v1 encodes sizeof == 12");
 // clang-format off
 #define STRAGGLER_NVML_ENTRY_POINTS(X)                          \
   X(nvmlInit_v2,                              true)             \
@@ -211,6 +227,7 @@ namespace straggler {
   X(nvmlDeviceGetMaxClockInfo,                false)            \
   X(nvmlDeviceGetPowerUsage,                  false)            \
   X(nvmlDeviceGetEnforcedPowerLimit,          false)            \
+  X(nvmlDeviceGetTemperatureV,                false)            \
   X(nvmlDeviceGetTemperature,                 false)            \
   X(nvmlDeviceGetFieldValues,                 false)            \
   X(nvmlDeviceGetCurrentClocksEventReasons,   false)            \

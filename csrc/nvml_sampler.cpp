@@ -225,8 +225,28 @@ std::string NvmlSampler::take_sample() {
             NVML_CLOCK_SM);
   uint_call("nvmlDeviceGetClockInfo(MEM)", kMemClockMhz, nvml_.nvmlDeviceGetClockInfo,
             NVML_CLOCK_MEM);
-  uint_call("nvmlDeviceGetTemperature(GPU)", kGpuTempC, nvml_.nvmlDeviceGetTemperature,
-            NVML_TEMPERATURE_GPU);
+  // The versioned call first; the deprecated one when it is missing or refuses (e.g. a struct
+  // version it does not know), so either driver generation gives the temperature.
+  if (nvml_.nvmlDeviceGetTemperatureV == nullptr && nvml_.nvmlDeviceGetTemperature == nullptr) {
+    missing("nvmlDeviceGetTemperature(GPU)", {kGpuTempC});
+  } else {
+    read("nvmlDeviceGetTemperature(GPU)", {kGpuTempC}, [&] {
+      nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+      if (nvml_.nvmlDeviceGetTemperatureV != nullptr) {
+        nvmlTemperature_t t{};
+        t.version = nvmlTemperature_v1;
+        t.sensorType = NVML_TEMPERATURE_GPU;
+        rc = nvml_.nvmlDeviceGetTemperatureV(dev, &t);
+        row[kGpuTempC] = t.temperature;
+      }
+      if (rc != NVML_SUCCESS && nvml_.nvmlDeviceGetTemperature != nullptr) {
+        unsigned int v = 0;
+        rc = nvml_.nvmlDeviceGetTemperature(dev, NVML_TEMPERATURE_GPU, &v);
+        row[kGpuTempC] = v;
+      }
+      return rc;
+    });
+  }
   uint_call("nvmlDeviceGetCurrPcieLinkGeneration", kPcieGen,
             nvml_.nvmlDeviceGetCurrPcieLinkGeneration);
   uint_call("nvmlDeviceGetCurrPcieLinkWidth", kPcieWidth, nvml_.nvmlDeviceGetCurrPcieLinkWidth);

@@ -254,3 +254,23 @@ def test_a_scenario_file_drives_the_simulator(monkeypatch, tmp_path):
     s.sample_now()
     row = dict(zip(RAW_FIELDS, s.drain()[1][0]))
     assert (row["sm_clock_mhz"], row["clocks_event_reasons"], row["gpu_temp_c"]) == (1230, 32, 88)
+
+
+def test_a_call_the_driver_removed_is_absent_not_a_failure(monkeypatch):
+    # CUDA 13 deprecates nvmlDeviceGetViolationStatus and nvmlDeviceGetTemperature; a driver
+    # that removed them answers NVML_ERROR_DEPRECATED. The temperature then comes from
+    # nvmlDeviceGetTemperatureV; the violation counters are absent; sampling goes on.
+    counters = use_scenario(monkeypatch, scenario(
+        deprecated="nvmlDeviceGetViolationStatus,nvmlDeviceGetTemperature", gpu_temp=66))
+    s = _sampler(period_s=0.001, max_consecutive_failures=1)
+    s.start()
+    assert _wait(lambda: s.samples_taken >= 5)
+    s.stop()
+    assert s.error == ""
+    _, v, _ = s.drain()
+    assert np.isnan(v[:, COL["power_violation_ns"]]).all()
+    assert np.isnan(v[:, COL["thermal_violation_ns"]]).all()
+    assert (v[:, COL["gpu_temp_c"]] == 66).all()
+    assert "NVML_ERROR_DEPRECATED" in s.unsupported["thermal_violation_ns"]
+    assert counters.calls("nvmlDeviceGetTemperature") == 0  # the versioned call answered
+    assert counters.calls("nvmlDeviceGetViolationStatus") == 2  # asked once per policy

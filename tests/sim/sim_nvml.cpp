@@ -23,9 +23,15 @@
 //                                         mem_clock, max_clock, power, power_limit, gpu_temp,
 //                                         mem_temp, reasons, violation, util, memory, pcie,
 //                                         pcie_max, ecc, name, uuid, serial
+//   deprecated=fn,...                     entry points answering NVML_ERROR_DEPRECATED (as a
+//                                         driver that removed them), e.g.
+//                                         nvmlDeviceGetViolationStatus
 //   init_error=N                          nvmlInit_v2 returns N (e.g. 9: driver not loaded)
-//   fail_from=N fail_code=M               from the N-th call (0-based) of each device query on,
-//                                         return M (default 999, NVML_ERROR_UNKNOWN)
+//   fail_from=N fail_code=M               from sample N (0-based) on, every device query returns
+//                                         M (default 999, NVML_ERROR_UNKNOWN). A sample starts
+//                                         with nvmlDeviceGetClockInfo(SM), as straggler's
+//                                         sampler does; queries before the first (the identity,
+//                                         read once) never fail
 //   call_latency_us=X                     each call spins X microseconds (emulated NVML cost)
 // Extra exports for tests: simnvml_call_count(name) -> calls of that entry point so far;
 // simnvml_reload() -> re-read the scenario.
@@ -51,6 +57,7 @@ namespace {
 struct Scenario {
   std::map<std::string, std::string> kv;
   std::set<std::string> unsupported;
+  std::set<std::string> deprecated;  // entry point names
 
   double num(const std::string& key, double fallback) const {
     auto it = kv.find(key);
@@ -94,10 +101,13 @@ Scenario parse(const std::string& spec_in) {
       sc.kv[trim(pair.substr(0, eq))] = trim(pair.substr(eq + 1));
     }
   }
-  std::stringstream groups(sc.str("unsupported", ""));
-  std::string g;
-  while (std::getline(groups, g, ',')) {
-    if (!trim(g).empty()) sc.unsupported.insert(trim(g));
+  for (auto [key, set] : {std::pair{"unsupported", &sc.unsupported},
+                          std::pair{"deprecated", &sc.deprecated}}) {
+    std::stringstream items_of(sc.str(key, ""));
+    std::string g;
+    while (std::getline(items_of, g, ',')) {
+      if (!trim(g).empty()) set->insert(trim(g));
+    }
   }
   return sc;
 }
@@ -106,8 +116,8 @@ struct Sim {
   std::mutex mu;
   std::string spec = "\x01";  // never a real value: forces the first parse
   Scenario sc;
-  std::map<std::string, long> calls;       // per entry point
-  std::map<std::string, long> fail_counts; // per entry point and group: "calls of this sample"
+  std::map<std::string, long> calls;  // per entry point
+  long samples = 0;  // nvmlDeviceGetClockInfo(SM) calls: the sampler opens each sample with one
   std::map<std::string, nvmlDevice_st*> devices;
   int init_count = 0;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
@@ -122,7 +132,7 @@ struct Sim {
     spec = now;
     sc = parse(spec);
     calls.clear();
-    fail_counts.clear();
+    samples = 0;
     t0 = std::chrono::steady_clock::now();
   }
 };
@@ -141,11 +151,9 @@ void spin_us(double us) {
 
 // Common prologue of a device query: counts the call, applies latency, initialisation, the handle
 // check, the fail_from rule and the unsupported group. Returns NVML_SUCCESS to go on.
-nvmlReturn_t enter(Sim& s, const char* fn, nvmlDevice_t dev, const char* group, int sub = 0) {
+nvmlReturn_t enter(Sim& s, const char* fn, nvmlDevice_t dev, const char* group) {
   s.calls[fn]++;
-  // Counted per (entry point, group): GetClockInfo(SM) and (MEM) are one call each per sample.
-  const long n = s.fail_counts[std::string(fn) + "/" + (group != nullptr ? group : "") + "/" +
-                               std::to_string(sub)]++;
+  const long n = s.samples - 1;  // the sample this call belongs to (-1: before the first)
   spin_us(s.sc.num("call_latency_us", 0));
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
   if (dev == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -154,13 +162,14 @@ nvmlReturn_t enter(Sim& s, const char* fn, nvmlDevice_t dev, const char* group, 
     return static_cast<nvmlReturn_t>(static_cast<int>(s.sc.num("fail_code", NVML_ERROR_UNKNOWN)));
   }
   if (group != nullptr && s.sc.unsupported.count(group) != 0) return NVML_ERROR_NOT_SUPPORTED;
+  if (s.sc.deprecated.count(fn) != 0) return NVML_ERROR_DEPRECATED;
   return NVML_SUCCESS;
 }
 
-#define SIM_DEVICE_CALL(fn, dev, ...)                            \
+#define SIM_DEVICE_CALL(fn, dev, group)                          \
   Sim& s = sim();                                                \
   std::lock_guard<std::mutex> lock(s.mu);                        \
-  if (nvmlReturn_t rc_ = enter(s, fn, dev, __VA_ARGS__); rc_ != NVML_SUCCESS) return rc_
+  if (nvmlReturn_t rc_ = enter(s, fn, dev, group); rc_ != NVML_SUCCESS) return rc_
 
 nvmlReturn_t put_uint(unsigned int* out, double value) {
   if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -268,6 +277,10 @@ nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
   if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS) {
+    {
+      std::lock_guard<std::mutex> lock(sim().mu);
+      ++sim().samples;
+    }
     SIM_DEVICE_CALL("nvmlDeviceGetClockInfo", device, "sm_clock");
     return put_uint(clock, s.sc.num("sm_clock", 1980));
   }
@@ -280,7 +293,7 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, u
 
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
                                        unsigned int* clock) {
-  SIM_DEVICE_CALL("nvmlDeviceGetMaxClockInfo", device, "max_clock", static_cast<int>(type));
+  SIM_DEVICE_CALL("nvmlDeviceGetMaxClockInfo", device, "max_clock");
   if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS) {
     return put_uint(clock, s.sc.num("sm_clock_max", 1980));
   }
@@ -303,6 +316,15 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
   SIM_DEVICE_CALL("nvmlDeviceGetTemperature", device, "gpu_temp");
   if (sensorType != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
   return put_uint(temp, s.sc.num("gpu_temp", 55));
+}
+
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t* temperature) {
+  SIM_DEVICE_CALL("nvmlDeviceGetTemperatureV", device, "gpu_temp");
+  if (temperature == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (temperature->version != nvmlTemperature_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (temperature->sensorType != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  temperature->temperature = static_cast<int>(s.sc.num("gpu_temp", 55));
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
@@ -342,8 +364,7 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
 
 nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType,
                                           nvmlViolationTime_t* violTime) {
-  SIM_DEVICE_CALL("nvmlDeviceGetViolationStatus", device, "violation",
-                  static_cast<int>(perfPolicyType));
+  SIM_DEVICE_CALL("nvmlDeviceGetViolationStatus", device, "violation");
   if (violTime == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   double frac = 0;
   if (perfPolicyType == NVML_PERF_POLICY_POWER) {
@@ -402,7 +423,7 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* ma
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
                                          nvmlEccCounterType_t counterType,
                                          unsigned long long* eccCounts) {
-  SIM_DEVICE_CALL("nvmlDeviceGetTotalEccErrors", device, "ecc", static_cast<int>(errorType));
+  SIM_DEVICE_CALL("nvmlDeviceGetTotalEccErrors", device, "ecc");
   if (eccCounts == nullptr || counterType != NVML_VOLATILE_ECC) return NVML_ERROR_INVALID_ARGUMENT;
   *eccCounts = static_cast<unsigned long long>(
       s.sc.num(errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ? "ecc_corrected" : "ecc_uncorrected", 0));
