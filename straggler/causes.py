@@ -9,6 +9,7 @@ at their power cap under a heavy load, a warm machine room) is never blamed on o
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 import statistics
@@ -92,6 +93,15 @@ class Diagnosis:
 
     def __str__(self) -> str:
         return f"{self.cause.value}: {self.evidence}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for JSON logs: the label as its string, non-finite values as None."""
+        gpu = self.gpu
+        if gpu is not None and dataclasses.is_dataclass(gpu):
+            gpu = dataclasses.asdict(gpu)
+        return {"rank": self.rank, "cause": self.cause.value, "evidence": self.evidence,
+                "values": {k: (float(v) if _finite(v) else None) for k, v in self.values.items()},
+                "gpu": gpu}
 
 
 def flagged_ranks(report: Any, threshold: float = 0.75) -> set[int]:

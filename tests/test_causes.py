@@ -131,6 +131,9 @@ def test_diagnosis_carries_the_gpu_identity_and_formats_a_line():
     line = report.format_causes()
     assert line.startswith("rank 1 (node1, NVIDIA H100 (GPU-abc, serial 1650, PCI 0000:3B:00.0, "
                            "driver 555.42)): gpu_thermal_throttling: 100% of the window")
+    as_dict = report.causes[1].as_dict()
+    assert as_dict["cause"] == "gpu_thermal_throttling" and as_dict["gpu"]["uuid"] == "GPU-abc"
+    assert as_dict["values"]["peers_throttled_share"] == 0.0
     table = report.format_table()
     assert "cause" in table.splitlines()[1] and "gpu_thermal_throttling" in table
     assert "sm_clock_mhz_mean" in table and "reason_sw_thermal_frac" not in table
