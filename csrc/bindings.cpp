@@ -238,7 +238,15 @@ void bind_timer_engine(py::module_& m) {
              py::gil_scoped_release release;
              e.close();
            });
+
+  g_engine_type = py::detail::get_type_info(typeid(TimerEngine));
+  for (PyMethodDef& def : g_hot_methods) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(engine.ptr()), &def);
+    if (descr == nullptr) throw py::error_already_set();
+    engine.attr(def.ml_name) = py::reinterpret_steal<py::object>(descr);
+  }
 }
+
 
 // ================================================================================================
 // NVML sampler: nvml_status, cuda_device_pci_bus_id, NVML_FIELDS, NvmlSampler   (nvml_sampler.h)
