@@ -94,7 +94,7 @@ class PolicyConfig:
     #: Noise gate: a slowdown must also exceed ``noise_z`` times the rank's own report-to-report
     #: noise (estimated from successive differences), so noisy but healthy ranks do not alarm.
     #: 0 turns the gate off.
-    noise_z: float = 3.0
+    noise_z: float = 2.5
     #: Without declared roles, learn stable clusters of ranks as peer groups.
     learn_structure: bool = True
     #: Reports used to learn the clusters (no rank is confirmed before they are seen).
