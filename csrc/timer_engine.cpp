@@ -2,6 +2,7 @@
 #include "timer_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -141,6 +142,13 @@ class CudaBackend final : public TimingBackend {
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
+// A number for the calling thread, unique for the life of the process.
+std::uint64_t thread_serial() noexcept {
+  static std::atomic<std::uint64_t> next{1};
+  thread_local const std::uint64_t serial = next.fetch_add(1, std::memory_order_relaxed);
+  return serial;
+}
+
 }  // namespace
 
 std::unique_ptr<TimingBackend> make_host_backend() { return std::make_unique<HostBackend>(); }
@@ -266,7 +274,7 @@ void TimerEngine::start(int timer, std::uintptr_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
   check_open_locked();
   check_timer_locked(timer);
-  std::vector<Open>& open = open_[std::this_thread::get_id()];
+  std::vector<Open>& open = open_[thread_serial()];
   if (open.size() <= static_cast<std::size_t>(timer)) open.resize(timers_.size());
   Open& slot = open[static_cast<std::size_t>(timer)];
   if (slot.active) {
@@ -283,7 +291,7 @@ void TimerEngine::stop(int timer, std::uintptr_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
   check_open_locked();
   check_timer_locked(timer);
-  auto it = open_.find(std::this_thread::get_id());
+  auto it = open_.find(thread_serial());
   Open* slot = nullptr;
   if (it != open_.end() && static_cast<std::size_t>(timer) < it->second.size()) {
     slot = &it->second[static_cast<std::size_t>(timer)];

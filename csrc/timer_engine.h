@@ -9,7 +9,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -167,7 +166,9 @@ class TimerEngine {
   bool closed_ = false;
   std::deque<Timer> timers_;       // deque: names stay put, so ids_ can view them
   std::unordered_map<std::string_view, int> ids_;
-  std::unordered_map<std::thread::id, std::vector<Open>> open_;
+  // Open timers per thread, keyed by thread_serial(): unlike std::thread::id (a pthread_t the
+  // system reuses), a serial is never reused, so a new thread cannot inherit a dead one's timers.
+  std::unordered_map<std::uint64_t, std::vector<Open>> open_;
   std::vector<Pending> pending_;   // FIFO; keeps its capacity, so no allocation once warm
   std::vector<Mark> flush_marks_;  // guarded by flush_mu_
 };

@@ -96,3 +96,12 @@ def test_flush_releases_the_gil_while_it_waits(sim_cuda):
         assert not th.is_alive()
         assert resumed < done["flush_end"]
         assert eng.durations("long").size == 1
+
+
+def test_a_new_thread_does_not_inherit_a_dead_threads_open_timer():
+    with _core.TimerEngine("host") as eng:
+        run_threads(lambda _: eng.start("x"), 1)  # exits with "x" open
+        # The system reuses thread ids (pthread_t) at once; each of these threads starts afresh.
+        for _ in range(20):
+            run_threads(lambda _: (eng.start("x"), eng.stop("x")), 1)
+        assert eng.durations("x").size == 20
