@@ -35,7 +35,7 @@ install: $(VENV)/.installed
 # Simulated libcuda.so.1 / libnvidia-ml.so.1 for tests (see tests/sim/README.md).
 SIM_CXX := g++ -std=c++17 -O2 -Wall -Wextra -fPIC -shared -pthread
 
-$(SIMDIR)/libcuda.so.1: tests/sim/sim_cuda.cpp $(wildcard tests/sim/*.h)
+$(SIMDIR)/libcuda.so.1: tests/sim/sim_cuda.cpp csrc/cuda_driver.h $(wildcard tests/sim/*.h)
 	mkdir -p $(SIMDIR)
 	$(SIM_CXX) -Wl,-soname,libcuda.so.1 -o $@ $<
 
