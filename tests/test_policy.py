@@ -396,3 +396,23 @@ def test_make_policy_options():
         make_policy(given, roles={0: "a"})
     with pytest.raises(ValueError, match=r"`policy=3` must be a PolicyConfig"):
         make_policy(3)
+
+
+def test_noisy_rank_that_recovers_clears_within_its_noise():
+    # Rank 4 swings between 1.00x and 1.06x every report (a noisy rank), is 30 % slower for
+    # five reports, then swings again. Its 1.06x reports score 0.943, below clear_threshold,
+    # but within one sigma of its own noise they count as healthy, so it clears.
+    def run(noise_z: float) -> list:
+        policy = StragglerPolicy(PolicyConfig(noise_z=noise_z, k=3, n=4))
+        out = []
+        for i in range(45):
+            factor = 1.3 if 15 <= i < 20 else (1.06 if i % 2 else 1.0)
+            out.append(policy.update(RANKS, {"step": _times({4: factor})}))
+        return out
+
+    decisions = run(2.5)
+    assert any(4 in d.confirmed for d in decisions[15:20])
+    assert all(4 not in d.confirmed for d in decisions[:15])
+    assert 4 not in decisions[-1].confirmed
+    # Without the noise band (noise_z=0 turns gate and band off) the swings keep it confirmed.
+    assert 4 in run(0.0)[-1].confirmed
