@@ -612,28 +612,33 @@ def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarr
     ``1 / gpu relative score`` (the rank's time over the reference, the same for every rank of a
     report). Ranks come from the score dicts; values a rank lacks are NaN.
     """
-    metrics: dict[str, Mapping[int, float]] = {}
+    metrics: dict[str, tuple[Mapping[int, float], bool]] = {}  # values, invert them
     gpu_rel = getattr(report, "gpu_relative_perf_scores", None) or {}
     if gpu_rel:
-        metrics[GPU_METRIC] = {r: _inverse(v) for r, v in gpu_rel.items()}
+        metrics[GPU_METRIC] = (gpu_rel, True)
     medians = getattr(report, "section_medians_ms", None) or {}
     sec_rel = getattr(report, "section_relative_perf_scores", None) or {}
     for name in sorted(set(medians) | set(sec_rel)):
         if medians.get(name):
-            metrics[f"section:{name}"] = medians[name]
+            metrics[f"section:{name}"] = (medians[name], False)
         else:
-            metrics[f"section:{name}"] = {r: _inverse(v) for r, v in sec_rel[name].items()}
+            metrics[f"section:{name}"] = (sec_rel[name], True)
     all_ranks = set(getattr(report, "rank_to_node", None) or {})
-    for by_rank in metrics.values():
+    for by_rank, _ in metrics.values():
         all_ranks.update(by_rank)
-    ranks = np.array(sorted(all_ranks), dtype=np.int64)
-    times = {m: np.array([by_rank.get(int(r), np.nan) for r in ranks], dtype=np.float64)
-             for m, by_rank in metrics.items()}
+    order = sorted(all_ranks)
+    ranks = np.array(order, dtype=np.int64)
+    times = {}
+    for metric, (by_rank, invert) in metrics.items():
+        if len(by_rank) == len(order) and list(by_rank) == order:  # the gathered layout: fast
+            values = np.fromiter(by_rank.values(), dtype=np.float64, count=len(order))
+        else:
+            values = np.array([by_rank.get(r, np.nan) for r in order], dtype=np.float64)
+        if invert:  # a score (reference / time): its inverse is time-like
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = np.where(np.isfinite(values) & (values > 0), 1.0 / values, np.nan)
+        times[metric] = values
     return ranks, times
-
-
-def _inverse(score: float) -> float:
-    return 1.0 / score if score and math.isfinite(score) and score > 0 else math.nan
 
 
 def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,
