@@ -46,6 +46,7 @@ GPU_METRIC = "gpu"
 
 _REFERENCES = ("median", "fastest")
 _INDIVIDUAL_MODES = ("no_peers", "always", "off")
+_STATE_VERSION = 1
 _GAP_FACTOR = 8.0  # a cluster boundary is this many times wider than the median spacing
 _MIN_HISTORY = 2  # successive differences a rank needs before its individual rule may fire
 
@@ -376,6 +377,63 @@ class StragglerPolicy:
         self._last_ranks: np.ndarray | None = None
         self._role_groups: np.ndarray | None = None
         self._last_slots: np.ndarray | None = None
+
+    # ------------------------------------------------------------------------------- state
+    _ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
+               "rel_obs", "ind_prev", "ind_sigma", "ind_obs")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the policy learned (windows, baselines, noise, groups), as plain lists.
+
+        Pending warm-up reports are not kept: a policy restored before its structure was
+        learned starts its warm-up again.
+        """
+        metrics = {}
+        for name, ms in self._metrics.items():
+            entry = {k: getattr(ms, k).tolist() for k in self._ARRAYS}
+            entry["groups"] = None if ms.groups is None else ms.groups.tolist()
+            metrics[name] = entry
+        return {"version": _STATE_VERSION, "n": self.config.n,
+                "ranks": self._slot_rank.tolist(), "healthy_streak": self._healthy_streak.tolist(),
+                "reports": self._reports, "metrics": metrics}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore `state_dict` output (ValueError if it is not one)."""
+        try:
+            if state["version"] != _STATE_VERSION:
+                raise ValueError(f"version {state['version']!r}")
+            ranks = [int(r) for r in state["ranks"]]
+            size = len(ranks)
+            streak = np.asarray(state["healthy_streak"], dtype=np.int64)
+            metrics = {}
+            for name, entry in state["metrics"].items():
+                ms = _MetricState(self.config.n, size)
+                for key in self._ARRAYS:
+                    old = getattr(ms, key)
+                    value = np.asarray(entry[key], dtype=old.dtype)
+                    if value.shape != old.shape:
+                        raise ValueError(f"{name}.{key} has shape {value.shape}")
+                    setattr(ms, key, value)
+                if state["n"] != self.config.n:  # another window length: start the windows anew
+                    ms.rel_window[:] = 0
+                    ms.ind_window[:] = 0
+                else:
+                    ms.rel_window &= ms.mask
+                    ms.ind_window &= ms.mask
+                if entry["groups"] is not None:
+                    ms.groups = np.asarray(entry["groups"], dtype=np.int64)
+                metrics[str(name)] = ms
+            reports = int(state["reports"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"`state` is not a StragglerPolicy.state_dict() of version "
+                             f"{_STATE_VERSION}: {exc}") from None
+        self._slot_of = {r: i for i, r in enumerate(ranks)}
+        self._slot_rank = np.asarray(ranks, dtype=np.int64)
+        self._healthy_streak = streak
+        self._metrics = metrics
+        self._reports = reports
+        self._last_ranks = self._last_slots = None
+        self._role_groups = None
 
     # ----------------------------------------------------------------------------- properties
     @property

@@ -416,3 +416,27 @@ def test_noisy_rank_that_recovers_clears_within_its_noise():
     assert 4 not in decisions[-1].confirmed
     # Without the noise band (noise_z=0 turns gate and band off) the swings keep it confirmed.
     assert 4 in run(0.0)[-1].confirmed
+
+
+# ---------------------------------------------------------------------------------- restarts
+def test_state_dict_round_trip_keeps_confirmation_and_learned_structure():
+    rng = np.random.default_rng(5)
+    series = [10 * STAGES * _times(base=1.0, jitter=0.003, rng=rng) for _ in range(6)]
+    slow = [x * _times({6: 1.2}, base=1.0) for x in series]
+    first = StragglerPolicy()
+    _feed(first, series + slow[:3])
+    assert first.confirmed == frozenset({6})
+    restored = StragglerPolicy()
+    restored.load_state_dict(first.state_dict())
+    assert restored.confirmed == frozenset({6})
+    assert restored.groups("step") == first.groups("step")
+    assert restored.reports_seen == first.reports_seen
+    # Both go on identically.
+    a = first.update(RANKS, {"step": slow[3]})
+    b = restored.update(RANKS, {"step": slow[3]})
+    assert a.confirmed == b.confirmed and np.allclose(a.peer_scores["step"], b.peer_scores["step"])
+
+
+def test_load_state_dict_rejects_garbage():
+    with pytest.raises(ValueError, match="is not a StragglerPolicy.state_dict"):
+        StragglerPolicy().load_state_dict({"version": 99})
