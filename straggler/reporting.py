@@ -163,10 +163,12 @@ class ReportGenerator:
             raise
 
     def state_dict(self) -> dict[str, Any]:
-        """The individual references (recent medians per timer), to carry across a restart."""
+        """The individual references (recent medians per timer), to carry across a restart,
+        and the policy's state (``"policy"``, None without a policy)."""
         return {"version": _STATE_VERSION, "individual_window": self.individual_window,
                 "sections": self._section_baseline.state_dict(),
-                "gpu": self._gpu_baseline.state_dict()}
+                "gpu": self._gpu_baseline.state_dict(),
+                "policy": self.policy.state_dict() if self.policy is not None else None}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore `state_dict` output, so a resumed job keeps its individual baseline."""
@@ -177,6 +179,8 @@ class ReportGenerator:
                              f"{_STATE_VERSION}: {state!r:.200}")
         self._section_baseline.load_state_dict(state["sections"])
         self._gpu_baseline.load_state_dict(state["gpu"])
+        if self.policy is not None and state.get("policy") is not None:  # absent in old states
+            self.policy.load_state_dict(state["policy"])
 
     # -- internals -----------------------------------------------------------------------
 

@@ -163,3 +163,18 @@ def test_quality_quick_run_prints_both_rules(capsys):
     assert "| slow50 | NVRx rule, 0.75 |" in out
     # Column 3 of the clean row: false alarms per 1,000 reports, a number.
     assert not math.isnan(float(out.split("| clean | ours (default policy) |")[1].split("|")[2]))
+
+
+def test_report_generator_state_dict_carries_the_policy():
+    from straggler.reporting import ReportGenerator
+
+    world = 64
+    samples = list(simulator.generate(simulator.scenario("slow_from_start"), world, 4, seed=2,
+                                      gpu_timers=4))
+    sim = simulator.SimWorld(world, policy=True)
+    confirmed = [sim.report(s).confirmed for s in samples][-1]
+    assert confirmed
+    state = sim.generator.state_dict()
+    fresh = ReportGenerator("all", True, "n0", policy=True)
+    fresh.load_state_dict(state)
+    assert {s.rank for s in confirmed} == fresh.policy.confirmed
