@@ -39,7 +39,8 @@ from straggler import _core  # noqa: E402
 from straggler.telemetry import DEFAULT_PERIOD_S, WindowAggregator  # noqa: E402
 
 NVML_FUNCTIONS = (  # what one sample may call (sim counters)
-    "nvmlDeviceGetClockInfo", "nvmlDeviceGetTemperature", "nvmlDeviceGetCurrPcieLinkGeneration",
+    "nvmlDeviceGetClockInfo", "nvmlDeviceGetTemperatureV", "nvmlDeviceGetTemperature",
+    "nvmlDeviceGetCurrPcieLinkGeneration",
     "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetPowerUsage",
     "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetFieldValues",
     "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetViolationStatus",
