@@ -32,12 +32,24 @@ import simulator  # noqa: E402
 
 
 def report_times(world: int, timers: int, reports: int, policy: bool
-                 ) -> tuple[float, float, float, dict, dict]:
+                 ) -> tuple[float, float, float, dict, dict, float]:
     """Rank-0 ms of steady-state reports (median, best), first-report ms, steady and first
-    bytes per rank."""
+    bytes per rank, and the median ms spent in the policy (NaN without one)."""
+    import straggler.reporting as reporting
+
     sim = simulator.SimWorld(world, policy=policy)
     sc = simulator.scenario("slow20")
     times, first_ms, first_bytes, steady_bytes = [], 0.0, {}, {}
+    policy_ms: list[float] = []
+    apply = reporting.apply_policy
+
+    def timed_apply(pol, rep):  # the policy's share of the rank-0 time
+        t0 = time.perf_counter_ns()
+        out = apply(pol, rep)
+        policy_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        return out
+
+    reporting.apply_policy = timed_apply
     for sample in simulator.generate(sc, world, reports, seed=0, gpu_timers=timers):
         before = dict(sim.comm.bytes_sent)
         sim.report(sample)
@@ -48,7 +60,9 @@ def report_times(world: int, timers: int, reports: int, policy: bool
         else:
             times.append(sim.last_rank0_ns / 1e6)
             steady_bytes = sent
-    return statistics.median(times), min(times), first_ms, steady_bytes, first_bytes
+    reporting.apply_policy = apply
+    share = statistics.median(policy_ms[1:]) if len(policy_ms) > 1 else float("nan")
+    return statistics.median(times), min(times), first_ms, steady_bytes, first_bytes, share
 
 
 def memory_report_generator(timers: int, sections: int, reports: int) -> int:
@@ -129,20 +143,21 @@ def main(argv: Sequence[str] | None = None) -> int:
           "on a shared machine), and the first report in brackets (it registers the names). "
           "Without and with the default policy; 2 host sections plus the GPU timers; the "
           "network time of the collectives is not included.\n")
-    print("| ranks | GPU timers | rank-0 ms, no policy | rank-0 ms, with policy | "
-          "bytes sent per rank per report (steady) | first report bytes per rank |")
-    print("|---|---|---|---|---|---|")
+    print("| ranks | GPU timers | rank-0 ms, no policy | rank-0 ms, with policy | of which "
+          "the policy (median) | bytes sent per rank per report (steady) | first report bytes "
+          "per rank |")
+    print("|---|---|---|---|---|---|---|")
     for world in worlds:
         for timers in (100, 1000):
-            plain, plain_best, plain_first, steady, first = report_times(world, timers,
-                                                                          reports, False)
-            pol, pol_best, pol_first, _, _ = report_times(world, timers, reports, True)
+            plain, plain_best, plain_first, steady, first, _ = report_times(world, timers,
+                                                                             reports, False)
+            pol, pol_best, pol_first, _, _, share = report_times(world, timers, reports, True)
             sb = sum(steady.values())
             fb = sum(first.values())
             detail = ", ".join(f"{k} {v}" for k, v in sorted(steady.items()))
             print(f"| {world:,} | {timers:,} | {plain:.1f} / {plain_best:.1f} "
                   f"({plain_first:.0f}) | {pol:.1f} / {pol_best:.1f} ({pol_first:.0f}) | "
-                  f"{sb:,} ({detail}) | {fb:,} |", flush=True)
+                  f"{share:.1f} | {sb:,} ({detail}) | {fb:,} |", flush=True)
     long_reports = 200 if args.quick else 1000
     print(f"\nMemory after a long run (tracemalloc):\n")
     print("| what | size |")
