@@ -71,6 +71,9 @@ FIELDS: tuple[str, ...] = (
 """Names of the per-report telemetry vector, stable across releases (append only)."""
 
 _COL = {name: i for i, name in enumerate(RAW_FIELDS)}
+_NUMERIC_COLS = [_COL[name] for name in _NUMERIC]
+_LIMIT_COLS = [_COL[raw] for raw in _LIMITS]
+_REASON_BITS = np.array([bit for _, bit in REASONS], dtype=np.uint64)
 
 
 @dataclass(frozen=True)
@@ -116,23 +119,31 @@ class WindowAggregator:
         if t.shape[0] == 0:
             return np.array([out[f] for f in FIELDS])
 
-        for name in _NUMERIC:
-            col = v[:, _COL[name]]
-            col = col[~np.isnan(col)]
-            if col.size:
-                out[f"{name}_min"], out[f"{name}_mean"], out[f"{name}_max"] = (
-                    float(col.min()), float(col.mean()), float(col.max()))
-        for raw, name in _LIMITS.items():
-            col = v[:, _COL[raw]]
-            col = col[~np.isnan(col)]
-            if col.size:
-                out[name] = float(col.min())
+        # Column-wise, NaN-aware and warning-free (an all-NaN column stays NaN).
+        block = v[:, _NUMERIC_COLS]
+        present = ~np.isnan(block)
+        count = present.sum(axis=0)
+        has = count > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stats = {"min": np.where(present, block, np.inf).min(axis=0),
+                     "mean": np.where(present, block, 0.0).sum(axis=0) / count,
+                     "max": np.where(present, block, -np.inf).max(axis=0)}
+        for stat, values in stats.items():
+            for name, ok, x in zip(_NUMERIC, has, values):
+                if ok:
+                    out[f"{name}_{stat}"] = float(x)
+        limits = v[:, _LIMIT_COLS]
+        lowest = np.where(np.isnan(limits), np.inf, limits).min(axis=0)
+        for name, x in zip(_LIMITS.values(), lowest):
+            if np.isfinite(x):
+                out[name] = float(x)
 
         mask_col = v[:, _COL["clocks_event_reasons"]]
         known = mask_col[~np.isnan(mask_col)].astype(np.uint64)
         if known.size:
-            for name, bit in REASONS:
-                out[f"reason_{name}_frac"] = float(np.mean((known & np.uint64(bit)) != 0))
+            shares = ((known[:, None] & _REASON_BITS) != 0).mean(axis=0)
+            for (name, _), share in zip(REASONS, shares):
+                out[f"reason_{name}_frac"] = float(share)
 
         start_t = self._last_t if not math.isnan(self._last_t) else float(t[0])
         span_s = float(t[-1]) - start_t
