@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["DEFAULT_PERIOD_S", "FIELDS", "GpuIdentity", "NvmlTelemetry", "REASONS",
-           "RAW_FIELDS", "TelemetryOptions", "WindowAggregator", "aggregate_window",
+           "RAW_FIELDS", "TelemetryOptions", "WindowAggregator", "aggregate_window", "as_mapping",
            "telemetry_options"]
 
 log = logging.getLogger("straggler")
