@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Detector", "CallableId", "Report", "StragglerId", "Statistic", "SectionKind"]
+__all__ = ["Detector", "CallableId", "Report", "StragglerId", "Statistic", "SectionKind",
+           "PolicyConfig"]
 
 _LAZY = {
     "Detector": ".detector",
@@ -22,11 +23,13 @@ _LAZY = {
     "StragglerId": ".report",
     "Statistic": ".statistics",
     "SectionKind": ".sections",
+    "PolicyConfig": ".policy",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .callables import CallableId
     from .detector import Detector
+    from .policy import PolicyConfig
     from .report import Report, StragglerId
     from .sections import SectionKind
     from .statistics import Statistic
