@@ -134,7 +134,7 @@ PROBE_PTX_ORIGIN: str
 """"nvcc" (compiled at build time) or "committed" (csrc/probe_kernel.ptx)."""
 
 def run_probe(device: int = 0, compute_iterations: int = 16384, memory_passes: int = 16,
-              repeats: int = 3) -> dict[str, float]:
+              repeats: int = 3) -> dict[str, float | int]:
     """Run the fixed-work kernels on CUDA device ``device`` (GIL released, a few ms):
     compute_ms and memory_ms (fastest of ``repeats`` timed launches after a warm-up),
     compute_gflop and memory_gbyte (work per launch), sm_count. CudaError names a failed
