@@ -24,8 +24,8 @@ group: feed it one observation per report (per-rank times for each metric) and i
 * **Noise gate.** Each rank's report-to-report noise is estimated from successive differences
   (robust to a step change); a slowdown must exceed ``noise_z`` times it.
 * **Persistence and hysteresis.** A rank is confirmed after ``k`` slow reports among its last
-  ``n``; it is cleared after ``clear_reports`` consecutive reports with every score at or above
-  ``clear_threshold``.
+  ``n``; it is cleared after ``clear_reports`` consecutive healthy reports: every score at or
+  above ``clear_threshold``, or within one sigma of the rank's own noise.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class PolicyConfig:
     threshold: float = 0.96
     #: Minimum slowdown versus the peer median for a report to count as slow (effect-size gate).
     min_effect: float = 0.04
-    #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: fastest rank of the group).
+    #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: the group's fastest).
     reference: str = "median"
     #: A rank is confirmed after ``k`` slow reports among its last ``n``.
     k: int = 3

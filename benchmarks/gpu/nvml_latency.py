@@ -50,7 +50,8 @@ def main() -> int:
             h, n.NVML_PERF_POLICY_POWER),
         "GetUtilizationRates": lambda: n.nvmlDeviceGetUtilizationRates(h),
         "GetMemoryInfo": lambda: n.nvmlDeviceGetMemoryInfo(h),
-        "GetPcieThroughput(TX)": lambda: n.nvmlDeviceGetPcieThroughput(h, n.NVML_PCIE_UTIL_TX_BYTES),
+        "GetPcieThroughput(TX)": lambda: n.nvmlDeviceGetPcieThroughput(
+            h, n.NVML_PCIE_UTIL_TX_BYTES),
         "GetCurrPcieLinkWidth": lambda: n.nvmlDeviceGetCurrPcieLinkWidth(h),
     }
     print(f"## NVML call latency ({machine()})\n")
