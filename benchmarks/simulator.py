@@ -15,12 +15,11 @@ Run ``python benchmarks/simulator.py --scenario slow20 --world 256`` to watch on
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
-import time
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
