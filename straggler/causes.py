@@ -60,9 +60,9 @@ class CauseRules:
     idle_share: float = 0.5
     """Windows idle more often than this are not judged on clocks (idle GPUs clock down)."""
     probe_slow: float = 0.90
-    """Probe throughput relative to the group below this: the GPU itself is slow."""
+    """Probe throughput relative to the other ranks below this: the GPU itself is slow."""
     probe_ok: float = 0.95
-    """Probe throughput relative to the group at or above this: the GPU is as fast as its peers."""
+    """Probe throughput relative to the other ranks at or above this: as fast as its peers."""
 
     def __post_init__(self) -> None:
         for name in ("slow_score", "throttle_share", "clock_ratio", "idle_share", "probe_slow",
@@ -121,7 +121,7 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
              threshold: float = 0.75) -> dict[int, Diagnosis]:
     """A `Diagnosis` for every flagged rank of ``report`` (see `flagged_ranks`).
 
-    ``probe``: rank -> probe throughput relative to the group (`Detector.run_probe`), optional.
+    ``probe``: rank -> probe throughput relative to the other ranks (`Detector.run_probe`).
     ``flagged``: the ranks to diagnose instead of `flagged_ranks(report, threshold)`.
     """
     ranks = set(flagged) if flagged is not None else flagged_ranks(report, threshold)
@@ -244,12 +244,12 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
             values["probe_relative"] = probe
             if probe < rules.probe_slow:
                 return (Cause.GPU_SLOW_PROBE_CONFIRMED,
-                        f"health probe at {probe:.2f} of the group's throughput with healthy "
+                        f"health probe at {probe:.2f} of the other GPUs' throughput with healthy "
                         "telemetry: the GPU itself is slow (drain and test the board)", values)
             if probe >= rules.probe_ok:
                 return (Cause.MORE_WORK,
                         f"GPU score {gpu_score:.2f} but the health probe runs at {probe:.2f} "
-                        "of the group: the GPU is fine, this rank does more work (data or "
+                        "of the other GPUs': the GPU is fine, this rank does more work (data or "
                         "sequence imbalance, a different pipeline stage)", values)
         if has_telemetry:
             return (Cause.GPU_SLOW_HEALTHY_TELEMETRY,

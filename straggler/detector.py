@@ -689,8 +689,9 @@ class Detector:
 
         Runs fixed-work kernels (FMA-bound and memory-bound, a few ms) on each rank's GPU and
         returns ``{global rank: straggler.probe.ProbeResult}`` on every rank, with throughputs
-        relative to the group's median (`ProbeResult.relative`: 1.0 typical, 0.6 is 40% slower),
-        whatever the job does. A rank whose probe fails has NaN values. None when disabled.
+        relative to the median of the other ranks (`ProbeResult.relative`: 1.0 typical, 0.6 is
+        40% slower), whatever the job does. A rank whose probe fails has NaN values. None when
+        disabled.
         """
         core = cls._require()
         return core.run_probe() if core is not None else None

@@ -2,9 +2,10 @@
 
 Every rank runs the same fixed-work kernels (`straggler._core.run_probe`: an FMA-bound part and
 an HBM-bound part, a few milliseconds) on its own GPU, and one all_gather of two floats shares
-the throughputs. A rank's result is its throughput relative to the group's median, so 1.0 is a
-typical GPU of this job and 0.6 a GPU that does the same work 40% slower, whatever the training
-job does. `Detector.run_probe()` is the entry point; `probe_group` is the collective itself.
+the throughputs. A rank's result is its throughput relative to the median of the *other* ranks,
+so 1.0 is a typical GPU of this job and 0.6 a GPU that does the same work 40% slower than its
+peers, whatever the training job does. (Leaving the rank out keeps one slow GPU from dragging
+the reference down: in a group of two, the slow one reads 0.5, not 0.67.) `Detector.run_probe()` is the entry point; `probe_group` is the collective itself.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ log = logging.getLogger("straggler")
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """One rank's probe: throughputs, and how they compare with the group's median."""
+    """One rank's probe: throughputs, and how they compare with the other ranks' median."""
 
     rank: int
     compute_tflops: float
@@ -32,9 +33,9 @@ class ProbeResult:
     memory_gbps: float
     """Bytes read and written per second by the memory kernel, in GB/s."""
     compute_relative: float
-    """``compute_tflops`` / the group's median."""
+    """``compute_tflops`` / the median of the other ranks' (NaN in a group of one)."""
     memory_relative: float
-    """``memory_gbps`` / the group's median."""
+    """``memory_gbps`` / the median of the other ranks'."""
 
     @property
     def relative(self) -> float:
@@ -43,15 +44,22 @@ class ProbeResult:
         return min(vals) if vals else math.nan
 
 
+def _median_of_others(column: np.ndarray, i: int) -> float:
+    others = np.delete(column, i)
+    others = others[np.isfinite(others)]
+    return float(np.median(others)) if others.size else math.nan
+
+
 def relative_to_group(ranks: list[int], throughputs: np.ndarray) -> dict[int, ProbeResult]:
     """`ProbeResult` per rank from an (n, 2) array of [TFLOP/s, GB/s] rows (NaN: failed)."""
     rows = np.asarray(throughputs, dtype=np.float64).reshape(len(ranks), 2)
-    with np.errstate(all="ignore"):
-        median = np.array([np.nanmedian(rows[:, j]) if np.isfinite(rows[:, j]).any()
-                           else math.nan for j in range(2)])
-        rel = rows / median
-    return {r: ProbeResult(r, float(rows[i, 0]), float(rows[i, 1]), float(rel[i, 0]),
-                           float(rel[i, 1])) for i, r in enumerate(ranks)}
+    out = {}
+    for i, r in enumerate(ranks):
+        with np.errstate(all="ignore"):
+            rel = [rows[i, j] / _median_of_others(rows[:, j], i) for j in range(2)]
+        out[r] = ProbeResult(r, float(rows[i, 0]), float(rows[i, 1]), float(rel[0]),
+                             float(rel[1]))
+    return out
 
 
 def run_local_probe(device: int, **options: Any) -> tuple[float, float]:

@@ -123,12 +123,20 @@ def test_bad_probe_options_name_the_parameter():
         _core.run_probe(0, repeats=0)
 
 
-def test_throughputs_are_relative_to_the_group_median():
-    results = relative_to_group([0, 1, 2], np.array([[60.0, 3000.0], [30.0, 3000.0],
-                                                     [60.0, 1500.0]]))
+def test_throughputs_are_relative_to_the_median_of_the_other_ranks():
+    results = relative_to_group([0, 1, 2, 3], np.array([[60.0, 3000.0], [60.0, 3000.0],
+                                                        [30.0, 3000.0], [60.0, 1500.0]]))
     assert results[0] == ProbeResult(0, 60.0, 3000.0, 1.0, 1.0)
-    assert results[1].compute_relative == 0.5 and results[1].relative == 0.5
-    assert results[2].memory_relative == 0.5 and results[2].relative == 0.5
+    assert results[2].compute_relative == 0.5 and results[2].relative == 0.5
+    assert results[3].memory_relative == 0.5 and results[3].relative == 0.5
+    # Two ranks: each is compared with the other, so the slow one reads its true 0.5.
+    pair = relative_to_group([0, 1], np.array([[60.0, 3000.0], [30.0, 1500.0]]))
+    assert (pair[0].relative, pair[1].relative) == (2.0, 0.5)
+    # A group of one has nobody to compare with; a failed peer is left out of the reference.
+    assert math.isnan(relative_to_group([7], np.array([[60.0, 3000.0]]))[7].relative)
+    failed = relative_to_group([0, 1, 2], np.array([[60.0, 3000.0], [np.nan, np.nan],
+                                                    [30.0, 1500.0]]))
+    assert failed[2].relative == 0.5 and math.isnan(failed[1].relative)
 
 
 class _FakeComm:
@@ -146,5 +154,5 @@ def test_a_rank_whose_probe_fails_contributes_nan_and_the_others_still_get_resul
     sim_cuda.fail("cuLaunchKernel", 719)
     results = probe_group(_FakeComm(), 0)
     assert math.isnan(results[4].compute_tflops) and math.isnan(results[4].relative)
-    assert results[5].relative == 1.0 and results[6].relative == 1.0
+    assert results[5].relative == 1.0 and results[6].relative == 1.0  # compared with each other
     assert "the GPU probe failed on this rank" in caplog.text
