@@ -48,7 +48,11 @@ _REFERENCES = ("median", "fastest")
 _INDIVIDUAL_MODES = ("no_peers", "always", "off")
 _STATE_VERSION = 1
 _GAP_FACTOR = 8.0  # a cluster boundary is this many times wider than the median spacing
-_MIN_HISTORY = 2  # successive differences a rank needs before its individual rule may fire
+_MIN_HISTORY = 2
+# Upper estimate of a rank's noise from m successive differences: sigma * (1 + a/sqrt(m) + b/m).
+# The b/m term guards the first reports, when a handful of differences can be far too small.
+_SQRT_TERM = 1.0
+_LINEAR_TERM = 3.0  # successive differences a rank needs before its individual rule may fire
 
 
 def _check_fraction(name: str, value: Any, *, low_open: bool = True, high: float = 1.0) -> None:
@@ -78,8 +82,8 @@ class PolicyConfig:
     #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: the group's fastest).
     reference: str = "median"
     #: A rank is confirmed after ``k`` slow reports among its last ``n``.
-    k: int = 3
-    n: int = 4
+    k: int = 4
+    n: int = 5
     #: Scores at or above this count as healthy for clearing (hysteresis: above ``threshold``).
     clear_threshold: float = 0.97
     #: Consecutive healthy reports needed to clear a confirmed rank.
@@ -95,7 +99,7 @@ class PolicyConfig:
     #: Noise gate: a slowdown must also exceed ``noise_z`` times the rank's own report-to-report
     #: noise (estimated from successive differences), so noisy but healthy ranks do not alarm.
     #: 0 turns the gate off.
-    noise_z: float = 2.5
+    noise_z: float = 3.0
     #: Without declared roles, learn stable clusters of ranks as peer groups.
     learn_structure: bool = True
     #: Reports used to learn the clusters (no rank is confirmed before they are seen).
@@ -280,22 +284,25 @@ def _popcount(bits: np.ndarray, n: int) -> np.ndarray:
 
 
 def _update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np.ndarray,
-                  value: np.ndarray, alpha: float) -> np.ndarray:
+                  value: np.ndarray, alpha: float, floor: float) -> np.ndarray:
     """Update the noise estimate of ``slots`` with ``value``; returns the gate's sigma.
 
-    The returned sigma is the estimate before this update, inflated by ``1 + 1/sqrt(m)`` for an
-    estimate made of ``m`` differences (0 before the first difference).
+    The returned sigma is the estimate before this update, inflated by ``1 + 1/sqrt(m) + 3/m``
+    for an estimate made of ``m`` differences (0 before the first difference): a few early
+    differences can be far too small, and among thousands of noisy ranks some will be.
 
     sigma is the mean |successive difference| / 1.128 (the standard deviation for Gaussian noise):
-    a running mean over the first reports, then exponentially weighted (weight ``alpha``). A step
-    change (the onset of a slowdown) is one large difference: it raises sigma by about
-    ``alpha * step``, far less than the step, so the gate cannot hide the slowdown.
+    a running mean over the first reports, then exponentially weighted (weight ``alpha``). Each
+    difference is clipped at ``max(4 sigma, floor)`` (``floor``: the smallest slowdown that can
+    alarm), so a step change (the onset of a slowdown) barely raises sigma even in the first
+    reports, while a noisy rank's estimate still grows to its real noise.
     """
     # Gate with an upper estimate: a mean of m differences is uncertain by about 1/sqrt(m).
     o, sg, pv = obs[slots], sigma[slots], prev[slots]
     m = np.minimum(o, 2.0 / alpha - 1.0)
-    before = np.where(m > 0, sg * (1.0 + 1.0 / np.sqrt(np.maximum(m, 1.0))), 0.0)
-    diff = np.abs(value - pv) / 1.128
+    mm = np.maximum(m, 1.0)
+    before = np.where(m > 0, sg * (1.0 + _SQRT_TERM / np.sqrt(mm) + _LINEAR_TERM / mm), 0.0)
+    diff = np.minimum(np.abs(value - pv), np.maximum(4.0 * sg, floor)) / 1.128
     ok = ~np.isnan(diff)
     weight = np.maximum(alpha, 1.0 / (o + 1.0))
     sigma[slots] = np.where(ok, sg + weight * (np.where(ok, diff, 0.0) - sg), sg)
@@ -487,7 +494,7 @@ class StragglerPolicy:
             base = ms.baseline[slots]
             ind = np.exp(base - logx)
             ind_sigma = _update_noise(ms.ind_prev, ms.ind_sigma, ms.ind_obs, slots, logx,
-                                      self._alpha)
+                                      self._alpha, math.log1p(cfg.min_effect))
             with np.errstate(invalid="ignore"):
                 # The baseline and the noise estimate need a few reports before they mean much.
                 ind_above_noise = ((-np.log(ind) >= cfg.noise_z * ind_sigma)
@@ -569,7 +576,7 @@ class StragglerPolicy:
             peer = ref / x
             log_ratio = np.log(x / med)
             rel_sigma = _update_noise(ms.rel_prev, ms.rel_sigma, ms.rel_obs, slots, log_ratio,
-                                      self._alpha)
+                                      self._alpha, math.log1p(cfg.min_effect))
             rel_slow = ((peer < cfg.threshold) & (log_ratio >= math.log1p(cfg.min_effect))
                         & (log_ratio >= cfg.noise_z * rel_sigma))
             use_ind = np.full(x.shape, cfg.individual == "always")

@@ -186,7 +186,7 @@ def _noisy_series(reports: int, onset: int | None = None, slowdown: float = 1.0)
 
 
 def test_noisy_but_healthy_rank_alarms_without_the_noise_gate():
-    policy = StragglerPolicy(PolicyConfig(noise_z=0.0, individual="off"))
+    policy = StragglerPolicy(PolicyConfig(noise_z=0.0, individual="off", k=2, n=3))
     assert any(4 in d.confirmed for d in _feed(policy, _noisy_series(60)))
 
 
@@ -264,7 +264,8 @@ def test_straggler_present_from_the_start_is_not_mistaken_for_structure():
 def test_node_that_slows_after_the_warmup_is_flagged_as_a_whole():
     policy = StragglerPolicy(PolicyConfig())
     node = {r: 1.25 for r in range(8, 12)}
-    decisions = _feed(policy, [_times()] * 4 + [_times(node)] * 3)
+    decisions = _feed(policy, [_times()] * 4 + [_times(node)] * 4)  # k=4 slow reports
+    assert decisions[-2].confirmed == frozenset()
     assert decisions[-1].confirmed == frozenset(range(8, 12))
 
 
@@ -422,9 +423,9 @@ def test_noisy_rank_that_recovers_clears_within_its_noise():
 def test_state_dict_round_trip_keeps_confirmation_and_learned_structure():
     rng = np.random.default_rng(5)
     series = [10 * STAGES * _times(base=1.0, jitter=0.003, rng=rng) for _ in range(6)]
-    slow = [x * _times({6: 1.2}, base=1.0) for x in series]
+    slow = [x * _times({6: 1.2}, base=1.0) for x in series + series[:1]]
     first = StragglerPolicy()
-    _feed(first, series + slow[:3])
+    _feed(first, series + slow[:4])
     assert first.confirmed == frozenset({6})
     restored = StragglerPolicy()
     restored.load_state_dict(first.state_dict())
@@ -432,8 +433,8 @@ def test_state_dict_round_trip_keeps_confirmation_and_learned_structure():
     assert restored.groups("step") == first.groups("step")
     assert restored.reports_seen == first.reports_seen
     # Both go on identically.
-    a = first.update(RANKS, {"step": slow[3]})
-    b = restored.update(RANKS, {"step": slow[3]})
+    a = first.update(RANKS, {"step": slow[4]})
+    b = restored.update(RANKS, {"step": slow[4]})
     assert a.confirmed == b.confirmed and np.allclose(a.peer_scores["step"], b.peer_scores["step"])
 
 

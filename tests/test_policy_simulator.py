@@ -133,7 +133,7 @@ def test_detector_alone_confirms_its_own_slowdown_by_the_individual_rule():
 def test_simulator_confirms_a_slow_node_in_a_large_world():
     world = 2048
     sim = simulator.SimWorld(world, policy=True)
-    samples = list(simulator.generate(simulator.scenario("slow_node"), world, 11, seed=1,
+    samples = list(simulator.generate(simulator.scenario("slow_node"), world, 12, seed=1,
                                       gpu_timers=4))
     reports = [sim.report(s) for s in samples]
     assert {s.rank for s in reports[-1].confirmed} == set(samples[-1].truth)
@@ -157,7 +157,8 @@ def test_unknown_scenario_is_rejected_with_the_names():
 def test_quality_quick_run_prints_both_rules(capsys):
     import quality
 
-    assert quality.main(["--quick", "--no-sweep", "--scenarios", "clean", "slow50"]) == 0
+    assert quality.main(["--quick", "--no-sweep", "--no-large", "--scenarios", "clean",
+                         "slow50"]) == 0
     out = capsys.readouterr().out
     assert "| slow50 | ours (default policy) | 1.00 | 1.00 | 0.0 |" in out
     assert "| slow50 | NVRx rule, 0.75 |" in out
