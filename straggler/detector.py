@@ -191,9 +191,11 @@ class DetectorCore:
             except TypeError as exc:  # an unknown tunable in report_options
                 raise ValueError(f"`report_options={self.report_options!r}`: {exc}") from None
             self.annotator = self._create_annotator()
-            # Ranks must agree on the report iteration only when a report communicates.
+            # Ranks must agree on the report iteration whenever a report communicates: the
+            # scores' exchange, or the annotator's probe flag (all_reduce) with probe_suspects.
             self._agree_by_comm = ("relative_perf_scores" in self.scores_to_compute
-                                   or self.gather_on_rank0)
+                                   or self.gather_on_rank0
+                                   or self.telemetry_options.probe_suspects)
             self.tracker = ReportIntervalTracker(
                 self.report_time_interval, self.profiling_interval,
                 reduce_max=self._reduce_max if self._agree_by_comm else None)

@@ -83,3 +83,21 @@ def test_run_probe_in_a_group_of_one_has_no_reference():
     assert set(results) == {0}
     assert results[0].compute_tflops > 0 and math.isnan(results[0].relative)
     assert Detector.core().enabled
+
+
+@pytest.mark.parametrize("probe_suspects, estimates_by_comm", [(True, True), (False, False)])
+def test_reports_that_probe_suspects_agree_on_their_iteration(probe_suspects,
+                                                              estimates_by_comm):
+    # Individual scores kept per rank need no communication, so each rank may keep its own
+    # interval; but probe_suspects makes every report a collective (the annotator's flag), so
+    # the ranks must report on the same iteration: the interval is agreed with an all_reduce.
+    Detector.initialize(scores_to_compute=["individual_perf_scores"], gather_on_rank0=False,
+                        report_time_interval=1.0, ft_sections="off",
+                        telemetry=TelemetryOptions(enabled=False, probe_suspects=probe_suspects))
+    core = Detector.core()
+    for _ in range(20):  # past the 16 step times of the first estimate
+        with Detector.detection_section("step", profile_cuda=False):
+            pass
+        Detector.generate_report_if_interval_elapsed()
+    assert core.tracker.iter_interval is not None
+    assert (core.comm.calls["all_reduce"] > 0) is estimates_by_comm
