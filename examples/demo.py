@@ -17,7 +17,8 @@ time t and then sleeps ``(slowdown - 1) * t``, so its forward takes ``slowdown``
 long as its own compute would (like a GPU clocked down by that factor). Because the all-reduce
 evens out the whole step, only sections that exclude communication can see this.
 
-Output: ``injected straggler: rank R`` (or ``none``), each report as a table, then one line
+Output: ``injected straggler: rank R`` (or ``none``), each report as a table, then for each
+persistent straggler its cause (``Report.format_causes()``: node, label, evidence), then one line
 ``stragglers: rank R (node N), ...`` naming the ranks flagged (relative section or GPU score
 below the threshold) in at least half of the reports, or ``stragglers: none``.
 """
@@ -112,20 +113,40 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
             print(report.format_table(threshold=args.threshold), flush=True)
     Detector.shutdown()
     if rank == 0:
+        named = persistent_stragglers(reports, args.threshold)
+        for line in cause_lines(reports, named):
+            print(line, flush=True)
         print(verdict(reports, args.threshold), flush=True)
     dist.destroy_process_group()
+
+
+def persistent_stragglers(reports, threshold: float) -> list:
+    """StragglerIds flagged in at least half of the reports, by rank."""
+    counts: dict = {}
+    for report in reports:
+        for sid in flagged_ranks(report, threshold):
+            counts[sid] = counts.get(sid, 0) + 1
+    return sorted((sid for sid, n in counts.items() if 2 * n >= len(reports)),
+                  key=lambda sid: sid.rank)
+
+
+def cause_lines(reports, named) -> List[str]:
+    """`Report.format_causes()` lines of the named ranks, from the last report diagnosing each."""
+    lines = []
+    for sid in named:
+        report = next((r for r in reversed(reports) if sid.rank in r.causes), None)
+        if report is not None:
+            prefix = f"rank {sid.rank} ("
+            lines += [line for line in report.format_causes().splitlines()
+                      if line.startswith(prefix)]
+    return lines
 
 
 def verdict(reports, threshold: float) -> str:
     """The final line: ranks flagged in at least half of the reports."""
     if not reports:
         return "stragglers: none (no report was generated: run more --steps)"
-    counts: dict = {}
-    for report in reports:
-        for sid in flagged_ranks(report, threshold):
-            counts[sid] = counts.get(sid, 0) + 1
-    named = sorted((sid for sid, n in counts.items() if 2 * n >= len(reports)),
-                   key=lambda sid: sid.rank)
+    named = persistent_stragglers(reports, threshold)
     if not named:
         return "stragglers: none"
     return "stragglers: " + ", ".join(f"rank {s.rank} (node {s.node})" for s in named)

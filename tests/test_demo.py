@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -31,9 +32,13 @@ def test_demo_names_the_slow_rank_with_its_node():
     assert lines[0].startswith("injected straggler: rank 1")
     assert any(line.startswith("rank  node") for line in lines)  # at least one report table
     assert lines[-1] == f"stragglers: rank 1 (node {socket.gethostname()})"
+    # Its cause just before: no GPU timers and no NVML on a CPU run, so the label is honest
+    # about what was missing, and the evidence names the slow section.
+    assert lines[-2].startswith(f"rank 1 ({socket.gethostname()}): unknown: section 'forward'")
 
 
 def test_demo_without_slowdown_flags_nobody():
     lines = _run("--slowdown", "1.0", "--world-size", "3")
     assert lines[0] == "injected straggler: none"
     assert lines[-1] == "stragglers: none"
+    assert not any(re.match(r"rank \d+ \(", line) for line in lines)  # no cause lines
