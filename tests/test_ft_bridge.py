@@ -583,6 +583,30 @@ def test_stragglers_known_on_one_rank_are_agreed(launcher_env, monkeypatch):
     assert not bridge.enabled
 
 
+def test_a_rank_whose_ft_broke_still_joins_the_stragglers_agreement(launcher_env):
+    """Its peers reduce the straggler flags: it must take part (no collective mismatch)."""
+    client = FakeClient041()
+    sizes = []
+    bridge = ft.create_bridge("required", client=client, straggler_action="exclude_node",
+                              warmup_iters=0, reduce_max=lambda t: sizes.append(t.numel()) or t)
+    client.fail_on = "start"
+    run_steps(bridge, 1)
+    assert not bridge.enabled
+    assert bridge.act_on_stragglers([0], agree=True, exit_process=False) is False
+    assert sizes == [1]  # the world-sized flag vector, as on the healthy ranks
+    assert client.requests == []
+
+
+def test_a_failed_stragglers_agreement_does_not_raise(launcher_env, caplog):
+    def broken(t):
+        raise RuntimeError("peer gone")
+
+    bridge = ft.create_bridge("required", client=FakeClient041(), straggler_action="shutdown",
+                              reduce_max=broken)
+    assert bridge.act_on_stragglers([], agree=True, exit_process=False) is False
+    assert "agreeing on the stragglers failed (RuntimeError: peer gone)" in caplog.text
+
+
 def test_no_straggler_action_by_default(launcher_env):
     bridge = ft.create_bridge("required", client=FakeClient041())
     assert bridge.act_on_stragglers([1]) is False

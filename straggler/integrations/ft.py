@@ -842,12 +842,16 @@ class FTBridge:
         only the reporting rank needs to know them. Returns True when an action was taken (seen
         only with ``exit_process=False``); False when there is nothing to do or FT is off.
         """
-        if self.straggler_action == "none" or not self.enabled:
+        if self.straggler_action == "none":
             return False
         ranks = {int(r) for r in straggler_ranks}
-        if agree:
-            ranks = self._agree_on_ranks(ranks)
-        if not ranks:
+        if agree:  # every rank joins, even one whose FT broke: the collectives stay matched
+            try:
+                ranks = self._agree_on_ranks(ranks)
+            except Exception as exc:  # noqa: BLE001 - fail open: act on what this rank knows
+                log.warning("straggler: agreeing on the stragglers failed (%s: %s); acting on "
+                            "this rank's own list", type(exc).__name__, exc)
+        if not ranks or not self.enabled:
             return False
         me = _global_rank()
         text = description or f"straggler: ranks {sorted(ranks)} confirmed slow"
