@@ -1,22 +1,16 @@
 // Loads libcuda.so.1 with dlopen and resolves the entry-point table (see cuda_driver.h).
 #include "cuda_driver.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <string_view>
+
+#include "dynamic_library.h"
 
 namespace straggler {
 namespace {
 
 constexpr const char* kDefaultLibrary = "libcuda.so.1";
-
-const char* dl_error() {
-  const char* err = dlerror();
-  return err != nullptr ? err : "unknown dlerror";
-}
 
 }  // namespace
 
@@ -36,13 +30,11 @@ CudaDriver::CudaDriver() {
 }
 
 void CudaDriver::load() {
-  const char* env = std::getenv("STRAGGLER_LIBCUDA");
-  path_ = (env != nullptr && env[0] != '\0') ? env : kDefaultLibrary;
-
-  // Never dlclose()d: the driver may run our callbacks or exit handlers until the very end.
-  void* handle = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    load_error_ = "cannot load the CUDA driver '" + path_ + "': " + dl_error() +
+  // Never closed: the driver may run our callbacks or exit handlers until the very end.
+  const DynamicLibrary lib("STRAGGLER_LIBCUDA", kDefaultLibrary);
+  path_ = lib.path();
+  if (!lib.loaded()) {
+    load_error_ = "cannot load the CUDA driver '" + path_ + "': " + lib.error() +
                   " (no NVIDIA driver installed? set STRAGGLER_LIBCUDA to its path)";
     return;
   }
@@ -50,16 +42,13 @@ void CudaDriver::load() {
   // cuDriverGetVersion has one ABI; we need the version to cap what we ask cuGetProcAddress for
   // (an older driver does not know newer ABI versions).
   int version = kCudaAbiVersion;
-  if (auto* get_version =
-          reinterpret_cast<decltype(&::cuDriverGetVersion)>(dlsym(handle, "cuDriverGetVersion"))) {
+  if (auto* get_version = lib.symbol_as<decltype(&::cuDriverGetVersion)>("cuDriverGetVersion")) {
     int v = 0;
     if (get_version(&v) == CUDA_SUCCESS && v > 0) version = std::min(v, kCudaAbiVersion);
   }
 
-  auto* get_proc_v2 =
-      reinterpret_cast<decltype(&::cuGetProcAddress_v2)>(dlsym(handle, "cuGetProcAddress_v2"));
-  auto* get_proc_v1 =
-      reinterpret_cast<decltype(&::cuGetProcAddress)>(dlsym(handle, "cuGetProcAddress"));
+  auto* get_proc_v2 = lib.symbol_as<decltype(&::cuGetProcAddress_v2)>("cuGetProcAddress_v2");
+  auto* get_proc_v1 = lib.symbol_as<decltype(&::cuGetProcAddress)>("cuGetProcAddress");
   const char* getter = get_proc_v2 != nullptr   ? "cuGetProcAddress_v2"
                        : get_proc_v1 != nullptr ? "cuGetProcAddress"
                                                 : nullptr;
@@ -83,7 +72,7 @@ void CudaDriver::load() {
     }
     if (fn != nullptr) {
       ++by_getter;
-    } else if ((fn = dlsym(handle, symbol)) != nullptr) {  // the pinned, versioned export
+    } else if ((fn = lib.symbol(symbol)) != nullptr) {  // the pinned, versioned export
       ++by_dlsym;
     }
     return fn;
@@ -94,7 +83,7 @@ void CudaDriver::load() {
   name = reinterpret_cast<decltype(&::name)>(resolve(#name, symbol));                     \
   if (name == nullptr && (required) && missing.empty()) {                                 \
     missing = std::string("the CUDA driver '") + path_ + "' lacks " + #name + " (symbol " + \
-              symbol + "): " + dl_error();                                                \
+              symbol + "): " + DynamicLibrary::last_error();                              \
   }
   STRAGGLER_CUDA_DRIVER_ENTRY_POINTS(STRAGGLER_CUDA_RESOLVE)
 #undef STRAGGLER_CUDA_RESOLVE

@@ -2,20 +2,14 @@
 // (see nvml.h).
 #include "nvml.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
 #include <exception>
+
+#include "dynamic_library.h"
 
 namespace straggler {
 namespace {
 
 constexpr const char* kDefaultLibrary = "libnvidia-ml.so.1";
-
-const char* dl_error() {
-  const char* err = dlerror();
-  return err != nullptr ? err : "unknown dlerror";
-}
 
 }  // namespace
 
@@ -36,22 +30,21 @@ Nvml::Nvml() {
 }
 
 void Nvml::load() {
-  const char* env = std::getenv("STRAGGLER_LIBNVML");
-  path_ = (env != nullptr && env[0] != '\0') ? env : kDefaultLibrary;
-
-  // Never dlclose()d: the sampler thread may still be inside NVML while the process exits.
-  void* handle = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    error_ = "cannot load NVML '" + path_ + "': " + dl_error() +
+  // Never closed: the sampler thread may still be inside NVML while the process exits.
+  const DynamicLibrary lib("STRAGGLER_LIBNVML", kDefaultLibrary);
+  path_ = lib.path();
+  if (!lib.loaded()) {
+    error_ = "cannot load NVML '" + path_ + "': " + lib.error() +
              " (no NVIDIA driver installed? set STRAGGLER_LIBNVML to its path)";
     return;
   }
 
   std::string missing;
 #define STRAGGLER_NVML_RESOLVE(name, required)                                              \
-  name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));                           \
+  name = lib.symbol_as<decltype(&::name)>(#name);                                             \
   if (name == nullptr && (required) && missing.empty()) {                                     \
-    missing = std::string("NVML '") + path_ + "' lacks " + #name + ": " + dl_error() +         \
+    missing = std::string("NVML '") + path_ + "' lacks " + #name + ": " +                      \
+              DynamicLibrary::last_error() +                                                 \
               " (driver older than R450?)";                                                    \
   }
   STRAGGLER_NVML_ENTRY_POINTS(STRAGGLER_NVML_RESOLVE)
