@@ -76,6 +76,7 @@ class CallableWrapper:
         return len(self._wrapped)
 
     def is_wrapped(self, obj: Any, name: str) -> bool:
+        """Whether `obj.<name>` is currently wrapped by this wrapper."""
         return any(w.obj is obj and w.name == name for w in self._wrapped)
 
     def wrap(self, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:

@@ -140,6 +140,7 @@ class OpCapture:
         self.timer_names: Dict[str, None] = {}  # names of the per-op timers, insertion-ordered
 
     def timer_for(self, func: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> int:
+        """The engine timer id for this op call (created once per key), -1 on failure."""
         try:
             key = _cache_key(func, args, kwargs)
             tid = self._ids.get(key)
@@ -159,12 +160,14 @@ class OpCapture:
         self._on_error(exc)
 
     def push(self) -> None:
+        """A profiled compute section opens: enter the dispatch mode on the outermost one."""
         self._depth += 1
         if self._depth == 1:
             self._mode = _Mode(self)
             self._mode.__enter__()
 
     def pop(self) -> None:
+        """A profiled compute section closes: leave the dispatch mode after the outermost."""
         if self._depth == 0:
             return
         self._depth -= 1
@@ -173,9 +176,11 @@ class OpCapture:
             mode.__exit__(None, None, None)
 
     def pause(self) -> None:
+        """A communication section opens: ops run untimed until `resume`."""
         self.paused += 1
 
     def resume(self) -> None:
+        """The communication section closed: time ops again (pauses are counted)."""
         if self.paused:
             self.paused -= 1
 

@@ -47,9 +47,13 @@ class TelemetryProvider(Protocol):
 
     fields: Sequence[str]  # names of the values, fixed for the provider's lifetime
 
-    def sample(self) -> Sequence[float]: ...  # len(fields) floats, NaN where unknown
+    def sample(self) -> Sequence[float]:
+        """The window's values: len(fields) floats, NaN where unknown."""
+        ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what the provider holds (threads, libraries); idempotent."""
+        ...
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -273,10 +277,12 @@ class DetectorCore:
             self.hooks.append(hook)
 
     def remove_hook(self, hook: SectionHook) -> None:
+        """Stop notifying `hook` (a no-op if it is not registered)."""
         if hook in self.hooks:
             self.hooks.remove(hook)
 
     def call_hooks_enter(self, name: str) -> None:
+        """`on_section_enter(name)` of every hook; a hook that raises is logged and removed."""
         for hook in tuple(self.hooks):
             try:
                 hook.on_section_enter(name)
@@ -284,6 +290,7 @@ class DetectorCore:
                 self._drop_hook(hook, exc)
 
     def call_hooks_exit(self, name: str) -> None:
+        """`on_section_exit(name)` of every hook, newest first; a failing hook is removed."""
         for hook in tuple(reversed(self.hooks)):
             try:
                 hook.on_section_exit(name)
@@ -308,6 +315,7 @@ class DetectorCore:
                       exc_info=exc)
 
     def warn_once(self, key: str, msg: str, *args: Any) -> None:
+        """Log `msg % args` as a warning the first time `key` is seen."""
         if key not in self._warned:
             self._warned.add(key)
             log.warning(msg, *args)
@@ -413,9 +421,11 @@ class DetectorCore:
 
     # -- callables -----------------------------------------------------------------------------
     def wrap_callables(self, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:
+        """See `Detector.wrap_callables`."""
         self.wrapper.wrap(callable_ids, profile_cuda)
 
     def restore_original_callables(self) -> None:
+        """See `Detector.restore_original_callables`."""
         self.wrapper.restore()
 
     # -- reports ------------------------------------------------------------------------------
@@ -500,6 +510,7 @@ class DetectorCore:
             self.engine.reset()
 
     def generate_report_if_interval_elapsed(self) -> Any:
+        """Count one iteration; the report when it is due (collective), else None."""
         if not self.enabled:
             return None
         try:
@@ -512,6 +523,7 @@ class DetectorCore:
         return None
 
     def is_interval_elapsed(self) -> bool:
+        """Whether a report is due on this iteration (False once disabled)."""
         return self.enabled and self.tracker.is_interval_elapsed()
 
     # -- persistence ----------------------------------------------------------------------------
@@ -521,6 +533,7 @@ class DetectorCore:
                 "interval": self.tracker.state_dict()}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Restore `state_dict()` output; ValueError when `state` is not one."""
         if not isinstance(state, dict) or state.get("version") != 1:
             raise ValueError(f"`state={state!r}` is not a Detector.state_dict() of version 1")
         self.reporter.load_state_dict(state["reporter"])
@@ -675,6 +688,7 @@ class Detector:
 
     @classmethod
     def remove_section_hook(cls, hook: SectionHook) -> None:
+        """Stop notifying a hook added with `add_section_hook`."""
         core = cls._core
         if core is not None:
             core.remove_hook(hook)

@@ -127,6 +127,7 @@ class ReportIntervalTracker:
 
     # -- persistence --------------------------------------------------------------------
     def state_dict(self) -> dict:
+        """The iteration count and the current interval (iterations)."""
         return {"current_iter": self.current_iter, "iter_interval": self.iter_interval}
 
     def load_state_dict(self, state: dict) -> None:

@@ -39,9 +39,13 @@ class SectionKind(str, enum.Enum):
 class SectionHook(Protocol):
     """Notified around every outermost section entry (e.g. NVRx fault-tolerance sections)."""
 
-    def on_section_enter(self, name: str) -> None: ...
+    def on_section_enter(self, name: str) -> None:
+        """Called before the section's timers start."""
+        ...
 
-    def on_section_exit(self, name: str) -> None: ...
+    def on_section_exit(self, name: str) -> None:
+        """Called after the section's timers stopped."""
+        ...
 
 
 # Section.timer_id values that are not engine ids.
@@ -88,6 +92,7 @@ class SectionContext:
 
     @property
     def name(self) -> str:
+        """The section's name."""
         return self._s.name
 
     def __enter__(self) -> None:
