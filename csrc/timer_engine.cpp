@@ -14,6 +14,8 @@ namespace {
 // Pending pairs beyond which stop() harvests finished pairs at the head of the queue, so a job
 // that never calls harvest() still keeps a bounded event pool.
 constexpr std::size_t kAutoHarvestPending = 256;
+// Per-thread slot vectors kept across reset() before idle ones are forgotten.
+constexpr std::size_t kMaxIdleThreadSlots = 64;
 // 2**24 samples (128 MiB) per timer: larger is a typo, not a plan.
 constexpr std::size_t kMaxCapacity = std::size_t{1} << 24;
 
@@ -426,9 +428,14 @@ std::vector<double> TimerEngine::durations(int timer) const {
 void TimerEngine::reset() {
   std::lock_guard<std::mutex> lock(mu_);
   for (Timer& t : timers_) t.ring.clear();
-  // Forget threads with nothing open (threads come and go over a long job).
+  // Forget threads with nothing open once there are many (threads come and go over a long job).
+  // Below the bound the slots stay, so a thread timing across windows does not allocate its slot
+  // again in start() after every report (the hot path allocates nothing once warm).
+  if (open_.size() <= kMaxIdleThreadSlots) return;
+  const std::uint64_t caller = thread_serial();
   for (auto it = open_.begin(); it != open_.end();) {
-    const bool any = std::any_of(it->second.begin(), it->second.end(),
+    const bool any = it->first == caller ||
+                     std::any_of(it->second.begin(), it->second.end(),
                                  [](const Open& o) { return o.active; });
     it = any ? std::next(it) : open_.erase(it);
   }

@@ -62,3 +62,45 @@ def test_start_stop_allocate_nothing_once_warm(tmp_path: Path):
     out = run_python(CHILD, LD_PRELOAD=shim)
     allocations = json.loads(out.strip().splitlines()[-1])
     assert allocations == {"host": 0, "cuda": 0}
+
+
+# One report window per 100 start/stop pairs: reset() must keep this thread's slot, else every
+# window's first start() allocates it again.
+CHILD_WINDOWS = """
+import ctypes, json, os
+shim = ctypes.CDLL(os.environ["LD_PRELOAD"])
+shim.malloc_count_stop.restype = ctypes.c_long
+from straggler import _core
+result = {}
+for backend in ("host", "cuda"):
+    eng = _core.TimerEngine(backend)
+    t = eng.timer_id("hot")
+    start, stop, harvest, reset = eng.start, eng.stop, eng.harvest, eng.reset
+    def windows():
+        for i in range(3000):
+            start(t, 0); stop(t, 0)
+            if i % 100 == 99:
+                harvest(); reset()
+    windows()                                  # warm-up
+    eng.flush()
+    counts = []
+    for _ in range(3):
+        shim.malloc_count_start()
+        windows()
+        counts.append(shim.malloc_count_stop())
+    result[backend] = min(counts)
+    eng.close()
+print(json.dumps(result))
+"""
+
+
+def test_start_stop_allocate_nothing_across_report_windows(tmp_path: Path):
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:  # `make sim` needs one too; only a bare environment lacks it
+        pytest.skip("no C compiler to build the malloc-counting shim")
+    shim = tmp_path / "libmalloc_count.so"
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(shim), str(SHIM_SOURCE),
+                    "-ldl"], check=True, capture_output=True, timeout=120)
+    out = run_python(CHILD_WINDOWS, LD_PRELOAD=shim)
+    allocations = json.loads(out.strip().splitlines()[-1])
+    assert allocations == {"host": 0, "cuda": 0}

@@ -105,3 +105,25 @@ def test_a_new_thread_does_not_inherit_a_dead_threads_open_timer():
         for _ in range(20):
             run_threads(lambda _: (eng.start("x"), eng.stop("x")), 1)
         assert eng.durations("x").size == 20
+
+
+def test_reset_forgets_idle_threads_once_there_are_many():
+    """Slots of threads with nothing open are dropped by reset() once more than 64 threads have
+    timed, so a job that starts a thread per step does not grow the engine without bound; the
+    threads that did time still have their samples, and new threads start cleanly."""
+    eng = _core.TimerEngine("host")
+
+    def once() -> None:
+        eng.start("t")
+        eng.stop("t")
+
+    for _ in range(100):
+        th = threading.Thread(target=once)
+        th.start()
+        th.join(timeout=30)
+    eng.start("open")  # this thread has a timer open across the reset
+    eng.reset()
+    eng.stop("open")   # its slot survived
+    once()
+    assert eng.durations("open").size == 1 and eng.durations("t").size == 1
+    eng.close()
