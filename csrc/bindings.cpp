@@ -327,8 +327,13 @@ void bind_nvml(py::module_& m) {
       .def_property_readonly(
           "unsupported",
           [](const NvmlSampler& s) {
+            std::vector<std::pair<std::string, std::string>> fields;
+            {
+              py::gil_scoped_release release;  // waits for a sample in progress (NVML calls)
+              fields = s.unsupported();
+            }
             py::dict d;
-            for (const auto& [field, why] : s.unsupported()) d[py::str(field)] = why;
+            for (const auto& [field, why] : fields) d[py::str(field)] = why;
             return d;
           },
           "{field: NVML result} for fields this GPU does not offer.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 import time
 
 import numpy as np
@@ -274,3 +275,24 @@ def test_a_call_the_driver_removed_is_absent_not_a_failure(monkeypatch):
     assert "NVML_ERROR_DEPRECATED" in s.unsupported["thermal_violation_ns"]
     assert counters.calls("nvmlDeviceGetTemperature") == 0  # the versioned call answered
     assert counters.calls("nvmlDeviceGetViolationStatus") == 2  # asked once per policy
+
+
+def test_reading_the_sampler_while_it_samples_lets_other_python_threads_run(monkeypatch):
+    """A property that waits for a sample in progress (NVML calls can take seconds on a sick
+    GPU) waits without the GIL: the rest of the process keeps running meanwhile."""
+    s = _sampler(period_s=60.0)
+    sim = use_scenario(monkeypatch, scenario(call_latency_us=80_000))  # ~1.5 s per sample
+    sampling = threading.Thread(target=s.sample_now)
+    sampling.start()
+    assert _wait(lambda: sim.calls("nvmlDeviceGetClockInfo") > 0)  # the sample holds its lock
+    done = threading.Event()
+    reader = threading.Thread(target=lambda: (s.unsupported, s.samples_taken, done.set()))
+    reader.start()
+    time.sleep(0.05)
+    # Had the reader kept the GIL while it waited for the sample, this thread would only run
+    # again after the reader finished, i.e. after the whole sample (over a second from now).
+    reader_still_waiting = not done.is_set()
+    sampling.join(timeout=60)
+    reader.join(timeout=60)
+    assert done.is_set() and not sampling.is_alive()
+    assert reader_still_waiting
