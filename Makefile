@@ -51,8 +51,11 @@ test: install sim
 demo: install sim
 	$(PY) examples/demo.py
 
+# Every CPU benchmark in turn; each prints the markdown table recorded in benchmarks/README.md.
+BENCHMARKS := bench_timer_engine report_vs_nvrx bench_nvml quality scale overhead
+
 bench: install sim
-	$(PY) benchmarks/run_all.py
+	set -e; for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(PY) benchmarks/$$b.py; done
 
 clean:
 	rm -rf build $(VENV) straggler/_core*.so

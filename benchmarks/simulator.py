@@ -33,7 +33,7 @@ from straggler.statistics import Statistic  # noqa: E402
 
 __all__ = ["Scenario", "SCENARIOS", "WindowSample", "generate", "scenario"]
 
-# Healthy job: the numbers below are the simulator's noise model (see benchmarks/quality.md).
+# Healthy job: the numbers below are the simulator's noise model (see benchmarks/README.md).
 STEPS_PER_REPORT = 200         # steps timed per report window
 STEP_CV = 0.02                 # per-step coefficient of variation of a healthy rank's timer
 SILICON_SPREAD = 0.005         # static per-GPU speed spread (std of a log-normal factor)

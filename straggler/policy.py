@@ -70,7 +70,7 @@ def _check_int(name: str, value: Any, minimum: int) -> None:
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    """Tunables of :class:`StragglerPolicy`; validated here, defaults from benchmarks/quality.md.
+    """Tunables of :class:`StragglerPolicy`; validated here, defaults from benchmarks/README.md.
 
     Each default names the table row that supports it in ``docs/policy.md``.
     """

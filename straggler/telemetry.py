@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ._checks import check_bool, check_int, check_seconds
+
 __all__ = ["DEFAULT_PERIOD_S", "FIELDS", "GpuIdentity", "NvmlTelemetry", "REASONS",
            "RAW_FIELDS", "TelemetryOptions", "WindowAggregator", "aggregate_window", "as_mapping",
            "telemetry_options"]
@@ -30,7 +32,7 @@ __all__ = ["DEFAULT_PERIOD_S", "FIELDS", "GpuIdentity", "NvmlTelemetry", "REASON
 log = logging.getLogger("straggler")
 
 # Default sampling period. One sample is ~18 NVML calls; the only hard per-call figure we have is
-# ~0.36 ms (GetPowerUsage, K40m; see benchmarks/nvml.md), i.e. <= ~7 ms per sample, which at 1 s
+# ~0.36 ms (GetPowerUsage, K40m; see benchmarks/README.md), i.e. <= ~7 ms per sample, which at 1 s
 # is <= 0.7% of one CPU core on the sampler thread and nothing on the training thread. Faster
 # sampling buys little: NVML's utilization counter covers the last 1/6-1 s and power is a 1 s
 # average on Ampere and newer, and the violation counters are cumulative, so throttling between
@@ -202,11 +204,9 @@ class TelemetryOptions:
     """`straggler.causes.CauseRules` (None: the defaults)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.enabled, bool):
-            raise ValueError(f"`enabled={self.enabled!r}` must be True or False")
-        _check_period(self.period_s)
-        if not isinstance(self.probe_suspects, bool):
-            raise ValueError(f"`probe_suspects={self.probe_suspects!r}` must be True or False")
+        check_bool("enabled", self.enabled)
+        check_seconds("period_s", self.period_s)
+        check_bool("probe_suspects", self.probe_suspects)
         from .causes import CauseRules
 
         if self.rules is not None and not isinstance(self.rules, CauseRules):
@@ -222,13 +222,6 @@ def telemetry_options(value: Any) -> TelemetryOptions:
         return TelemetryOptions(enabled=value)
     raise ValueError(f"`telemetry={value!r}` must be True, False or a "
                      "straggler.telemetry.TelemetryOptions")
-
-
-def _check_period(period_s: Any) -> float:
-    if isinstance(period_s, bool) or not isinstance(period_s, (int, float)) \
-            or not math.isfinite(period_s) or period_s <= 0:
-        raise ValueError(f"`period_s={period_s!r}` must be a positive number of seconds")
-    return float(period_s)
 
 
 class NvmlTelemetry:
@@ -248,13 +241,9 @@ class NvmlTelemetry:
 
     def __init__(self, device: int | None = None, period_s: float = DEFAULT_PERIOD_S, *,
                  capacity: int = 4096, max_consecutive_failures: int = 3) -> None:
-        self.period_s = _check_period(period_s)
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
-            raise ValueError(f"`capacity={capacity!r}` must be a positive integer")
-        if isinstance(max_consecutive_failures, bool) \
-                or not isinstance(max_consecutive_failures, int) or max_consecutive_failures <= 0:
-            raise ValueError(f"`max_consecutive_failures={max_consecutive_failures!r}` must be "
-                             "a positive integer")
+        self.period_s = check_seconds("period_s", period_s)
+        check_int("capacity", capacity)
+        check_int("max_consecutive_failures", max_consecutive_failures)
         if device is not None and (isinstance(device, bool) or not isinstance(device, int)
                                    or device < 0):
             raise ValueError(f"`device={device!r}` must be a CUDA ordinal (int >= 0) or None")
