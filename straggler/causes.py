@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._checks import check_fraction
+
 __all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
 
 
@@ -67,15 +69,8 @@ class CauseRules:
     def __post_init__(self) -> None:
         for name in ("slow_score", "throttle_share", "clock_ratio", "idle_share", "probe_slow",
                      "probe_ok"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not 0.0 < float(value) <= 1.0:
-                raise ValueError(f"`{name}={value!r}` must be a number in (0, 1]")
-        if isinstance(self.throttle_margin, bool) \
-                or not isinstance(self.throttle_margin, (int, float)) \
-                or not 0.0 <= float(self.throttle_margin) <= 1.0:
-            raise ValueError(f"`throttle_margin={self.throttle_margin!r}` must be a number in "
-                             "[0, 1]")
+            check_fraction(name, getattr(self, name))
+        check_fraction("throttle_margin", self.throttle_margin, allow_zero=True)
 
 
 @dataclass(frozen=True)

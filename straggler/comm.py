@@ -19,13 +19,14 @@ from __future__ import annotations
 import datetime
 import hashlib
 import io
-import math
 import pickle
 from collections import Counter
 from typing import Any
 
 import torch
 import torch.distributed as dist
+
+from ._checks import check_seconds
 
 __all__ = ["Comm"]
 
@@ -59,10 +60,7 @@ class Comm:
         Collective among the group's members only. ``timeout_s`` bounds the set-up and every
         later operation.
         """
-        if (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
-                or not math.isfinite(timeout_s) or timeout_s <= 0):
-            raise ValueError(f"`timeout_s={timeout_s!r}` must be a positive number of seconds")
-        timeout = datetime.timedelta(seconds=float(timeout_s))
+        timeout = datetime.timedelta(seconds=check_seconds("timeout_s", timeout_s))
         if not (dist.is_available() and dist.is_initialized()):
             if process_group is not None:
                 raise ValueError(f"`process_group={process_group!r}` given but "

@@ -18,9 +18,9 @@ import math
 import os
 import socket
 import sys
-from time import perf_counter_ns
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
+from ._checks import check_bool, check_int, check_seconds
 from .callables import CallableId, CallableWrapper
 from .interval import ReportIntervalTracker
 from .sections import NO_GPU, NULL_CONTEXT, Section, SectionContext, SectionHook, SectionKind
@@ -30,7 +30,6 @@ __all__ = ["Detector", "DetectorCore", "TelemetryProvider"]
 
 log = logging.getLogger("straggler")
 
-SCORE_NAMES = ("relative_perf_scores", "individual_perf_scores")
 FT_SECTIONS_MODES = ("auto", "required", "off")
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
 _STAT_ORDER = (Statistic.MIN, Statistic.MAX, Statistic.MED, Statistic.AVG, Statistic.STD,
@@ -57,41 +56,6 @@ class TelemetryProvider(Protocol):
 
 
 # -- configuration ---------------------------------------------------------------------------
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"`{name}={value!r}` must be True or False")
-    return value
-
-
-def _check_pos_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"`{name}={value!r}` must be a positive integer")
-    return value
-
-
-def _check_seconds(name: str, value: Any, allow_zero: bool) -> float:
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-          and (value >= 0 if allow_zero else value > 0))
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"`{name}={value!r}` must be a finite number of seconds {bound}")
-    return float(value)
-
-
-def _check_scores(value: Any) -> List[str]:
-    if value == "all":
-        return list(SCORE_NAMES)
-    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
-        raise ValueError(f"`scores_to_compute={value!r}` must be 'all' or a list of "
-                         f"{list(SCORE_NAMES)}")
-    scores = list(dict.fromkeys(value))
-    unknown = [s for s in scores if s not in SCORE_NAMES]
-    if unknown or not scores:
-        raise ValueError(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
-                         f"{list(SCORE_NAMES)}")
-    return scores
-
-
 def _check_kind(kind: Any) -> SectionKind:
     try:
         return SectionKind(kind)
@@ -130,16 +94,18 @@ class DetectorCore:
                  ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True,
                  policy: Any = True, roles: Any = None) -> None:
         # Validate everything before building anything, so bad input leaves nothing behind.
-        self.scores_to_compute = _check_scores(scores_to_compute)
-        self.gather_on_rank0 = _check_bool("gather_on_rank0", gather_on_rank0)
-        self.profiling_interval = _check_pos_int("profiling_interval", profiling_interval)
-        self.report_time_interval = _check_seconds("report_time_interval", report_time_interval,
+        from .reporting import check_scores_to_compute
+
+        self.scores_to_compute = check_scores_to_compute(scores_to_compute, allow_name=False)
+        self.gather_on_rank0 = check_bool("gather_on_rank0", gather_on_rank0)
+        self.profiling_interval = check_int("profiling_interval", profiling_interval)
+        self.report_time_interval = check_seconds("report_time_interval", report_time_interval,
                                                    allow_zero=True)
         if node_name is not None and (not isinstance(node_name, str) or not node_name):
             raise ValueError(f"`node_name={node_name!r}` must be a non-empty string or None")
         self.node_name = node_name or socket.gethostname()
-        self.per_op_capture = _check_bool("per_op_capture", per_op_capture)
-        self.comm_timeout_s = _check_seconds("comm_timeout_s", comm_timeout_s, allow_zero=False)
+        self.per_op_capture = check_bool("per_op_capture", per_op_capture)
+        self.comm_timeout_s = check_seconds("comm_timeout_s", comm_timeout_s, allow_zero=False)
         if ft_sections not in FT_SECTIONS_MODES:
             raise ValueError(f"`ft_sections={ft_sections!r}` must be one of "
                              f"{list(FT_SECTIONS_MODES)}")
@@ -147,7 +113,7 @@ class DetectorCore:
         if ft_options is not None and not isinstance(ft_options, dict):
             raise ValueError(f"`ft_options={ft_options!r}` must be a dict or None")
         self.ft_options = dict(ft_options or {})
-        self.timer_capacity = _check_pos_int("timer_capacity", timer_capacity)
+        self.timer_capacity = check_int("timer_capacity", timer_capacity)
         if report_options is not None and not isinstance(report_options, dict):
             raise ValueError(f"`report_options={report_options!r}` must be a dict or None")
         self.report_options = dict(report_options or {})

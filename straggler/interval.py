@@ -16,6 +16,8 @@ import math
 import time
 from typing import Callable, Optional
 
+from ._checks import check_int, check_seconds
+
 __all__ = ["ReportIntervalTracker"]
 
 # Largest interval we ever schedule; keeps a zero step time (a frozen clock) finite.
@@ -39,16 +41,9 @@ class ReportIntervalTracker:
         clock: Callable[[], float] = time.monotonic,
         reduce_max: Optional[Callable[[float], float]] = None,
     ) -> None:
-        if (not isinstance(time_interval_s, (int, float)) or isinstance(time_interval_s, bool)
-                or not math.isfinite(time_interval_s) or time_interval_s < 0):
-            raise ValueError(
-                f"`report_time_interval={time_interval_s!r}` must be a finite number of seconds >= 0")
-        if not isinstance(profiling_interval, int) or isinstance(profiling_interval, bool) \
-                or profiling_interval < 1:
-            raise ValueError(
-                f"`profiling_interval={profiling_interval!r}` must be a positive integer")
-        self.time_interval_s = float(time_interval_s)
-        self.profiling_interval = profiling_interval
+        self.time_interval_s = check_seconds("report_time_interval", time_interval_s,
+                                             allow_zero=True)
+        self.profiling_interval = check_int("profiling_interval", profiling_interval)
         self._clock = clock
         self._reduce_max = reduce_max if reduce_max is not None else (lambda x: x)
         self.current_iter = 0

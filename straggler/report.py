@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from numbers import Real
 from typing import Any
+
+from ._checks import check_fraction as _check_threshold
+from ._checks import check_int
 
 from .statistics import Statistic
 
@@ -26,12 +28,6 @@ class StragglerId:
 
     rank: int
     node: str
-
-
-def _check_threshold(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 < float(value) <= 1.0:
-        raise ValueError(f"`{name}={value!r}` must be a number in (0, 1]")
-    return float(value)
 
 
 def _below(scores: Mapping[int, float], threshold: float) -> set[int]:
@@ -143,9 +139,8 @@ class Report:
         With ``max_rows``, only that many ranks are listed: those with the lowest scores.
         """
         threshold = _check_threshold("threshold", threshold)
-        if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int)
-                                     or max_rows < 1):
-            raise ValueError(f"`max_rows={max_rows!r}` must be a positive integer or None")
+        if max_rows is not None:
+            check_int("max_rows", max_rows)
         columns: list[tuple[str, Mapping[int, float], bool]] = []  # header, rank -> value, score?
         if self.gpu_relative_perf_scores:
             columns.append(("gpu rel", self.gpu_relative_perf_scores, True))

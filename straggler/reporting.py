@@ -18,12 +18,13 @@ import numpy as np
 import torch
 
 from . import scoring
+from ._checks import check_bool
 from .comm import Comm
 from .policy import apply_policy, make_policy
 from .report import Report
 from .statistics import Statistic
 
-__all__ = ["SCORE_KINDS", "ReportGenerator"]
+__all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
 
 logger = logging.getLogger("straggler")
 
@@ -33,18 +34,21 @@ _STATE_VERSION = 1
 Summaries = Mapping[str, Mapping[Statistic, float]]
 
 
-def _score_kinds(value: Any) -> frozenset[str]:
+def check_scores_to_compute(value: Any, allow_name: bool = True) -> list[str]:
+    """The score kinds a ``scores_to_compute`` option asks for, without repeats, in its order.
+
+    ``"all"`` or a non-empty list of `SCORE_KINDS`; with ``allow_name`` a single kind's name
+    too (``Detector.initialize`` keeps NVRx's stricter "all" or a list). ``ValueError`` names
+    the parameter and echoes the value otherwise.
+    """
     if value == "all":
-        return frozenset(SCORE_KINDS)
-    kinds = [value] if isinstance(value, str) else value
-    try:
-        kinds = list(kinds)
-    except TypeError:
-        kinds = None
-    if not kinds or any(not isinstance(k, str) or k not in SCORE_KINDS for k in kinds):
+        return list(SCORE_KINDS)
+    kinds: Any = [value] if allow_name and isinstance(value, str) else value
+    if isinstance(kinds, str) or not isinstance(kinds, (list, tuple, set, frozenset)) \
+            or not kinds or any(not isinstance(k, str) or k not in SCORE_KINDS for k in kinds):
         raise ValueError(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
-                         f"{SCORE_KINDS}")
-    return frozenset(kinds)
+                         f"{list(SCORE_KINDS)}")
+    return list(dict.fromkeys(kinds))
 
 
 class ReportGenerator:
@@ -89,10 +93,9 @@ class ReportGenerator:
                  relative_reference: str = "min", individual_window: int = 20,
                  communication_markers: Iterable[str] = scoring.COMMUNICATION_MARKERS,
                  policy: Any = None, roles: Mapping[int, Any] | None = None) -> None:
-        kinds = _score_kinds(scores_to_compute)
+        kinds = check_scores_to_compute(scores_to_compute)
         self.policy = make_policy(policy, roles)
-        if not isinstance(gather_on_rank0, bool):
-            raise ValueError(f"`gather_on_rank0={gather_on_rank0!r}` must be True or False")
+        check_bool("gather_on_rank0", gather_on_rank0)
         if not isinstance(node_name, str) or not node_name:
             raise ValueError(f"`node_name={node_name!r}` must be a non-empty string")
         fields = tuple(telemetry_fields) if not isinstance(telemetry_fields, str) else None

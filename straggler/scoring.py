@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ._checks import check_int
+
 __all__ = [
     "COMMUNICATION_MARKERS",
     "REFERENCES",
@@ -168,9 +170,7 @@ class WindowedMinBaseline:
     """
 
     def __init__(self, window: int) -> None:
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise ValueError(f"`individual_window={window!r}` must be a positive integer")
-        self.window = window
+        self.window = check_int("individual_window", window)
         self._history: dict[str, deque[float]] = {}
 
     def update(self, names: Sequence[str], medians: npt.ArrayLike) -> np.ndarray:

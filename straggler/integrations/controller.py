@@ -30,6 +30,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .._checks import check_fraction, check_seconds
+
 logger = logging.getLogger("straggler")
 
 DEFAULT_HOST = "127.0.0.1"
@@ -63,13 +65,9 @@ def check_control_value(name: str, value: Any) -> None:
         if not isinstance(value, bool):
             raise ValueError(f"`enabled={value!r}` must be true or false")
     elif name in ("gpu_relative_perf_threshold", "gpu_individual_perf_threshold"):
-        if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or not 0.0 <= value <= 1.0):
-            raise ValueError(f"`{name}={value!r}` must be a number between 0 and 1")
+        check_fraction(name, value, allow_zero=True)
     elif name == "report_time_interval":
-        if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or not math.isfinite(value) or value <= 0):
-            raise ValueError(f"`{name}={value!r}` must be a positive number of seconds")
+        check_seconds(name, value)
     else:
         raise ValueError(f"unknown setting {name!r}; known: {', '.join(_FIELDS)}")
 

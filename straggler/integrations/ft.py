@@ -40,6 +40,8 @@ import threading
 import time
 from typing import Any, Callable, Collection, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from .._checks import check_bool, check_int, check_seconds
+
 __all__ = [
     "FTBridge", "FTUnavailableError", "FT_SECTIONS_MODES", "STRAGGLER_ACTIONS", "FAULT_TYPES",
     "SETUP", "STEP", "CHECKPOINTING", "STATE_FILE_NAME", "create_bridge", "under_ft_launcher",
@@ -318,12 +320,6 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> str:
     return value
 
 
-def _check_nonneg_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"`{name}={value!r}` must be a non-negative integer")
-    return value
-
-
 class FTBridge:
     """Drives NVRx's rank monitor from our sections; every method is a no-op while FT is off.
 
@@ -356,12 +352,10 @@ class FTBridge:
         self.mode = _check_choice("ft_sections", mode, FT_SECTIONS_MODES)
         if step_section is not None and (not isinstance(step_section, str) or not step_section):
             raise ValueError(f"`step_section={step_section!r}` must be a non-empty string or None")
-        for name, value in (("calc_timeouts", calc_timeouts),
-                            ("timeouts_from_stats", timeouts_from_stats)):
-            if not isinstance(value, bool):
-                raise ValueError(f"`{name}={value!r}` must be True or False")
+        check_bool("calc_timeouts", calc_timeouts)
+        check_bool("timeouts_from_stats", timeouts_from_stats)
         if warmup_iters is not None:
-            _check_nonneg_int("warmup_iters", warmup_iters)
+            check_int("warmup_iters", warmup_iters, 0)
         if state_path is not None and not isinstance(state_path, (str, os.PathLike)):
             raise ValueError(f"`state_path={state_path!r}` must be a path or None")
         if reduce_max is not None and not callable(reduce_max):
@@ -888,11 +882,9 @@ class FTBridge:
         delay is `base_delay_s` plus up to 20 %. No-op (None) when FT is off.
         """
         _check_choice("fault_type", fault_type, FAULT_TYPES)
-        if isinstance(base_delay_s, bool) or not isinstance(base_delay_s, (int, float)) or \
-                not math.isfinite(base_delay_s) or base_delay_s < 0:
-            raise ValueError(f"`base_delay_s={base_delay_s!r}` must be a finite number >= 0")
+        check_seconds("base_delay_s", base_delay_s, allow_zero=True)
         if fault_rank is not None:
-            _check_nonneg_int("fault_rank", fault_rank)
+            check_int("fault_rank", fault_rank, 0)
         if not simulate_fault or not self.enabled:
             return None
         import torch.distributed as dist

@@ -15,13 +15,13 @@ with the other Lightning package when both are installed.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import time
 from typing import Any
 
 from typing_extensions import override
 
+from .._checks import check_bool, check_fraction, check_int, check_seconds
 from . import _common
 
 try:
@@ -41,25 +41,6 @@ __all__ = ["StragglerDetectionCallback", "LIGHTNING_PACKAGE"]
 LIGHTNING_PACKAGE = "lightning" if _pl.__name__.startswith("lightning") else "pytorch_lightning"
 
 _internal_log = logging.getLogger("straggler")
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"`{name}={value!r}` must be True or False")
-    return value
-
-
-def _check_threshold(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"`{name}={value!r}` must be a number between 0 and 1")
-    return float(value)
-
-
-def _check_count(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        kind = "a positive integer" if low else "a non-negative integer"
-        raise ValueError(f"`{name}={value!r}` must be {kind}")
-    return value
 
 
 def _training_completed(trainer: Any) -> bool:
@@ -121,35 +102,31 @@ class StragglerDetectionCallback(_pl.Callback):
                  sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S,
                  ft_sections: str = "auto", ft_options: dict | None = None,
                  ft_autoresume: bool = False) -> None:
-        if (isinstance(report_time_interval, bool)
-                or not isinstance(report_time_interval, (int, float))
-                or not math.isfinite(report_time_interval) or report_time_interval < 0):
-            raise ValueError(f"`report_time_interval={report_time_interval!r}` must be a "
-                             "non-negative number of seconds")
-        self.calc_relative_gpu_perf = _check_bool("calc_relative_gpu_perf",
+        check_seconds("report_time_interval", report_time_interval, allow_zero=True)
+        self.calc_relative_gpu_perf = check_bool("calc_relative_gpu_perf",
                                                   calc_relative_gpu_perf)
-        self.calc_individual_gpu_perf = _check_bool("calc_individual_gpu_perf",
+        self.calc_individual_gpu_perf = check_bool("calc_individual_gpu_perf",
                                                     calc_individual_gpu_perf)
         if not (calc_relative_gpu_perf or calc_individual_gpu_perf):
             raise ValueError("No straggler performance scores specified: "
                              "`calc_relative_gpu_perf=False` and `calc_individual_gpu_perf=False`;"
                              " set at least one to True")
-        num = _check_count("num_gpu_perf_scores_to_print", num_gpu_perf_scores_to_print, 0)
+        num = check_int("num_gpu_perf_scores_to_print", num_gpu_perf_scores_to_print, 0)
         if num_gpu_perf_scores_to_log is not None:
-            alias = _check_count("num_gpu_perf_scores_to_log", num_gpu_perf_scores_to_log, 0)
+            alias = check_int("num_gpu_perf_scores_to_log", num_gpu_perf_scores_to_log, 0)
             if num_gpu_perf_scores_to_print not in (5, alias):
                 raise ValueError(f"`num_gpu_perf_scores_to_log={alias!r}` and "
                                  f"`num_gpu_perf_scores_to_print={num!r}` disagree; give one")
             num = alias
         self.report_time_interval = float(report_time_interval)
         self.num_gpu_perf_scores_to_print = num
-        self.gpu_relative_perf_threshold = _check_threshold("gpu_relative_perf_threshold",
-                                                            gpu_relative_perf_threshold)
-        self.gpu_individual_perf_threshold = _check_threshold("gpu_individual_perf_threshold",
-                                                              gpu_individual_perf_threshold)
-        self.stop_if_detected = _check_bool("stop_if_detected", stop_if_detected)
-        self.enable_ptl_logging = _check_bool("enable_ptl_logging", enable_ptl_logging)
-        self.profiling_interval = _check_count("profiling_interval", profiling_interval, 1)
+        self.gpu_relative_perf_threshold = check_fraction(
+            "gpu_relative_perf_threshold", gpu_relative_perf_threshold, allow_zero=True)
+        self.gpu_individual_perf_threshold = check_fraction(
+            "gpu_individual_perf_threshold", gpu_individual_perf_threshold, allow_zero=True)
+        self.stop_if_detected = check_bool("stop_if_detected", stop_if_detected)
+        self.enable_ptl_logging = check_bool("enable_ptl_logging", enable_ptl_logging)
+        self.profiling_interval = check_int("profiling_interval", profiling_interval)
         if logger_name is not None and not isinstance(logger_name, str):
             raise ValueError(f"`logger_name={logger_name!r}` must be a string or None")
         self.logger_name = logger_name
@@ -161,11 +138,7 @@ class StragglerDetectionCallback(_pl.Callback):
             raise ValueError(f"`node_name={node_name!r}` must be a non-empty string or None")
         self.node_name = node_name
         self.process_group = process_group
-        if (isinstance(sync_timeout_s, bool) or not isinstance(sync_timeout_s, (int, float))
-                or not math.isfinite(sync_timeout_s) or sync_timeout_s <= 0):
-            raise ValueError(f"`sync_timeout_s={sync_timeout_s!r}` must be a positive number of "
-                             "seconds")
-        self.sync_timeout_s = float(sync_timeout_s)
+        self.sync_timeout_s = check_seconds("sync_timeout_s", sync_timeout_s)
         from .ft import FT_SECTIONS_MODES
 
         if ft_sections not in FT_SECTIONS_MODES:
@@ -175,7 +148,7 @@ class StragglerDetectionCallback(_pl.Callback):
             raise ValueError(f"`ft_options={ft_options!r}` must be a dict or None")
         self.ft_sections = ft_sections
         self.ft_options = ft_options
-        self.ft_autoresume = _check_bool("ft_autoresume", ft_autoresume)
+        self.ft_autoresume = check_bool("ft_autoresume", ft_autoresume)
 
         self.logger = logging.getLogger(logger_name)
         self.scores_to_compute = ((["relative_perf_scores"] if calc_relative_gpu_perf else [])

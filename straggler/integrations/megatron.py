@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._checks import check_bool, check_fraction, check_int, check_seconds
 from . import _common
 from .controller import DEFAULT_HOST, ControlState, StragglerController
 
@@ -45,10 +46,6 @@ _internal_log = logging.getLogger("straggler")
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass
@@ -100,26 +97,17 @@ class StragglerDetectionConfig:
         for name in ("enabled", "calc_relative_gpu_perf", "calc_individual_gpu_perf",
                      "stop_if_detected", "enable_logging", "disable_straggler_on_startup",
                      "enable_controller"):
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise ValueError(f"`{name}={value!r}` must be True or False")
+            check_bool(name, getattr(self, name))
         if not (self.calc_relative_gpu_perf or self.calc_individual_gpu_perf):
             raise ValueError("`calc_relative_gpu_perf=False` and `calc_individual_gpu_perf=False`:"
                              " at least one kind of score must be computed")
         for name in ("report_time_interval", "sync_timeout_s"):
-            value = getattr(self, name)
-            if not _is_number(value) or not math.isfinite(value) or value <= 0:
-                raise ValueError(f"`{name}={value!r}` must be a positive number of seconds")
+            check_seconds(name, getattr(self, name))
         for name in ("gpu_relative_perf_threshold", "gpu_individual_perf_threshold"):
-            value = getattr(self, name)
-            if not _is_number(value) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"`{name}={value!r}` must be a number between 0 and 1")
+            check_fraction(name, getattr(self, name), allow_zero=True)
         for name, low in (("num_gpu_perf_scores_to_print", 0), ("profiling_interval", 1),
                           ("straggler_minmax_count", 1)):
-            value = getattr(self, name)
-            if not _is_int(value) or value < low:
-                kind = "a positive integer" if low else "a non-negative integer"
-                raise ValueError(f"`{name}={value!r}` must be {kind}")
+            check_int(name, getattr(self, name), low)
         if not _is_int(self.straggler_ctrlr_port) or not 0 <= self.straggler_ctrlr_port <= 65535:
             raise ValueError(f"`straggler_ctrlr_port={self.straggler_ctrlr_port!r}` must be an "
                              "integer between 0 and 65535")
@@ -390,11 +378,7 @@ class StragglerDetectionManager:
     def __init__(self, config: StragglerDetectionConfig | None = None, *,
                  process_group: Any = None, control_poll_s: float = 30.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if (not _is_number(control_poll_s) or not math.isfinite(control_poll_s)
-                or control_poll_s <= 0):
-            raise ValueError(f"`control_poll_s={control_poll_s!r}` must be a positive number of "
-                             "seconds")
-        self.control_poll_s = float(control_poll_s)
+        self.control_poll_s = check_seconds("control_poll_s", control_poll_s)
         self.config = config
         self.process_group = process_group
         self._clock = clock

@@ -1,0 +1,61 @@
+"""The shared argument checks (straggler/_checks.py) and the one `scores_to_compute` check."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from straggler._checks import check_bool, check_fraction, check_int, check_seconds
+from straggler.reporting import check_scores_to_compute
+
+
+def test_check_bool_accepts_only_booleans():
+    assert check_bool("flag", False) is False
+    with pytest.raises(ValueError, match=r"^`flag=1` must be True or False$"):
+        check_bool("flag", 1)
+
+
+@pytest.mark.parametrize("value, low, message", [
+    (0, 1, "`n=0` must be a positive integer"), (True, 1, "`n=True` must be a positive integer"),
+    (2.0, 1, "`n=2.0` must be a positive integer"), (-1, 0, "`n=-1` must be a non-negative integer"),
+    (2, 3, "`n=2` must be an integer >= 3")])
+def test_check_int_names_the_bound(value, low, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        check_int("n", value, low)
+
+
+def test_check_seconds_and_fraction_take_numpy_numbers_and_refuse_nan_and_bools():
+    assert check_seconds("t", np.float32(0.5)) == 0.5
+    assert check_seconds("t", 0, allow_zero=True) == 0.0
+    assert check_fraction("x", np.float64(1.0)) == 1.0
+    assert check_fraction("x", 0, allow_zero=True) == 0.0
+    for bad in (0, math.nan, math.inf, True, "1"):
+        with pytest.raises(ValueError, match="must be a positive number of seconds"):
+            check_seconds("t", bad)
+    with pytest.raises(ValueError, match=r"`t=-1` must be a finite number of seconds >= 0"):
+        check_seconds("t", -1, allow_zero=True)
+    for bad in (0, math.nan, 1.5, False):
+        with pytest.raises(ValueError, match=r"must be a number in \(0, 1\]"):
+            check_fraction("x", bad)
+    with pytest.raises(ValueError, match="`x=-0.1` must be a number between 0 and 1"):
+        check_fraction("x", -0.1, allow_zero=True)
+
+
+def test_scores_to_compute_keeps_the_order_without_repeats():
+    assert check_scores_to_compute("all") == ["relative_perf_scores", "individual_perf_scores"]
+    assert check_scores_to_compute(("individual_perf_scores", "relative_perf_scores",
+                                    "individual_perf_scores")) == [
+        "individual_perf_scores", "relative_perf_scores"]
+    # A single name: accepted by ReportGenerator, refused by Detector.initialize (NVRx: a list).
+    assert check_scores_to_compute("relative_perf_scores") == ["relative_perf_scores"]
+    with pytest.raises(ValueError, match="`scores_to_compute='relative_perf_scores'` must be"):
+        check_scores_to_compute("relative_perf_scores", allow_name=False)
+
+
+def test_integration_thresholds_accept_numpy_numbers():
+    from straggler.integrations.megatron import StragglerDetectionConfig
+
+    config = StragglerDetectionConfig(gpu_relative_perf_threshold=np.float32(0.5))
+    assert config.gpu_relative_perf_threshold == 0.5
