@@ -5,7 +5,8 @@ an HBM-bound part, a few milliseconds) on its own GPU, and one all_gather of two
 the throughputs. A rank's result is its throughput relative to the median of the *other* ranks,
 so 1.0 is a typical GPU of this job and 0.6 a GPU that does the same work 40% slower than its
 peers, whatever the training job does. (Leaving the rank out keeps one slow GPU from dragging
-the reference down: in a group of two, the slow one reads 0.5, not 0.67.) `Detector.run_probe()` is the entry point; `probe_group` is the collective itself.
+the reference down: in a group of two, the slow one reads 0.5, not 0.67.) `Detector.run_probe()`
+is the entry point; `probe_group` is the collective itself.
 """
 
 from __future__ import annotations

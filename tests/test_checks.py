@@ -18,7 +18,8 @@ def test_check_bool_accepts_only_booleans():
 
 
 @pytest.mark.parametrize("value, low, message", [
-    (0, 1, "`n=0` must be a positive integer"), (True, 1, "`n=True` must be a positive integer"),
+    (0, 1, "`n=0` must be a positive integer"),
+    (True, 1, "`n=True` must be a positive integer"),
     (2.0, 1, "`n=2.0` must be a positive integer"), (-1, 0, "`n=-1` must be a non-negative integer"),
     (2, 3, "`n=2` must be an integer >= 3")])
 def test_check_int_names_the_bound(value, low, message):

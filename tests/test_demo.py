@@ -1,4 +1,5 @@
-"""The demo (examples/demo.py), shortened: it names the injected straggler, and nobody when clean."""
+"""The demo (examples/demo.py), shortened: it names the injected straggler (and its cause), and
+nobody when clean."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runtime control of straggler detection over HTTP: Megatron's ``--straggler-ctrlr-port``, made safe.
+"""Runtime control of straggler detection over HTTP: Megatron's ``--straggler-ctrlr-port``, safe.
 
 The reporting rank runs a tiny HTTP server in a daemon thread. It listens on 127.0.0.1 unless the
 user names another address. Requests never act directly: a valid ``POST`` only records the wanted

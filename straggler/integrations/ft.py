@@ -212,7 +212,7 @@ def _reconcile_section_state(saved: Mapping[str, Any], cfg_sections: Mapping[str
 
 # -- finished flag (auto-resume) ------------------------------------------------------------------
 def finished_flag_path(required: bool = False) -> Optional[str]:
-    """The file named by ``$FAULT_TOL_FINISHED_FLAG_FILE``; with `required`, RuntimeError if unset."""
+    """The file named by ``$FAULT_TOL_FINISHED_FLAG_FILE``; `required`: RuntimeError if unset."""
     path = os.environ.get(FINISHED_FLAG_ENV) or None
     if path is None and required:
         raise RuntimeError(f"'{FINISHED_FLAG_ENV}' env variable is not set. Was this job "
@@ -246,7 +246,7 @@ def _world_size() -> int:
 
 
 def write_finished_flag(path: Optional[str] = None) -> Optional[str]:
-    """On global rank 0, create the auto-resume flag file (default: ``$FAULT_TOL_FINISHED_FLAG_FILE``).
+    """On global rank 0, create the auto-resume flag file (``$FAULT_TOL_FINISHED_FLAG_FILE``).
 
     A job script that re-submits ``ft_launcher`` until training is done stops when it exists.
     Returns the path written, or None (another rank, or no path known).
@@ -463,7 +463,8 @@ class FTBridge:
 
     def _install_sync(self) -> None:
         calc = getattr(self.client, "timeouts_calc", None)
-        if not self._owns_connection or calc is None or not all(hasattr(calc, f) for f in _CALC_FIELDS):
+        if not self._owns_connection or calc is None \
+                or not all(hasattr(calc, f) for f in _CALC_FIELDS):
             self._sync = None  # a shared client, or an NVRx we do not know: keep its reduction
             return
         self._sync = _CalcSync(calc, self._reduce_max)
