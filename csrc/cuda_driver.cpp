@@ -127,6 +127,15 @@ void log_warning(const std::string& message) noexcept {
   std::fflush(stderr);
 }
 
+void log_cuda_error(const char* call, CUresult code) noexcept {
+  try {
+    log_warning(cuda_error_message(call, code));
+  } catch (...) {
+    std::fprintf(stderr, "[straggler] %s failed: CUresult %d\n", call, static_cast<int>(code));
+    std::fflush(stderr);
+  }
+}
+
 CudaStatus cuda_status(int device) noexcept {
   CudaStatus status;
   try {

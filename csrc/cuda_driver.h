@@ -220,6 +220,10 @@ std::string cuda_error_message(const char* call, CUresult code);
 // Writes one line to stderr, prefixed "[straggler] ". Never throws.
 void log_warning(const std::string& message) noexcept;
 
+// Logs cuda_error_message(call, code); never throws (a message that cannot be built, e.g. out of
+// memory, is logged as the bare call), so destructors and threads can use it.
+void log_cuda_error(const char* call, CUresult code) noexcept;
+
 }  // namespace straggler
 
 // Throwing check, for calls made on behalf of Python: raises CudaError naming the call.
@@ -238,6 +242,6 @@ void log_warning(const std::string& message) noexcept;
   do {                                                                            \
     const CUresult straggler_cu_rc_ = (call);                                     \
     if (straggler_cu_rc_ != CUDA_SUCCESS && straggler_cu_rc_ != CUDA_ERROR_DEINITIALIZED) { \
-      ::straggler::log_warning(::straggler::cuda_error_message(#call, straggler_cu_rc_)); \
+      ::straggler::log_cuda_error(#call, straggler_cu_rc_);                      \
     }                                                                             \
   } while (0)

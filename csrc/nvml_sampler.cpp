@@ -148,6 +148,21 @@ bool NvmlSampler::running() const {
 }
 
 void NvmlSampler::run() noexcept {
+  try {
+    run_loop();
+  } catch (...) {
+    // Only bookkeeping can throw here (bad_alloc building a message, system_error from a lock):
+    // stop sampling, say so if possible, and never let it reach std::terminate.
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_ = false;
+      if (error_.empty()) error_ = "NVML sampling stopped: internal error in the sampler thread";
+    } catch (...) {
+    }
+  }
+}
+
+void NvmlSampler::run_loop() {
   int failures = 0;
   auto delay = period_;
   while (true) {

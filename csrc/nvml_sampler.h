@@ -95,7 +95,8 @@ class NvmlSampler {
   [[nodiscard]] std::uint64_t samples_taken() const;
 
  private:
-  void run() noexcept;
+  void run() noexcept;  // the thread: run_loop(), and nothing escapes it
+  void run_loop();
   // One sample; appends a row. Returns "" or the first hard NVML failure ("call: error").
   std::string take_sample();
 
