@@ -169,6 +169,9 @@ void bind_timer_engine(py::module_& m) {
 
   g_cuda_error =
       py::register_exception<straggler::CudaError>(m, "CudaError", PyExc_RuntimeError).ptr();
+  py::setattr(g_cuda_error, "__doc__",
+              py::str("A CUDA driver call failed; the message names the call and the driver's "
+                      "error."));
 
   py::tuple columns(static_cast<std::size_t>(straggler::kNumColumns));
   for (int i = 0; i < straggler::kNumColumns; ++i) columns[i] = straggler::kSummaryColumns[i];
@@ -197,14 +200,17 @@ void bind_timer_engine(py::module_& m) {
              py::gil_scoped_release release;  // may load and initialise the driver
              return std::make_unique<TimerEngine>(backend, capacity, device);
            }),
-           py::arg("backend") = "auto", py::arg("capacity") = 8192, py::arg("device") = 0)
+           py::arg("backend") = "auto", py::arg("capacity") = 8192, py::arg("device") = 0,
+           "backend: 'auto' (cuda if available, else host), 'cuda' (CudaError if unavailable) "
+           "or 'host'; capacity: samples kept per timer; device: CUDA ordinal.")
       .def_property_readonly("backend", &TimerEngine::backend, "'cuda' or 'host'.")
       .def_property_readonly("capacity", &TimerEngine::capacity,
                              "Ring-buffer length (samples kept) per timer.")
-      .def_property_readonly("closed", &TimerEngine::closed)
+      .def_property_readonly("closed", &TimerEngine::closed, "Whether close() was called.")
       .def("timer_id", [](TimerEngine& e, std::string_view name) { return e.timer_id(name); },
            py::arg("name"), "Stable small int id for `name`; creates the timer.")
-      .def("timer_name", &TimerEngine::timer_name, py::arg("timer"))
+      .def("timer_name", &TimerEngine::timer_name, py::arg("timer"),
+           "The name of timer id `timer`.")
       .def("harvest", &TimerEngine::harvest,
            "Store every finished pair without blocking; returns how many.")
       // Blocks on this engine's events only; other Python threads run meanwhile.
@@ -232,12 +238,14 @@ void bind_timer_engine(py::module_& m) {
       // May wait for a flush() running in another thread.
       .def("close", &TimerEngine::close, py::call_guard<py::gil_scoped_release>(),
            "Release events and the context reference. Idempotent.")
-      .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__",
-           [](TimerEngine& e, py::args) {
-             py::gil_scoped_release release;
-             e.close();
-           });
+      .def("__enter__", [](py::object self) { return self; }, "Return self.")
+      .def(
+          "__exit__",
+          [](TimerEngine& e, py::args) {
+            py::gil_scoped_release release;
+            e.close();
+          },
+          "close().");
 
   g_engine_type = py::detail::get_type_info(typeid(TimerEngine));
   for (PyMethodDef& def : g_hot_methods) {
@@ -289,12 +297,14 @@ void bind_nvml(py::module_& m) {
                                                   max_consecutive_failures);
            }),
            py::arg("pci_bus_id"), py::arg("period_s") = 1.0, py::arg("capacity") = 4096,
-           py::arg("max_consecutive_failures") = 3)
+           py::arg("max_consecutive_failures") = 3,
+           "Find the GPU with bus id `pci_bus_id` in NVML; sample it every `period_s` seconds "
+           "into a buffer of `capacity` samples once started.")
       .def("start", &NvmlSampler::start, "Start the thread (no-op when running or failed).")
       // Joins the thread, which may be inside one NVML call.
       .def("stop", &NvmlSampler::stop, py::call_guard<py::gil_scoped_release>(),
            "Stop and join the thread. Idempotent.")
-      .def_property_readonly("running", &NvmlSampler::running)
+      .def_property_readonly("running", &NvmlSampler::running, "Whether the thread is alive.")
       .def("sample_now", &NvmlSampler::sample_now, py::call_guard<py::gil_scoped_release>(),
            "Take one sample on this thread; False when an NVML call failed.")
       .def(
@@ -321,7 +331,8 @@ void bind_nvml(py::module_& m) {
             return d;
           },
           "Name, UUID, serial, PCI bus id and driver version ('' where unavailable).")
-      .def_property_readonly("period_s", &NvmlSampler::period_s)
+      .def_property_readonly("period_s", &NvmlSampler::period_s,
+                             "Seconds between samples of the thread.")
       .def_property_readonly("error", &NvmlSampler::error,
                              "'' while healthy; why the thread stopped after persistent errors.")
       .def_property_readonly(
@@ -337,12 +348,16 @@ void bind_nvml(py::module_& m) {
             return d;
           },
           "{field: NVML result} for fields this GPU does not offer.")
-      .def_property_readonly("samples_taken", &NvmlSampler::samples_taken)
-      .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](NvmlSampler& s, py::args) {
-        py::gil_scoped_release release;
-        s.stop();
-      });
+      .def_property_readonly("samples_taken", &NvmlSampler::samples_taken,
+                             "Samples attempted so far (thread and sample_now()).")
+      .def("__enter__", [](py::object self) { return self; }, "Return self.")
+      .def(
+          "__exit__",
+          [](NvmlSampler& s, py::args) {
+            py::gil_scoped_release release;
+            s.stop();
+          },
+          "stop().");
 }
 
 

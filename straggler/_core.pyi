@@ -1,4 +1,4 @@
-"""straggler's C++ core: GPU/host timers (and, separately, the NVML sampler and probe)."""
+"""straggler's C++ core: GPU/host timers, NVML sampler, health probe (csrc/bindings.cpp)."""
 
 from types import TracebackType
 
@@ -108,7 +108,8 @@ class NvmlSampler:
     def identity(self) -> dict[str, str]:
         """name, uuid, serial, pci_bus_id, driver_version ("" where unavailable)."""
     @property
-    def period_s(self) -> float: ...
+    def period_s(self) -> float:
+        """Seconds between samples of the thread."""
     @property
     def error(self) -> str:
         """"" while healthy; why the thread stopped after persistent NVML errors."""
