@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <stdexcept>
 
@@ -351,8 +352,8 @@ std::size_t TimerEngine::harvest_locked() {
       } catch (...) {
         // A pair the driver failed on cannot be timed: drop it (its events are destroyed, not
         // pooled), keep the rest, and report the error.
-        backend_->discard(p.start);
-        backend_->discard(p.stop);
+        discard_locked(p.start);
+        discard_locked(p.stop);
         ++i;
         throw;
       }
@@ -374,6 +375,17 @@ std::size_t TimerEngine::harvest_locked() {
   return done;
 }
 
+void TimerEngine::discard_locked(const Mark& mark) noexcept {
+  if (flushing_) {
+    try {
+      deferred_discards_.push_back(mark);
+    } catch (...) {  // out of memory: leak the event rather than destroy one being waited on
+    }
+    return;
+  }
+  backend_->discard(mark);
+}
+
 std::size_t TimerEngine::harvest() {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return 0;
@@ -390,12 +402,24 @@ void TimerEngine::flush() {
       if (p.start_stream != p.stop_stream) flush_marks_.push_back(p.start);
       flush_marks_.push_back(p.stop);
     }
+    flushing_ = true;
   }
   // Wait without the engine lock, so other threads keep timing. If another thread harvests one
   // of these pairs meanwhile, its event may be pooled and recorded again; waiting on it then
   // waits for that newer work, which is bounded, and never for anything outside this engine.
-  for (const Mark& m : flush_marks_) backend_->wait(m);
+  // A pair another thread drops meanwhile keeps its events until the wait is over
+  // (discard_locked), and close() waits for flush_mu_: no event here is destroyed under us.
+  std::exception_ptr failure;
+  try {
+    for (const Mark& m : flush_marks_) backend_->wait(m);
+  } catch (...) {
+    failure = std::current_exception();
+  }
   std::lock_guard<std::mutex> lock(mu_);
+  flushing_ = false;
+  for (const Mark& m : deferred_discards_) backend_->discard(m);
+  deferred_discards_.clear();
+  if (failure) std::rethrow_exception(failure);
   if (!closed_) harvest_locked();
 }
 

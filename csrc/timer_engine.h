@@ -154,6 +154,9 @@ class TimerEngine {
   void check_timer_locked(int timer) const;
   void check_open_locked() const;
   std::size_t harvest_locked();
+  // Destroys the events of a pair the driver failed on; during a flush(), after it (flush()
+  // waits on events without the lock, so none of them may be destroyed meanwhile).
+  void discard_locked(const Mark& mark) noexcept;
   // Harvests finished pairs at the head of the queue; stops at the first unfinished one.
   void harvest_front_locked();
 
@@ -171,6 +174,8 @@ class TimerEngine {
   std::unordered_map<std::uint64_t, std::vector<Open>> open_;
   std::vector<Pending> pending_;   // FIFO; keeps its capacity, so no allocation once warm
   std::vector<Mark> flush_marks_;  // guarded by flush_mu_
+  bool flushing_ = false;          // flush() is waiting on flush_marks_
+  std::vector<Mark> deferred_discards_;  // discard_locked() during a flush
 };
 
 }  // namespace straggler

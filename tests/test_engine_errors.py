@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import time
 
 import pytest
 
@@ -307,3 +308,34 @@ def test_start_on_an_engine_whose_init_never_ran_raises():
     eng = _core.TimerEngine.__new__(_core.TimerEngine)
     with pytest.raises(TypeError):
         eng.start("a")
+
+
+def test_pairs_dropped_by_another_thread_during_a_flush_are_destroyed_after_it(engine, sim_cuda):
+    """flush() waits on its pairs' events without the engine lock. If another thread's harvest()
+    drops those pairs meanwhile (a driver error), their events must outlive the flush: waiting
+    on a destroyed event is a use after free in a real driver (the simulator says
+    CUDA_ERROR_INVALID_HANDLE)."""
+    for name in ("first", "second"):
+        engine.start(name)
+        sim_cuda.enqueue(0, 600.0)  # both pairs end 0.6 s and 1.2 s from now
+        engine.stop(name)
+    errors: list[BaseException] = []
+
+    def flusher() -> None:
+        try:
+            engine.flush()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    th = threading.Thread(target=flusher)
+    th.start()
+    time.sleep(0.1)  # the flush is waiting on "first" (0.5 s more), holding no engine lock
+    sim_cuda.fail("cuEventQuery", CUDA_ERROR_LAUNCH_FAILED, count=2)
+    for _ in range(2):  # each failed harvest drops one pair
+        with pytest.raises(_core.CudaError, match="cuEventQuery"):
+            engine.harvest()
+    th.join(timeout=60)
+    assert not th.is_alive() and errors == []
+    assert engine.pending() == 0
+    assert sim_cuda.calls("cuEventDestroy_v2") >= 4  # the dropped pairs' events, after the flush
+    assert_usable(engine, sim_cuda)
