@@ -126,25 +126,21 @@ PyObject* guarded(Body&& body) {
   return nullptr;
 }
 
-PyObject* engine_start(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
-                       PyObject* kwnames) {
-  return guarded([&] {
-    PyObject *timer = nullptr, *stream = nullptr;
-    parse_timer_stream("start", args, nargs, kwnames, &timer, &stream);
-    straggler::TimerEngine& e = engine_of(self);
-    e.start(timer_arg(e, timer), stream_arg(stream));
-  });
-}
-
-PyObject* engine_stop(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+// engine.start(timer, stream=0) / engine.stop(timer, stream=0): `Name` for the messages.
+template <void (straggler::TimerEngine::*Method)(int, std::uintptr_t), const char* Name>
+PyObject* engine_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                       PyObject* kwnames) {
   return guarded([&] {
     PyObject *timer = nullptr, *stream = nullptr;
-    parse_timer_stream("stop", args, nargs, kwnames, &timer, &stream);
+    parse_timer_stream(Name, args, nargs, kwnames, &timer, &stream);
     straggler::TimerEngine& e = engine_of(self);
-    e.stop(timer_arg(e, timer), stream_arg(stream));
+    (e.*Method)(timer_arg(e, timer), stream_arg(stream));
   });
 }
+constexpr char kStart[] = "start";
+constexpr char kStop[] = "stop";
+constexpr auto engine_start = engine_call<&straggler::TimerEngine::start, kStart>;
+constexpr auto engine_stop = engine_call<&straggler::TimerEngine::stop, kStop>;
 
 PyMethodDef g_hot_methods[] = {
     {"start", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(engine_start)),
