@@ -74,7 +74,9 @@ class ScopedModule {
 class ScopedEvent {
  public:
   explicit ScopedEvent(const CudaDriver& cu) : cu_(cu) {
-    STRAGGLER_CU_CHECK(cu_.cuEventCreate(&event_, CU_EVENT_DEFAULT));
+    // Blocking sync, as the engine's events: the wait (behind the job's queued work on the
+    // legacy stream) sleeps instead of spinning a CPU core the job needs.
+    STRAGGLER_CU_CHECK(cu_.cuEventCreate(&event_, CU_EVENT_BLOCKING_SYNC));
   }
   ~ScopedEvent() { STRAGGLER_CU_LOG(cu_.cuEventDestroy(event_)); }
   ScopedEvent(const ScopedEvent&) = delete;
