@@ -16,12 +16,12 @@ constexpr double kMaxBackoffS = 60.0;
 
 using Row = std::array<double, kNvmlFieldCount>;
 
-std::string read_string(const Nvml& nvml, nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned int),
-                        nvmlDevice_t device, unsigned int size) {
+// An identity string ("" when the entry point is missing or fails); `size` as nvml.h documents.
+std::string read_string(nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned int), nvmlDevice_t device,
+                        unsigned int size) {
   if (fn == nullptr) return "";
   std::string buf(size, '\0');
   if (fn(device, buf.data(), size) != NVML_SUCCESS) return "";
-  (void)nvml;
   return std::string(buf.c_str());
 }
 
@@ -78,11 +78,11 @@ NvmlSampler::NvmlSampler(const std::string& pci_bus_id, double period_s, std::si
   }
 
   identity_.pci_bus_id = pci_bus_id;
-  identity_.name = read_string(nvml_, nvml_.nvmlDeviceGetName, device_,
+  identity_.name = read_string(nvml_.nvmlDeviceGetName, device_,
                                NVML_DEVICE_NAME_V2_BUFFER_SIZE);
-  identity_.uuid = read_string(nvml_, nvml_.nvmlDeviceGetUUID, device_,
+  identity_.uuid = read_string(nvml_.nvmlDeviceGetUUID, device_,
                                NVML_DEVICE_UUID_V2_BUFFER_SIZE);
-  identity_.serial = read_string(nvml_, nvml_.nvmlDeviceGetSerial, device_,
+  identity_.serial = read_string(nvml_.nvmlDeviceGetSerial, device_,
                                  NVML_DEVICE_SERIAL_BUFFER_SIZE);
   if (nvml_.nvmlSystemGetDriverVersion != nullptr) {
     char version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
