@@ -100,12 +100,12 @@ class DetectorCore:
         self.gather_on_rank0 = check_bool("gather_on_rank0", gather_on_rank0)
         self.profiling_interval = check_int("profiling_interval", profiling_interval)
         self.report_time_interval = check_seconds("report_time_interval", report_time_interval,
-                                                   allow_zero=True)
+                                                  allow_zero=True)
         if node_name is not None and (not isinstance(node_name, str) or not node_name):
             raise ValueError(f"`node_name={node_name!r}` must be a non-empty string or None")
         self.node_name = node_name or socket.gethostname()
         self.per_op_capture = check_bool("per_op_capture", per_op_capture)
-        self.comm_timeout_s = check_seconds("comm_timeout_s", comm_timeout_s, allow_zero=False)
+        self.comm_timeout_s = check_seconds("comm_timeout_s", comm_timeout_s)
         if ft_sections not in FT_SECTIONS_MODES:
             raise ValueError(f"`ft_sections={ft_sections!r}` must be one of "
                              f"{list(FT_SECTIONS_MODES)}")

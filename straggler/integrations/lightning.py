@@ -104,9 +104,9 @@ class StragglerDetectionCallback(_pl.Callback):
                  ft_autoresume: bool = False) -> None:
         check_seconds("report_time_interval", report_time_interval, allow_zero=True)
         self.calc_relative_gpu_perf = check_bool("calc_relative_gpu_perf",
-                                                  calc_relative_gpu_perf)
+                                                 calc_relative_gpu_perf)
         self.calc_individual_gpu_perf = check_bool("calc_individual_gpu_perf",
-                                                    calc_individual_gpu_perf)
+                                                   calc_individual_gpu_perf)
         if not (calc_relative_gpu_perf or calc_individual_gpu_perf):
             raise ValueError("No straggler performance scores specified: "
                              "`calc_relative_gpu_perf=False` and `calc_individual_gpu_perf=False`;"
