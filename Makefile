@@ -39,7 +39,7 @@ $(SIMDIR)/libcuda.so.1: tests/sim/sim_cuda.cpp csrc/cuda_driver.h $(wildcard tes
 	mkdir -p $(SIMDIR)
 	$(SIM_CXX) -Wl,-soname,libcuda.so.1 -o $@ $<
 
-$(SIMDIR)/libnvidia-ml.so.1: tests/sim/sim_nvml.cpp $(wildcard tests/sim/*.h)
+$(SIMDIR)/libnvidia-ml.so.1: tests/sim/sim_nvml.cpp csrc/nvml.h $(wildcard tests/sim/*.h)
 	mkdir -p $(SIMDIR)
 	$(SIM_CXX) -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
 
