@@ -219,6 +219,39 @@ def test_single_process_fit_prints_scores_and_logs_stats(tmp_path, caplog):
     assert not Detector.initialized
 
 
+@pytest.mark.filterwarnings("ignore:Checkpoint directory .* exists and is not empty")
+def test_checkpoint_carries_each_ranks_detector_state_and_a_resumed_fit_restores_it(
+        tmp_path, monkeypatch):
+    cb = StragglerDetectionCallback(report_time_interval=0.05, logger_name=LOGGER)
+    ckpt = ModelCheckpoint(dirpath=str(tmp_path / "ckpt"), save_last=True,
+                           every_n_train_steps=30)
+    _trainer(tmp_path, [cb, ckpt], max_steps=30).fit(TinyModule(step_s=0.002))
+    saved = torch.load(tmp_path / "ckpt" / "last.ckpt", weights_only=False)
+    state = saved["callbacks"][cb.state_key]
+    assert set(state["detector"]) == {0}  # global rank -> that rank's Detector.state_dict()
+    baselines = state["detector"][0]["reporter"]["sections"]
+    assert baselines and all(len(medians) >= 1 for medians in baselines.values())
+
+    restored = []
+    real_load = Detector.load_state_dict
+    monkeypatch.setattr(Detector, "load_state_dict",
+                        lambda st: (restored.append(st), real_load(st))[1])
+    resumed = StragglerDetectionCallback(report_time_interval=0.05, logger_name=LOGGER)
+    again = ModelCheckpoint(dirpath=str(tmp_path / "ckpt"), save_last=True,
+                            every_n_train_steps=30)
+    _trainer(tmp_path, [resumed, again], max_steps=32).fit(
+        TinyModule(step_s=0.002), ckpt_path=str(tmp_path / "ckpt" / "last.ckpt"))
+    assert len(restored) == 1  # this rank's own state (the policy's holds NaN: compare parts)
+    assert restored[0]["reporter"]["sections"] == baselines
+    assert restored[0]["interval"] == state["detector"][0]["interval"]
+
+
+def test_no_checkpoint_state_without_detection():
+    cb = StragglerDetectionCallback()
+    assert cb.state_dict() == {}
+    cb.load_state_dict({"version": 1, "detector": {0: {"version": 1}}})  # not set up: ignored
+
+
 def test_without_ptl_logging_nothing_reaches_the_lightning_logger(tmp_path, caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
     cb = StragglerDetectionCallback(report_time_interval=0.1, num_gpu_perf_scores_to_print=0,
@@ -308,9 +341,12 @@ def _ddp_fit(rank: int, world_size: int, root: str, stop: bool) -> dict:
         code = exc.code
     logger.removeHandler(handler)
     flagged = {k: sorted(s.rank for s in v) for k, v in cb.last_stragglers.items()}
+    last = os.path.join(root, "ckpt", "last.ckpt")
+    states = (torch.load(last, weights_only=False)["callbacks"].get(cb.state_key, {})
+              if os.path.exists(last) else {})
     return {"code": code, "step": trainer.global_step, "stopped": cb.stopped, "flagged": flagged,
             "reported": cb.last_report is not None, "log": records,
-            "ckpt": os.path.exists(os.path.join(root, "ckpt", "last.ckpt"))}
+            "ckpt": os.path.exists(last), "ckpt_ranks": sorted(states.get("detector", {}))}
 
 
 def _ddp_worker(rank: int, world_size: int, root: str) -> dict:
@@ -344,6 +380,7 @@ def test_ddp_slow_rank_is_flagged_and_stopped_only_when_asked(tmp_path):
     assert r0["code"] == r1["code"] == 1
     assert r0["step"] == r1["step"] < 45
     assert r0["ckpt"]
+    assert r0["ckpt_ranks"] == [0, 1]  # rank 0 wrote every rank's detector state
 
 
 def test_straggler_disable_env_makes_the_callback_a_no_op(tmp_path, monkeypatch, caplog):

@@ -233,6 +233,48 @@ class StragglerDetectionCallback(_pl.Callback):
         except Exception:  # noqa: BLE001
             _internal_log.exception("straggler: Detector.shutdown() failed")
 
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    @override
+    def state_dict(self) -> dict[str, Any]:
+        """Every rank's detector state (individual baselines, policy), for the checkpoint.
+
+        Lightning calls this on every rank when it saves a checkpoint and writes rank 0's copy,
+        while the baselines differ per rank: so the ranks' states are gathered here (one object
+        gather on the detector's own group, bounded by its timeout) and each rank takes its own
+        back in `load_state_dict`. ``{}`` while detection is not running.
+        """
+        from straggler import Detector
+
+        core = Detector.core()
+        if not self._initialized or self._failed or core is None or not core.enabled:
+            return {}
+        try:
+            states = core.comm.all_gather_object(Detector.state_dict())
+        except Exception:  # noqa: BLE001 - a checkpoint must not fail because of us
+            self._fail("gathering the detector state for the checkpoint failed")
+            return {}
+        return {"version": 1, "detector": dict(zip(core.comm.global_ranks, states))}
+
+    @override
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore this rank's detector state from a checkpoint (Lightning calls it after
+        ``setup``); a rank the checkpoint does not know keeps a fresh baseline."""
+        from straggler import Detector
+
+        per_rank = state_dict.get("detector") if isinstance(state_dict, dict) else None
+        core = Detector.core()
+        if not per_rank or core is None or not self._initialized:
+            return
+        state = per_rank.get(core.comm.global_ranks[core.comm.rank])
+        if not state:
+            return
+        try:
+            Detector.load_state_dict(state)
+        except Exception:  # noqa: BLE001 - an old or foreign state: start a fresh baseline
+            self.logger.warning("straggler detection: the checkpoint's detector state was not "
+                                "restored; baselines start afresh", exc_info=True)
+
     # -- every step ------------------------------------------------------------------------------
 
     @override
