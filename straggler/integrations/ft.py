@@ -605,43 +605,42 @@ class FTBridge:
             self._open[SETUP] = 1
             self.close_section(SETUP)
 
+    def _start_step(self, stack: List[bool], done: int) -> None:
+        """``setup`` ends; ``step`` opens once `done` steps passed the warm-up (nesting kept)."""
+        self._close_setup()
+        opens = done >= self.warmup_iters
+        stack.append(opens)
+        if opens:
+            self.open_section(STEP)
+
+    def _end_step(self, stack: List[bool]) -> bool:
+        """Close what the matching `_start_step` opened; True when the outermost step ended."""
+        if not stack:
+            return False
+        if stack.pop():
+            self.close_section(STEP)
+        return not stack
+
     def on_training_step_start(self) -> None:
         """Before a training step: ``setup`` ends; ``step`` opens once warm-up is over."""
         if not self.enabled:
             return
-        self._close_setup()
         self.eval_iter = 0
-        opens = self.train_iters >= self.warmup_iters
-        self._step_stack.append(opens)
-        if opens:
-            self.open_section(STEP)
+        self._start_step(self._step_stack, self.train_iters)
 
     def on_training_step_end(self) -> None:
         """After a training step: ``step`` closes; the step counts."""
-        if not self._step_stack:
-            return
-        if self._step_stack.pop():
-            self.close_section(STEP)
-        if not self._step_stack:
+        if self._end_step(self._step_stack):
             self.train_iters += 1
 
     def on_eval_step_start(self) -> None:
         """Before an evaluation step (``step`` too, after the evaluation's own warm-up)."""
-        if not self.enabled:
-            return
-        self._close_setup()
-        opens = self.eval_iter >= self.warmup_iters
-        self._eval_stack.append(opens)
-        if opens:
-            self.open_section(STEP)
+        if self.enabled:
+            self._start_step(self._eval_stack, self.eval_iter)
 
     def on_eval_step_end(self) -> None:
         """After an evaluation step."""
-        if not self._eval_stack:
-            return
-        if self._eval_stack.pop():
-            self.close_section(STEP)
-        if not self._eval_stack:
+        if self._end_step(self._eval_stack):
             self.eval_iter += 1
 
     def on_checkpointing_start(self) -> None:
