@@ -44,9 +44,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--slow-rank", type=int, default=2, help="rank to slow down (default 2)")
     p.add_argument("--slowdown", type=float, default=3.0,
                    help="factor on the slow rank's forward time; 1.0 = no straggler (default 3)")
-    p.add_argument("--steps", type=int, default=400, help="training steps (default 400)")
-    p.add_argument("--report-interval", type=float, default=3.0,
-                   help="seconds between reports (Detector report_time_interval, default 3)")
+    p.add_argument("--steps", type=int, default=1000, help="training steps (default 1000)")
+    p.add_argument("--report-interval", type=float, default=2.0,
+                   help="seconds between reports (Detector report_time_interval, default 2)")
     p.add_argument("--threshold", type=float, default=0.75,
                    help="score below which a rank is flagged (default 0.75, as NVRx)")
     p.add_argument("--hidden", type=int, default=256, help="MLP width (default 256)")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo.py"
-# Shorter than `make demo` (400 steps, 3 s reports) but still several reports of many steps.
+# Shorter than `make demo` (1000 steps, 2 s reports) but still several reports of many steps.
 SHORT = ["--steps", "150", "--report-interval", "0.5", "--hidden", "128"]
 
 pytestmark = pytest.mark.multirank
