@@ -21,6 +21,17 @@ Output: ``injected straggler: rank R`` (or ``none``), each report as a table, th
 persistent straggler its cause (``Report.format_causes()``: node, label, evidence), then one line
 ``stragglers: rank R (node N), ...`` naming the ranks flagged (relative section or GPU score
 below the threshold) in at least half of the reports, or ``stragglers: none``.
+
+``--simulated-gpu {thermal,power,clocks,healthy}`` shows the GPU half on a CPU machine, with the
+test doubles ``make sim`` builds (build/sim/libcuda.so.1, build/sim/libnvidia-ml.so.1). Each
+rank gets its own simulated GPU (``SIMCUDA_VISIBLE_DEVICES``) and simulated NVML, and enqueues
+simulated GPU work (``simcuda_enqueue`` on stream 0) in ``forward`` and ``optimizer``, then waits
+for it as a real step waits for its GPU. Instead of sleeping, the slow rank's simulated GPU runs
+``--slowdown`` times slower (``SIMCUDA_SLOWDOWN``) and its simulated NVML reports the matching
+evidence (``SIMNVML_SCENARIO``): thermal throttling, a power cap, low clocks with no reason, or
+healthy telemetry. The reports then carry GPU scores and the cause straggler.causes computes
+(``gpu_thermal_throttling``, ``gpu_power_capping``, ``gpu_clocks_low``,
+``gpu_slow_healthy_telemetry``). The output says that the GPU and NVML are simulated.
 """
 
 from __future__ import annotations
@@ -33,9 +44,25 @@ import sys
 import time
 from typing import List, Optional
 
+import ctypes
+from pathlib import Path
+
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+SIM_DIR = Path(__file__).resolve().parents[1] / "build" / "sim"
+SIM_LIBCUDA, SIM_LIBNVML = SIM_DIR / "libcuda.so.1", SIM_DIR / "libnvidia-ml.so.1"
+# What the slow rank's simulated NVML reports per --simulated-gpu mode (keys: the header of
+# tests/sim/sim_nvml.cpp; reasons: nvmlClocksEventReason bits SW_THERMAL 0x20 | HW_THERMAL 0x40,
+# SW_POWER_CAP 0x4). The healthy ranks, and "healthy", report a healthy H100 at full load.
+SIM_SCENARIOS = {
+    "thermal": "reasons=0x60;thermal_violation_frac=0.6;gpu_temp=92;sm_clock=1300",
+    "power": "reasons=0x4;power_violation_frac=0.7;power_w=700",
+    "clocks": "sm_clock=700",
+    "healthy": "",
+}
+SIM_GPU_MS = {"forward": 4.0, "optimizer": 1.0}  # simulated GPU work per step, before slowdown
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -51,6 +78,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="score below which a rank is flagged (default 0.75, as NVRx)")
     p.add_argument("--hidden", type=int, default=256, help="MLP width (default 256)")
     p.add_argument("--batch", type=int, default=64, help="batch size per rank (default 64)")
+    p.add_argument("--simulated-gpu", choices=sorted(SIM_SCENARIOS), default=None,
+                   help="SIMULATED GPUs and NVML (make sim): the slow rank's GPU is --slowdown "
+                        "times slower and its NVML shows this evidence")
     args = p.parse_args(argv)
     if args.world_size < 2:
         p.error(f"--world-size={args.world_size} must be at least 2")
@@ -60,7 +90,46 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         p.error(f"--slowdown={args.slowdown} must be >= 1.0")
     if args.steps < 20:
         p.error(f"--steps={args.steps} must be at least 20 (the interval is measured first)")
+    if args.simulated_gpu and not (SIM_LIBCUDA.exists() and SIM_LIBNVML.exists()):
+        p.error(f"--simulated-gpu={args.simulated_gpu} needs {SIM_LIBCUDA} and {SIM_LIBNVML}: "
+                "run `make sim` (or `make demo`) first")
     return args
+
+
+class SimulatedGpu:
+    """One rank's simulated GPU (build/sim/libcuda.so.1, the library the engine loads too).
+
+    `run(ms)` enqueues ``ms`` (times SIMCUDA_SLOWDOWN) of work on the default stream and waits
+    for it, as a real step waits for its kernels (``loss.item()``).
+    """
+
+    def __init__(self) -> None:
+        lib = ctypes.CDLL(str(SIM_LIBCUDA))
+        lib.simcuda_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_double]
+        ctx, self._event = ctypes.c_void_p(), ctypes.c_void_p()
+        for rc in (lambda: lib.cuInit(0),
+                   lambda: lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0),
+                   lambda: lib.cuCtxSetCurrent(ctx),
+                   lambda: lib.cuEventCreate(ctypes.byref(self._event), 2)):  # DISABLE_TIMING
+            if rc() != 0:
+                raise RuntimeError(f"the simulated CUDA driver {SIM_LIBCUDA} failed to start")
+        self._lib = lib
+
+    def run(self, ms: float) -> None:
+        """Simulated GPU work on stream 0, then wait for it."""
+        self._lib.simcuda_enqueue(None, ms)
+        self._lib.cuEventRecord(self._event, None)
+        self._lib.cuEventSynchronize(self._event)
+
+
+def simulated_gpu_env(rank: int, args: argparse.Namespace) -> None:
+    """Point this rank at the simulated libraries, its own GPU and (slow rank) its scenario."""
+    slow = rank == args.slow_rank and args.slowdown > 1.0
+    os.environ.update({
+        "STRAGGLER_LIBCUDA": str(SIM_LIBCUDA), "STRAGGLER_LIBNVML": str(SIM_LIBNVML),
+        "SIMCUDA_DEVICE_COUNT": str(args.world_size), "SIMCUDA_VISIBLE_DEVICES": str(rank),
+        "SIMCUDA_SLOWDOWN": f"{args.slowdown:g}" if slow else "1",
+        "SIMNVML_SCENARIO": SIM_SCENARIOS[args.simulated_gpu] if slow else ""})
 
 
 def flagged_ranks(report, threshold: float) -> set:
@@ -80,11 +149,20 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=args.world_size,
                             timeout=datetime.timedelta(seconds=60))
+    sim = None
+    if args.simulated_gpu:  # before straggler loads the driver and NVML: they read it once
+        simulated_gpu_env(rank, args)
+        sim = SimulatedGpu()
     from straggler import Detector
+    from straggler.telemetry import TelemetryOptions
 
-    slow = rank == args.slow_rank and args.slowdown > 1.0
-    gpu = torch.cuda.is_available()  # on a CPU-only machine: host time, and no warning about it
-    Detector.initialize(report_time_interval=args.report_interval, comm_timeout_s=60.0)
+    slow = rank == args.slow_rank and args.slowdown > 1.0 and sim is None
+    # On a CPU-only machine: host time, and no warning about it; simulated: GPU timers.
+    gpu = torch.cuda.is_available() or sim is not None
+    # Simulated: several NVML samples per report (the default period is 1 s).
+    telemetry = TelemetryOptions(period_s=min(1.0, args.report_interval / 10)) if sim else True
+    Detector.initialize(report_time_interval=args.report_interval, comm_timeout_s=60.0,
+                        telemetry=telemetry)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
@@ -102,11 +180,15 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
             loss = torch.nn.functional.cross_entropy(ddp(x), y)
             if slow:  # the injected slowdown: sleep (slowdown - 1) x own compute time
                 time.sleep((args.slowdown - 1.0) * (time.perf_counter() - t0))
+            if sim is not None:  # the slow rank's simulated GPU is the slow one
+                sim.run(SIM_GPU_MS["forward"])
         with Detector.detection_section("backward", kind="communication"):
             opt.zero_grad(set_to_none=True)
             loss.backward()
         with Detector.detection_section("optimizer", profile_cuda=gpu):
             opt.step()
+            if sim is not None:
+                sim.run(SIM_GPU_MS["optimizer"])
         report = Detector.generate_report_if_interval_elapsed()
         if report is not None:  # rank 0 only (gather_on_rank0=True)
             reports.append(report)
@@ -161,8 +243,13 @@ def free_port() -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     injected = f"rank {args.slow_rank}" if args.slowdown > 1.0 else "none"
+    what = (f"SIMULATED GPU x{args.slowdown:g} slower, SIMULATED NVML: {args.simulated_gpu}"
+            if args.simulated_gpu else f"forward x{args.slowdown:g}")
     print(f"injected straggler: {injected}"
-          + (f" (forward x{args.slowdown:g})" if args.slowdown > 1.0 else ""), flush=True)
+          + (f" ({what})" if args.slowdown > 1.0 else ""), flush=True)
+    if args.simulated_gpu:
+        print(f"note: the GPUs and NVML are SIMULATED ({SIM_DIR}/libcuda.so.1, "
+              "libnvidia-ml.so.1); every number labelled GPU comes from the simulator", flush=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     mp.start_processes(train, args=(args, free_port()), nprocs=args.world_size, join=True,
                        start_method="spawn")

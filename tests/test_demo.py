@@ -1,5 +1,5 @@
 """The demo (examples/demo.py), shortened: it names the injected straggler (and its cause), and
-nobody when clean."""
+nobody when clean; with --simulated-gpu, the GPU cause computed from simulated timers and NVML."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ pytestmark = pytest.mark.multirank
 
 def _run(*args: str) -> list[str]:
     env = dict(os.environ)
-    env.pop("STRAGGLER_LIBCUDA", None)  # the demo runs as a user would: no simulated driver
+    # The demo runs as a user would: no simulated driver unless --simulated-gpu asks for one.
+    for key in ("STRAGGLER_LIBCUDA", "STRAGGLER_LIBNVML", "SIMNVML_SCENARIO"):
+        env.pop(key, None)
     out = subprocess.run([sys.executable, str(DEMO), *SHORT, *args], capture_output=True,
                          text=True, timeout=240, env=env, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -43,3 +45,22 @@ def test_demo_without_slowdown_flags_nobody():
     assert lines[0] == "injected straggler: none"
     assert lines[-1] == "stragglers: none"
     assert not any(re.match(r"rank \d+ \(", line) for line in lines)  # no cause lines
+
+
+def test_demo_simulated_gpu_names_the_thermal_cause():
+    # --simulated-gpu: the simulated driver and NVML of `make sim` (tests/sim/); rank 1's GPU is
+    # 3x slower (exact: simulated time) and its NVML reports thermal throttling at 92 C.
+    lines = _run("--slow-rank", "1", "--world-size", "3", "--simulated-gpu", "thermal")
+    assert lines[0] == \
+        "injected straggler: rank 1 (SIMULATED GPU x3 slower, SIMULATED NVML: thermal)"
+    assert lines[1].startswith("note: the GPUs and NVML are SIMULATED")
+    host = socket.gethostname()
+    assert lines[-1] == f"stragglers: rank 1 (node {host})"
+    # The cause line: the simulated board's identity, the label and the NVML evidence.
+    assert lines[-2].startswith(f"rank 1 ({host}, NVIDIA H100 80GB HBM3 (simulated)")
+    assert ": gpu_thermal_throttling: " in lines[-2] and "92 C" in lines[-2]
+    # The tables carry GPU scores (the CPU-only run has none) and the label in rank 1's row.
+    assert any(line.startswith("rank  node  gpu rel") for line in lines)
+    rows = [line.split() for line in lines if re.match(r"\s+\d+\s", line)]
+    assert any(row[0] == "1" and row[-1] == "gpu_thermal_throttling" for row in rows)
+    assert not any(row[0] != "1" and row[-1] != "-" for row in rows)  # no cause for the others
