@@ -314,10 +314,14 @@ def test_pairs_dropped_by_another_thread_during_a_flush_are_destroyed_after_it(e
     """flush() waits on its pairs' events without the engine lock. If another thread's harvest()
     drops those pairs meanwhile (a driver error), their events must outlive the flush: waiting
     on a destroyed event is a use after free in a real driver (the simulator says
-    CUDA_ERROR_INVALID_HANDLE)."""
+    CUDA_ERROR_INVALID_HANDLE, whether the event goes before or during the wait).
+
+    The order is fixed by construction, not by timing, so a loaded machine cannot reorder it:
+    the work never ends by itself within the test (an hour), the harvests start once the flush
+    is inside cuEventSynchronize, and the work ends (sim_cuda.complete) only after them."""
     for name in ("first", "second"):
         engine.start(name)
-        sim_cuda.enqueue(0, 600.0)  # both pairs end 0.6 s and 1.2 s from now
+        sim_cuda.enqueue(0, 3_600_000.0)  # until sim_cuda.complete()
         engine.stop(name)
     errors: list[BaseException] = []
 
@@ -329,13 +333,21 @@ def test_pairs_dropped_by_another_thread_during_a_flush_are_destroyed_after_it(e
 
     th = threading.Thread(target=flusher)
     th.start()
-    time.sleep(0.1)  # the flush is waiting on "first" (0.5 s more), holding no engine lock
-    sim_cuda.fail("cuEventQuery", CUDA_ERROR_LAUNCH_FAILED, count=2)
-    for _ in range(2):  # each failed harvest drops one pair
-        with pytest.raises(_core.CudaError, match="cuEventQuery"):
-            engine.harvest()
-    th.join(timeout=60)
+    try:
+        # The flush has collected its events and waits on "first", holding no engine lock.
+        deadline = time.monotonic() + 60
+        while sim_cuda.calls("cuEventSynchronize") == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert sim_cuda.calls("cuEventSynchronize") == 1 and th.is_alive()
+        sim_cuda.fail("cuEventQuery", CUDA_ERROR_LAUNCH_FAILED, count=2)
+        for _ in range(2):  # each failed harvest drops one pair
+            with pytest.raises(_core.CudaError, match="cuEventQuery"):
+                engine.harvest()
+        assert engine.pending() == 0
+        assert sim_cuda.calls("cuEventDestroy_v2") == 0  # not while the flush waits on them
+    finally:
+        sim_cuda.complete()  # the work ends: the flush's waits return
+        th.join(timeout=60)
     assert not th.is_alive() and errors == []
-    assert engine.pending() == 0
-    assert sim_cuda.calls("cuEventDestroy_v2") >= 4  # the dropped pairs' events, after the flush
+    assert sim_cuda.calls("cuEventDestroy_v2") == 4  # the dropped pairs' events, after the flush
     assert_usable(engine, sim_cuda)

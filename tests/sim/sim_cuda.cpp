@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -83,6 +83,7 @@ struct CUevent_st {
   unsigned flags;
   bool recorded;
   double complete_at_ms;
+  uint64_t serial;  // unique per event: a new event at a freed one's address is not mistaken for it
 };
 struct CUmod_st {
   CUcontext ctx;
@@ -138,6 +139,10 @@ struct Sim {
   CUctx_st contexts[kMaxDevices];
   int ctx_refs[kMaxDevices] = {};
   std::unordered_set<CUevent> events;
+  uint64_t next_event_serial = 1;
+  // cuEventSynchronize waits on this; simcuda_complete() bumps `completions` and wakes it.
+  std::condition_variable work_done;
+  uint64_t completions = 0;
   std::unordered_set<CUmodule> modules;
   std::unordered_set<CUfunction> functions;
   std::unordered_map<std::uintptr_t, double> stream_tail_ms;
@@ -399,7 +404,7 @@ CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
   SIM_REQUIRE_INIT(s);
   if (phEvent == nullptr || (Flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
   if (!context_ok_locked(s)) return CUDA_ERROR_INVALID_CONTEXT;
-  CUevent ev = new CUevent_st{kEventMagic, tls_current, Flags, false, 0.0};
+  CUevent ev = new CUevent_st{kEventMagic, tls_current, Flags, false, 0.0, s.next_event_serial++};
   s.events.insert(ev);
   *phEvent = ev;
   return CUDA_SUCCESS;
@@ -452,17 +457,20 @@ CUresult cuEventQuery(CUevent hEvent) {
 CUresult cuEventSynchronize(CUevent hEvent) {
   SIM_ENTER(cuEventSynchronize);
   Sim& s = sim();
-  double until = 0.0;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    SIM_REQUIRE_INIT(s);
-    if (!event_ok_locked(s, hEvent)) return CUDA_ERROR_INVALID_HANDLE;
-    if (!hEvent->recorded) return CUDA_SUCCESS;
-    until = hEvent->complete_at_ms;
-  }
-  const double wait = until - now_ms();
-  if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(wait));
-  while (now_ms() < until) std::this_thread::yield();
+  std::unique_lock<std::mutex> lock(s.mu);
+  SIM_REQUIRE_INIT(s);
+  if (!event_ok_locked(s, hEvent)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!hEvent->recorded) return CUDA_SUCCESS;
+  const double until = hEvent->complete_at_ms;  // the record this call waits for
+  const uint64_t serial = hEvent->serial;
+  const uint64_t completions = s.completions;
+  const auto deadline = std::chrono::steady_clock::time_point(
+      std::chrono::ceil<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double, std::milli>(until)));
+  // Sleeps without the lock; simcuda_complete() ends the wait early.
+  while (now_ms() < until && s.completions == completions) s.work_done.wait_until(lock, deadline);
+  // Destroyed while this thread waited on it: a use after free in a real driver.
+  if (!event_ok_locked(s, hEvent) || hEvent->serial != serial) return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
 }
 
@@ -652,6 +660,18 @@ int simcuda_enqueue(CUstream stream, double ms) {
   std::lock_guard<std::mutex> lock(s.mu);
   s.enqueue_locked(stream, ms * s.slowdown);
   return CUDA_SUCCESS;
+}
+
+// All work queued so far ends now: recorded events complete, cuEventSynchronize returns. Lets a
+// test hold the engine in a wait (on long work) for exactly as long as it needs, however loaded.
+void simcuda_complete(void) {
+  Sim& s = sim();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const double now = now_ms();
+  for (CUevent ev : s.events) ev->complete_at_ms = std::min(ev->complete_at_ms, now);
+  for (auto& entry : s.stream_tail_ms) entry.second = std::min(entry.second, now);
+  ++s.completions;
+  s.work_done.notify_all();
 }
 
 // Events created and not destroyed.

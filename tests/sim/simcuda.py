@@ -49,6 +49,8 @@ class SimCuda:
         lib = ctypes.CDLL(self.path)
         lib.simcuda_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_double]
         lib.simcuda_enqueue.restype = ctypes.c_int
+        lib.simcuda_complete.argtypes = []
+        lib.simcuda_complete.restype = None
         lib.simcuda_live_events.argtypes = []
         lib.simcuda_live_events.restype = ctypes.c_int
         lib.simcuda_primary_ctx_refs.argtypes = [ctypes.c_int]
@@ -68,6 +70,10 @@ class SimCuda:
         rc = self._lib.simcuda_enqueue(stream or None, float(ms))
         if rc != CUDA_SUCCESS:
             raise ValueError(f"`ms={ms!r}` must be >= 0")
+
+    def complete(self) -> None:
+        """End all work queued so far now: recorded events complete, waits return."""
+        self._lib.simcuda_complete()
 
     def live_events(self) -> int:
         """Events created and not yet destroyed, across the process."""
