@@ -25,8 +25,8 @@ below the threshold) in at least half of the reports, or ``stragglers: none``.
 ``--simulated-gpu {thermal,power,clocks,healthy}`` shows the GPU half on a CPU machine, with the
 test doubles ``make sim`` builds (build/sim/libcuda.so.1, build/sim/libnvidia-ml.so.1). Each
 rank gets its own simulated GPU (``SIMCUDA_VISIBLE_DEVICES``) and simulated NVML, and enqueues
-simulated GPU work (``simcuda_enqueue`` on stream 0) in ``forward`` and ``optimizer``, then waits
-for it as a real step waits for its GPU. Instead of sleeping, the slow rank's simulated GPU runs
+simulated GPU work (``simcuda_enqueue`` on stream 0) in ``forward`` and ``optimizer`` and waits
+for it after each, as a real step waits for its GPU. Instead of sleeping, the slow rank's simulated GPU runs
 ``--slowdown`` times slower (``SIMCUDA_SLOWDOWN``) and its simulated NVML reports the matching
 evidence (``SIMNVML_SCENARIO``): thermal throttling, a power cap, low clocks with no reason, or
 healthy telemetry. The reports then carry GPU scores and the cause straggler.causes computes
@@ -58,11 +58,14 @@ SIM_LIBCUDA, SIM_LIBNVML = SIM_DIR / "libcuda.so.1", SIM_DIR / "libnvidia-ml.so.
 # SW_POWER_CAP 0x4). The healthy ranks, and "healthy", report a healthy H100 at full load.
 SIM_SCENARIOS = {
     "thermal": "reasons=0x60;thermal_violation_frac=0.6;gpu_temp=92;sm_clock=1300",
-    "power": "reasons=0x4;power_violation_frac=0.7;power_w=700",
+    "power": "reasons=0x4;power_violation_frac=0.7;power_w=700;sm_clock=1500",
     "clocks": "sm_clock=700",
     "healthy": "",
 }
-SIM_GPU_MS = {"forward": 4.0, "optimizer": 1.0}  # simulated GPU work per step, before slowdown
+# Simulated GPU work per step, before the slowdown: more than the host's own compute in the
+# section, so the section's GPU time is the simulated work (the sections' CUDA events record when
+# the stream is done or, if it is idle, the current time).
+SIM_GPU_MS = {"forward": 5.0, "optimizer": 2.0}
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -99,8 +102,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 class SimulatedGpu:
     """One rank's simulated GPU (build/sim/libcuda.so.1, the library the engine loads too).
 
-    `run(ms)` enqueues ``ms`` (times SIMCUDA_SLOWDOWN) of work on the default stream and waits
-    for it, as a real step waits for its kernels (``loss.item()``).
+    `launch(ms)` enqueues ``ms`` (times SIMCUDA_SLOWDOWN) of work on the default stream and
+    returns at once, as a kernel launch does; `wait()` blocks until the stream is done, as a real
+    step blocks on its GPU (``loss.backward()``, ``loss.item()``).
     """
 
     def __init__(self) -> None:
@@ -115,9 +119,12 @@ class SimulatedGpu:
                 raise RuntimeError(f"the simulated CUDA driver {SIM_LIBCUDA} failed to start")
         self._lib = lib
 
-    def run(self, ms: float) -> None:
-        """Simulated GPU work on stream 0, then wait for it."""
+    def launch(self, ms: float) -> None:
+        """Queue ``ms`` of simulated GPU work on stream 0."""
         self._lib.simcuda_enqueue(None, ms)
+
+    def wait(self) -> None:
+        """Block until the work queued on stream 0 is done."""
         self._lib.cuEventRecord(self._event, None)
         self._lib.cuEventSynchronize(self._event)
 
@@ -176,19 +183,23 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     reports = []
     for _ in range(args.steps):
         with Detector.detection_section("forward", profile_cuda=gpu):
+            if sim is not None:  # its kernels run while the host goes on (the slow rank's slower)
+                sim.launch(SIM_GPU_MS["forward"])
             t0 = time.perf_counter()
             loss = torch.nn.functional.cross_entropy(ddp(x), y)
             if slow:  # the injected slowdown: sleep (slowdown - 1) x own compute time
                 time.sleep((args.slowdown - 1.0) * (time.perf_counter() - t0))
-            if sim is not None:  # the slow rank's simulated GPU is the slow one
-                sim.run(SIM_GPU_MS["forward"])
         with Detector.detection_section("backward", kind="communication"):
+            if sim is not None:  # backward needs the forward's results: the host waits here
+                sim.wait()
             opt.zero_grad(set_to_none=True)
             loss.backward()
         with Detector.detection_section("optimizer", profile_cuda=gpu):
-            opt.step()
             if sim is not None:
-                sim.run(SIM_GPU_MS["optimizer"])
+                sim.launch(SIM_GPU_MS["optimizer"])
+            opt.step()
+        if sim is not None:
+            sim.wait()
         report = Detector.generate_report_if_interval_elapsed()
         if report is not None:  # rank 0 only (gather_on_rank0=True)
             reports.append(report)
