@@ -32,11 +32,38 @@ def _essentials(report) -> dict:
     }
 
 
-def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
-    """One gloo rank: the real ReportGenerator over the real Comm, fed this rank's samples;
-    then the Detector end to end, rank 1 three times slower in its section."""
+def _lockstep_section(rank: int) -> None:
+    """One "step" section on each of ranks 0 and 1, rank 1's at least 3x as long as rank 0's
+    by construction, however loaded the machine (sleeps only ever overshoot, so two sleeps of
+    10 and 30 ms can measure alike).
+
+    Rank 1 opens its section, lets rank 0 run its whole section (``d0`` s, timed around it, so
+    at least what the detector measured), then sleeps ``2 * d0`` before it closes its own.
+    """
     import time
 
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    if rank == 1:
+        d0 = torch.zeros(1, dtype=torch.float64)
+        with Detector.detection_section("step", profile_cuda=False):
+            dist.send(torch.zeros(1), dst=0)  # rank 0 may start its section now ...
+            dist.recv(d0, src=0)  # ... and it has ended, d0 s long
+            time.sleep(2 * d0.item())
+    else:
+        dist.recv(torch.zeros(1), src=1)
+        t0 = time.monotonic()
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.01)
+        dist.send(torch.tensor([time.monotonic() - t0], dtype=torch.float64), dst=1)
+
+
+def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
+    """One gloo rank: the real ReportGenerator over the real Comm, fed this rank's samples;
+    then the Detector end to end, rank 1 at least three times slower in its section."""
     from straggler import Detector
     from straggler.comm import Comm
     from straggler.policy import PolicyConfig
@@ -53,7 +80,7 @@ def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
             assert report is None
     comm.close()
 
-    # 3x slower (large, so CPU contention cannot hide it); k=2 of n=2 keeps the run short.
+    # Rank 1 >= 3x slower in every section (_lockstep_section); k=2 of n=2 keeps the run short.
     Detector.initialize(report_time_interval=3600, node_name=simulator.node_name(rank),
                         telemetry=False, policy=PolicyConfig(k=2, n=2, structure_warmup=1),
                         roles={0: "a", 1: "a"})
@@ -61,8 +88,7 @@ def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
     try:
         for _ in range(3):
             for _ in range(4):
-                with Detector.detection_section("step", profile_cuda=False):
-                    time.sleep(0.03 if rank == 1 else 0.01)
+                _lockstep_section(rank)
             report = Detector.generate_report()
             if rank == 0:
                 confirmed.append(sorted(s.rank for s in report.confirmed))
