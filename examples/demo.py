@@ -259,8 +259,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"injected straggler: {injected}"
           + (f" ({what})" if args.slowdown > 1.0 else ""), flush=True)
     if args.simulated_gpu:
-        print(f"note: the GPUs and NVML are SIMULATED ({SIM_DIR}/libcuda.so.1, "
-              "libnvidia-ml.so.1); every number labelled GPU comes from the simulator", flush=True)
+        print("note: the GPUs and NVML are SIMULATED (make sim: build/sim/libcuda.so.1, "
+              "build/sim/libnvidia-ml.so.1); every GPU number comes from the simulator", flush=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     mp.start_processes(train, args=(args, free_port()), nprocs=args.world_size, join=True,
                        start_method="spawn")

@@ -50,7 +50,9 @@ def test_demo_without_slowdown_flags_nobody():
 def test_demo_simulated_gpu_names_the_thermal_cause():
     # --simulated-gpu: the simulated driver and NVML of `make sim` (tests/sim/); rank 1's GPU is
     # 3x slower (exact: simulated time) and its NVML reports thermal throttling at 92 C.
-    lines = _run("--slow-rank", "1", "--world-size", "3", "--simulated-gpu", "thermal")
+    # 100 steps: each waits for the slow GPU's 21 ms, so still about 4 reports.
+    lines = _run("--slow-rank", "1", "--world-size", "3", "--simulated-gpu", "thermal",
+                 "--steps", "100")
     assert lines[0] == \
         "injected straggler: rank 1 (SIMULATED GPU x3 slower, SIMULATED NVML: thermal)"
     assert lines[1].startswith("note: the GPUs and NVML are SIMULATED")
