@@ -37,15 +37,14 @@ healthy telemetry. The reports then carry GPU scores and the cause straggler.cau
 from __future__ import annotations
 
 import argparse
+import ctypes
 import datetime
 import os
 import socket
 import sys
 import time
-from typing import List, Optional
-
-import ctypes
 from pathlib import Path
+from typing import List, Optional
 
 import torch
 import torch.distributed as dist
