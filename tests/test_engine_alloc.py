@@ -52,16 +52,25 @@ print(json.dumps(result))
 """
 
 
-def test_start_stop_allocate_nothing_once_warm(tmp_path: Path):
+@pytest.fixture(scope="module")
+def malloc_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The malloc-counting LD_PRELOAD shim, built once (the suite's `make sim` needs a compiler)."""
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if compiler is None:  # `make sim` needs one too; only a bare environment lacks it
-        pytest.skip("no C compiler to build the malloc-counting shim")
-    shim = tmp_path / "libmalloc_count.so"
+    assert compiler is not None, "no C compiler to build the malloc-counting shim"
+    shim = tmp_path_factory.mktemp("shim") / "libmalloc_count.so"
     subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(shim), str(SHIM_SOURCE),
                     "-ldl"], check=True, capture_output=True, timeout=120)
-    out = run_python(CHILD, LD_PRELOAD=shim)
-    allocations = json.loads(out.strip().splitlines()[-1])
-    assert allocations == {"host": 0, "cuda": 0}
+    return shim
+
+
+def allocations_in(child: str, shim: Path) -> dict[str, int]:
+    """Runs `child` under the shim; its last line is the JSON of allocations per backend."""
+    out = run_python(child, LD_PRELOAD=shim)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_start_stop_allocate_nothing_once_warm(malloc_shim: Path):
+    assert allocations_in(CHILD, malloc_shim) == {"host": 0, "cuda": 0}
 
 
 # One report window per 100 start/stop pairs: reset() must keep this thread's slot, else every
@@ -94,13 +103,5 @@ print(json.dumps(result))
 """
 
 
-def test_start_stop_allocate_nothing_across_report_windows(tmp_path: Path):
-    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if compiler is None:  # `make sim` needs one too; only a bare environment lacks it
-        pytest.skip("no C compiler to build the malloc-counting shim")
-    shim = tmp_path / "libmalloc_count.so"
-    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(shim), str(SHIM_SOURCE),
-                    "-ldl"], check=True, capture_output=True, timeout=120)
-    out = run_python(CHILD_WINDOWS, LD_PRELOAD=shim)
-    allocations = json.loads(out.strip().splitlines()[-1])
-    assert allocations == {"host": 0, "cuda": 0}
+def test_start_stop_allocate_nothing_across_report_windows(malloc_shim: Path):
+    assert allocations_in(CHILD_WINDOWS, malloc_shim) == {"host": 0, "cuda": 0}
