@@ -30,7 +30,8 @@ def _simulated_nvml(monkeypatch):
     if not LIBNVML.exists():
         pytest.fail(f"{LIBNVML} is missing: run `make sim`")
     if os.path.realpath(os.environ["STRAGGLER_LIBNVML"]) != os.path.realpath(LIBNVML):
-        pytest.skip("STRAGGLER_LIBNVML is not the simulator")
+        pytest.skip("STRAGGLER_LIBNVML names a real NVML (a GPU run): these tests drive the "
+                    "simulator; tests/test_nvml_gpu.py covers the real library")
     use_scenario(monkeypatch, "")
 
 
