@@ -19,7 +19,8 @@ from sim.simcuda import REPO, run_python
 
 SHIM_SOURCE = REPO / "tests" / "sim" / "malloc_count.c"
 
-CHILD = """
+# Both children: the shim's counter, and an engine per backend with one timer `t`.
+PRELUDE = """
 import ctypes, json, os
 shim = ctypes.CDLL(os.environ["LD_PRELOAD"])
 shim.malloc_count_stop.restype = ctypes.c_long
@@ -28,7 +29,9 @@ result = {}
 for backend in ("host", "cuda"):
     eng = _core.TimerEngine(backend)
     t = eng.timer_id("hot")
-    start, stop, harvest = eng.start, eng.stop, eng.harvest
+"""
+
+CHILD = PRELUDE + """    start, stop, harvest = eng.start, eng.stop, eng.harvest
     for stream in (0, 5):                      # warm-up: the event pool, the pending queue,
         for i in range(3000):                  # this thread's slot, the ring buffer all fill
             start(t, stream); stop(t, stream)
@@ -75,16 +78,7 @@ def test_start_stop_allocate_nothing_once_warm(malloc_shim: Path):
 
 # One report window per 100 start/stop pairs: reset() must keep this thread's slot, else every
 # window's first start() allocates it again.
-CHILD_WINDOWS = """
-import ctypes, json, os
-shim = ctypes.CDLL(os.environ["LD_PRELOAD"])
-shim.malloc_count_stop.restype = ctypes.c_long
-from straggler import _core
-result = {}
-for backend in ("host", "cuda"):
-    eng = _core.TimerEngine(backend)
-    t = eng.timer_id("hot")
-    start, stop, harvest, reset = eng.start, eng.stop, eng.harvest, eng.reset
+CHILD_WINDOWS = PRELUDE + """    start, stop, harvest, reset = eng.start, eng.stop, eng.harvest, eng.reset
     def windows():
         for i in range(3000):
             start(t, 0); stop(t, 0)
