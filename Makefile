@@ -8,7 +8,7 @@ LOCK   := flock build/.install.lock
 CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*.cpp csrc/*.h csrc/*.cu csrc/*.ptx cmake/*.cmake)
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
-.PHONY: all install sim test demo bench clean
+.PHONY: all install sim test demo bench gpu-check clean
 
 all: install sim
 
@@ -56,6 +56,12 @@ BENCHMARKS := bench_timer_engine report_vs_nvrx bench_nvml quality scale overhea
 
 bench: install sim
 	set -e; for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(PY) benchmarks/$$b.py; done
+
+# The GPU tier, on a host with an NVIDIA GPU: the system's python3 and its CUDA torch, no venv.
+# Builds in place, runs the suite, the `gpu` tests and benchmarks/gpu/*.py --quick, and prints one
+# summary (logs: $$GPU_CHECK_OUT, default build/gpu-check). See tools/gpu_check.py.
+gpu-check:
+	$(PYTHON) tools/gpu_check.py
 
 clean:
 	rm -rf build $(VENV) straggler/_core*.so

@@ -1,5 +1,8 @@
 """A Megatron-style training loop with straggler detection; runs on CPU (gloo) or GPUs (NCCL).
 
+With fewer GPUs than local ranks the ranks share them (local rank modulo the GPU count) and use
+gloo, since NCCL takes one rank per GPU.
+
 Two processes, rank 1 made 3x slower, a report every 2 s, stop when a straggler is found::
 
     torchrun --standalone --nproc-per-node=2 examples/megatron_style_train.py \\
@@ -59,10 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     distributed = "WORLD_SIZE" in os.environ
     if distributed:
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-        if backend == "nccl":
-            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-        dist.init_process_group(backend)
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+        if gpus:  # more local ranks than GPUs: they share them (device = local rank mod count)
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)) % gpus)
+        # NCCL wants one rank per GPU; ranks sharing a GPU (or none) use gloo.
+        dist.init_process_group("nccl" if gpus >= local_ranks else "gloo")
     rank = dist.get_rank() if distributed else 0
     world = dist.get_world_size() if distributed else 1
     device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() \

@@ -3,6 +3,12 @@
 ``STRAGGLER_LIBCUDA`` is set here, before any test imports ``straggler._core``: the driver is
 loaded once per process, from that path. Set it yourself to run against a real driver
 (``STRAGGLER_LIBCUDA=libcuda.so.1 pytest -m gpu``); the ``sim_cuda`` fixture then skips.
+
+On the simulator the suite runs as on a CPU machine even where a GPU is present: real GPUs are
+hidden from torch (``CUDA_VISIBLE_DEVICES=""``, inherited by every spawned rank). A real CUDA
+torch beside the simulated driver would hand the engine streams and device ordinals of another
+driver, and change what CPU tests assert (thread counts, device counts, ranks per GPU). The
+``gpu`` tests run with the real driver, where nothing is hidden.
 """
 
 from __future__ import annotations
@@ -28,6 +34,33 @@ os.environ.setdefault("STRAGGLER_LIBNVML", str(LIBNVML))  # the simulated NVML (
 def uses_sim_cuda() -> bool:
     """Whether this process's engine loads the simulated driver."""
     return Path(os.environ["STRAGGLER_LIBCUDA"]).resolve() == LIBCUDA.resolve()
+
+
+if uses_sim_cuda():  # before anything initialises torch's CUDA (it reads this once)
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+
+def missing_gpu() -> str | None:
+    """Why `gpu` tests cannot run in this process (None: a real driver and a CUDA torch)."""
+    if uses_sim_cuda():
+        return ("no real GPU in this run: STRAGGLER_LIBCUDA is the simulator (on a GPU host: "
+                "`make gpu-check`, or STRAGGLER_LIBCUDA=libcuda.so.1 "
+                "STRAGGLER_LIBNVML=libnvidia-ml.so.1 pytest -m gpu)")
+    import torch
+
+    if not torch.cuda.is_available():
+        return (f"no NVIDIA GPU visible to torch {torch.__version__} "
+                "(torch.cuda.is_available() is False)")
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every `gpu` test skips, naming the missing GPU, where there is none."""
+    gpu_items = [item for item in items if item.get_closest_marker("gpu")]
+    why = missing_gpu() if gpu_items else None
+    if why:
+        for item in gpu_items:
+            item.add_marker(pytest.mark.skip(reason=why))
 
 
 @pytest.fixture
