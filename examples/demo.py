@@ -2,6 +2,8 @@
 
     python examples/demo.py                      # rank 2 runs its forward pass 3x slower
     python examples/demo.py --slowdown 1.0       # nobody is slowed: "stragglers: none"
+    python examples/demo.py --gpu                # real GPUs: rank 2 does 3x the forward's work
+    python examples/demo.py --gpu --gpu-slow host  # real GPUs: rank 2's host stalls instead
 
 The script spawns its ranks itself (no torchrun needed). Each rank trains an MLP with
 DistributedDataParallel on synthetic data and wraps its step in detection sections:
@@ -32,6 +34,24 @@ evidence (``SIMNVML_SCENARIO``): thermal throttling, a power cap, low clocks wit
 healthy telemetry. The reports then carry GPU scores and the cause straggler.causes computes
 (``gpu_thermal_throttling``, ``gpu_power_capping``, ``gpu_clocks_low``,
 ``gpu_slow_healthy_telemetry``). The output says that the GPU and NVML are simulated.
+
+``--gpu`` runs the ranks on real GPUs: one GPU per rank (NCCL) when there are enough, else the
+ranks share them (rank modulo the GPU count, gloo, since NCCL takes one rank per GPU). The model
+is wider (``--hidden 2048 --batch 4096`` unless given) so each step is GPU work, the report uses
+the real driver and NVML, and the health probe runs on suspects (``probe_suspects``). Each step
+also loads its next batch on the host (``data``: a 2 ms stand-in, while the GPU computes the
+forward). The slow rank is made by ``--gpu-slow``:
+
+- ``work`` (default): its forward pass runs ``--slowdown`` times over (the extra passes without
+  gradients): more GPU work, on a healthy GPU. Expected cause: ``more_work`` (the probe finds its
+  GPU as fast as the others'); ``gpu_slow_healthy_telemetry`` where the probe is inconclusive;
+- ``host``: its ``data`` section takes ``--slowdown`` times as long (a host-side stall: slow data
+  loading), its GPU work is the same. Expected cause: ``host_side``.
+
+The first line after ``injected straggler`` names the GPUs and versions (GPU, driver, CUDA, torch).
+In the CPU and simulated modes the real GPUs, if any, are hidden from the ranks
+(``CUDA_VISIBLE_DEVICES=""``): those ranks are CPU ranks, and the simulated driver must not be
+handed a real CUDA torch's streams.
 """
 
 from __future__ import annotations
@@ -65,6 +85,11 @@ SIM_SCENARIOS = {
 # section, so the section's GPU time is the simulated work (the sections' CUDA events record when
 # the stream is done or, if it is idle, the current time).
 SIM_GPU_MS = {"forward": 5.0, "optimizer": 2.0}
+# --gpu: the host's stand-in for loading the next batch, per step (the slow rank's x --slowdown
+# with --gpu-slow host); the model's size unless --hidden / --batch say otherwise.
+GPU_DATA_S = 0.002
+GPU_HIDDEN, GPU_BATCH = 2048, 4096
+CPU_HIDDEN, CPU_BATCH = 256, 64
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -78,8 +103,15 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="seconds between reports (Detector report_time_interval, default 2)")
     p.add_argument("--threshold", type=float, default=0.75,
                    help="score below which a rank is flagged (default 0.75, as NVRx)")
-    p.add_argument("--hidden", type=int, default=256, help="MLP width (default 256)")
-    p.add_argument("--batch", type=int, default=64, help="batch size per rank (default 64)")
+    p.add_argument("--hidden", type=int, default=None,
+                   help=f"MLP width (default {CPU_HIDDEN}; {GPU_HIDDEN} with --gpu)")
+    p.add_argument("--batch", type=int, default=None,
+                   help=f"batch size per rank (default {CPU_BATCH}; {GPU_BATCH} with --gpu)")
+    p.add_argument("--gpu", action="store_true",
+                   help="REAL GPUs: one per rank when there are enough, else shared")
+    p.add_argument("--gpu-slow", choices=("work", "host"), default="work",
+                   help="with --gpu, how the slow rank is slow: extra GPU work (default) or a "
+                        "host-side stall")
     p.add_argument("--simulated-gpu", choices=sorted(SIM_SCENARIOS), default=None,
                    help="SIMULATED GPUs and NVML (make sim): the slow rank's GPU is --slowdown "
                         "times slower and its NVML shows this evidence")
@@ -92,6 +124,13 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         p.error(f"--slowdown={args.slowdown} must be >= 1.0")
     if args.steps < 20:
         p.error(f"--steps={args.steps} must be at least 20 (the interval is measured first)")
+    if args.gpu and args.simulated_gpu:
+        p.error(f"--gpu and --simulated-gpu={args.simulated_gpu} exclude each other")
+    if args.gpu and not torch.cuda.is_available():
+        p.error("--gpu needs an NVIDIA GPU: torch.cuda.is_available() is False "
+                f"(torch {torch.__version__})")
+    args.hidden = args.hidden or (GPU_HIDDEN if args.gpu else CPU_HIDDEN)
+    args.batch = args.batch or (GPU_BATCH if args.gpu else CPU_BATCH)
     if args.simulated_gpu and not (SIM_LIBCUDA.exists() and SIM_LIBNVML.exists()):
         p.error(f"--simulated-gpu={args.simulated_gpu} needs {SIM_LIBCUDA} and {SIM_LIBNVML}: "
                 "run `make sim` (or `make demo`) first")
@@ -150,9 +189,20 @@ def flagged_ranks(report, threshold: float) -> set:
     return ids
 
 
+def gpu_placement(world_size: int) -> tuple:
+    """(GPU count, process-group backend): NCCL with a GPU per rank, gloo when ranks share."""
+    gpus = torch.cuda.device_count()
+    return gpus, ("nccl" if gpus >= world_size else "gloo")
+
+
 def train(rank: int, args: argparse.Namespace, port: int) -> None:
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+    backend, device = "gloo", torch.device("cpu")
+    if args.gpu:  # before the process group: NCCL binds the current device
+        gpus, backend = gpu_placement(args.world_size)
+        device = torch.device("cuda", rank % gpus)
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=args.world_size,
                             timeout=datetime.timedelta(seconds=60))
     sim = None
@@ -162,22 +212,32 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     from straggler import Detector
     from straggler.telemetry import TelemetryOptions
 
-    slow = rank == args.slow_rank and args.slowdown > 1.0 and sim is None
-    # On a CPU-only machine: host time, and no warning about it; simulated: GPU timers.
-    gpu = torch.cuda.is_available() or sim is not None
-    # Simulated: several NVML samples per report (the default period is 1 s).
-    telemetry = TelemetryOptions(period_s=min(1.0, args.report_interval / 10)) if sim else True
+    is_slow = rank == args.slow_rank and args.slowdown > 1.0
+    slow = is_slow and sim is None and not args.gpu  # the CPU mode's injected sleep
+    extra_passes = max(1, round(args.slowdown - 1.0)) if is_slow and args.gpu \
+        and args.gpu_slow == "work" else 0
+    data_s = GPU_DATA_S * (args.slowdown if is_slow and args.gpu_slow == "host" else 1.0)
+    # GPU timers on a GPU (real or simulated); on a CPU-only machine host time, and no warning.
+    gpu = args.gpu or sim is not None
+    if sim is not None:  # several NVML samples per report (the default period is 1 s)
+        telemetry = TelemetryOptions(period_s=min(1.0, args.report_interval / 10))
+    elif args.gpu:  # a slow GPU with healthy telemetry: the probe tells more work from a bad board
+        telemetry = TelemetryOptions(period_s=min(1.0, args.report_interval / 10),
+                                     probe_suspects=True)
+    else:
+        telemetry = True
     Detector.initialize(report_time_interval=args.report_interval, comm_timeout_s=60.0,
                         telemetry=telemetry)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
-                                torch.nn.Linear(args.hidden, 10))
-    ddp = torch.nn.parallel.DistributedDataParallel(model)
+                                torch.nn.Linear(args.hidden, 10)).to(device)
+    ddp = torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=[device] if args.gpu else None)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     gen = torch.Generator().manual_seed(rank)
-    x = torch.randn(args.batch, args.hidden, generator=gen)
-    y = torch.randint(0, 10, (args.batch,), generator=gen)
+    x = torch.randn(args.batch, args.hidden, generator=gen).to(device)
+    y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
 
     reports = []
     for _ in range(args.steps):
@@ -188,6 +248,13 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
             loss = torch.nn.functional.cross_entropy(ddp(x), y)
             if slow:  # the injected slowdown: sleep (slowdown - 1) x own compute time
                 time.sleep((args.slowdown - 1.0) * (time.perf_counter() - t0))
+            if extra_passes:  # --gpu-slow work: the same forward again, more GPU work
+                with torch.no_grad():
+                    for _ in range(extra_passes):
+                        model(x)
+        if args.gpu:  # the next batch, loaded on the host while the GPU runs the forward
+            with Detector.detection_section("data", profile_cuda=False):
+                time.sleep(data_s)
         with Detector.detection_section("backward", kind="communication"):
             if sim is not None:  # backward needs the forward's results: the host waits here
                 sim.wait()
@@ -199,6 +266,8 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
             opt.step()
         if sim is not None:
             sim.wait()
+        if args.gpu:  # the loss logged each step: the host waits for its GPU here
+            loss.item()
         report = Detector.generate_report_if_interval_elapsed()
         if report is not None:  # rank 0 only (gather_on_rank0=True)
             reports.append(report)
@@ -250,13 +319,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def gpu_line(world_size: int) -> str:
+    """The GPUs and versions of a --gpu run, and how the ranks are placed on them."""
+    gpus, backend = gpu_placement(world_size)
+    names = sorted({torch.cuda.get_device_name(i) for i in range(gpus)})
+    driver = "unknown"
+    try:  # nvidia-ml-py, when installed; the line is informative only
+        import pynvml
+
+        pynvml.nvmlInit()
+        driver = pynvml.nvmlSystemGetDriverVersion()
+    except Exception:  # noqa: BLE001
+        pass
+    placement = "one GPU per rank" if backend == "nccl" else f"{world_size} ranks share them"
+    return (f"GPUs: {gpus} x {' / '.join(names)} ({placement}, {backend}); driver {driver}, "
+            f"CUDA {torch.version.cuda}, torch {torch.__version__}")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     injected = f"rank {args.slow_rank}" if args.slowdown > 1.0 else "none"
-    what = (f"SIMULATED GPU x{args.slowdown:g} slower, SIMULATED NVML: {args.simulated_gpu}"
-            if args.simulated_gpu else f"forward x{args.slowdown:g}")
+    if args.simulated_gpu:
+        what = f"SIMULATED GPU x{args.slowdown:g} slower, SIMULATED NVML: {args.simulated_gpu}"
+    elif args.gpu and args.gpu_slow == "work":
+        what = f"GPU work: forward x{max(1, round(args.slowdown - 1.0)) + 1}"
+    elif args.gpu:
+        what = f"host stall: data loading x{args.slowdown:g}"
+    else:
+        what = f"forward x{args.slowdown:g}"
     print(f"injected straggler: {injected}"
           + (f" ({what})" if args.slowdown > 1.0 else ""), flush=True)
+    if args.gpu:
+        print(gpu_line(args.world_size), flush=True)
+    else:  # CPU ranks (or simulated GPUs): a real GPU must not be mixed in
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
     if args.simulated_gpu:
         print("note: the GPUs and NVML are SIMULATED (make sim: build/sim/libcuda.so.1, "
               "build/sim/libnvidia-ml.so.1); every GPU number comes from the simulator", flush=True)
