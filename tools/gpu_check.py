@@ -190,6 +190,9 @@ def step_bench(out: Path, budget: Budget) -> List[Outcome]:
                          out / f"bench-{script.stem}.log", min(share, BENCH_CAP_S),
                          stdout_to=table)
         res.detail = f"tables: {table}"
+        if not res.ok:  # its last words, so the summary alone says why
+            tail = [ln for ln in res.log.read_text(errors="replace").splitlines() if ln.strip()]
+            res.detail += f"\n    {tail[-1][:200]}" if tail else ""
         results.append(res)
     if not scripts:
         results.append(Outcome("bench", "FAILED (rc=-)", detail="no benchmarks/gpu/*.py found"))
