@@ -183,3 +183,11 @@ def test_demo_arguments_keep_their_order(monkeypatch):
     monkeypatch.setattr(demo, "run_demo", lambda args: seen.append(list(args)) or 0)
     assert main(["demo", "--slow-rank", "1", "--world-size", "3"]) == 0
     assert seen == [["--slow-rank", "1", "--world-size", "3"]]
+
+
+def test_importing_straggler_and_its_command_loads_neither_matplotlib_nor_prometheus():
+    code = ("import sys, straggler, straggler.cli, straggler.observers; "
+            "print(sorted(m for m in ('matplotlib', 'prometheus_client') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
