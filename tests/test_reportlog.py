@@ -1,4 +1,4 @@
-"""The report log: records from a one-rank detector, atomic lines, rotation, full/read-only disks."""
+"""The report log: records from a one-rank detector, atomic lines, rotation, disk errors."""
 
 from __future__ import annotations
 
