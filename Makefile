@@ -18,6 +18,8 @@ $(VENV)/.deps: pyproject.toml Makefile
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q "numpy>=1.24" "scikit-build-core>=0.10" "pybind11>=2.12" \
 	    "pytest>=7.4" "pytest-timeout>=2.2" ninja
+	# The report log's tools and exporter (straggler plot, the Prometheus exporter).
+	$(PY) -m pip install -q "matplotlib>=3.6" "prometheus-client>=0.17"
 	# Optional integrations, tested in the suite: Lightning, and NVRx's FT engine (0.4.1 is the
 	# newest build for CPython 3.11 / glibc 2.36; --no-deps keeps its heavy extras out).
 	$(PY) -m pip install -q "lightning>=2.2" psutil pyyaml packaging defusedxml nvidia-ml-py
@@ -48,8 +50,9 @@ sim: $(SIM_LIBS)
 test: install sim
 	$(PY) -m pytest
 
+# The demo writes its report log to build/demo/report.jsonl (`straggler summarize` / `plot` read it).
 demo: install sim
-	$(PY) examples/demo.py
+	$(PY) examples/demo.py --report-log build/demo/report.jsonl
 
 # Every CPU benchmark in turn; each prints the markdown table recorded in benchmarks/README.md.
 BENCHMARKS := bench_timer_engine report_vs_nvrx bench_nvml quality scale overhead

@@ -115,6 +115,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--simulated-gpu", choices=sorted(SIM_SCENARIOS), default=None,
                    help="SIMULATED GPUs and NVML (make sim): the slow rank's GPU is --slowdown "
                         "times slower and its NVML shows this evidence")
+    p.add_argument("--report-log", default=None, metavar="PATH",
+                   help="write the report log (one JSON line per report) to PATH, replacing "
+                        "it; read it with `straggler summarize PATH` or `straggler plot`")
     args = p.parse_args(argv)
     if args.world_size < 2:
         p.error(f"--world-size={args.world_size} must be at least 2")
@@ -227,7 +230,7 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     else:
         telemetry = True
     Detector.initialize(report_time_interval=args.report_interval, comm_timeout_s=60.0,
-                        telemetry=telemetry)
+                        telemetry=telemetry, report_log=args.report_log)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
@@ -357,6 +360,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("note: the GPUs and NVML are SIMULATED (make sim: build/sim/libcuda.so.1, "
               "build/sim/libnvidia-ml.so.1); every GPU number comes from the simulator", flush=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if args.report_log:  # this run's reports only (rotated files of an older run go too)
+        log = Path(args.report_log)
+        for old in log.parent.glob(log.name + "*"):
+            if old.name == log.name or old.name[len(log.name) + 1:].isdigit():
+                old.unlink()
     mp.start_processes(train, args=(args, free_port()), nprocs=args.world_size, join=True,
                        start_method="spawn")
     return 0

@@ -18,6 +18,7 @@ import math
 import os
 import socket
 import sys
+import time
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from ._checks import check_bool, check_int, check_seconds
@@ -92,7 +93,8 @@ class DetectorCore:
                  ft_sections: str = "auto", timer_capacity: int = DEFAULT_CAPACITY,
                  report_options: Optional[Dict[str, Any]] = None,
                  ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True,
-                 policy: Any = True, roles: Any = None) -> None:
+                 policy: Any = True, roles: Any = None, report_log: Any = None,
+                 prometheus: Any = None) -> None:
         # Validate everything before building anything, so bad input leaves nothing behind.
         from .reporting import check_scores_to_compute
 
@@ -124,6 +126,10 @@ class DetectorCore:
         from .telemetry import telemetry_options
 
         self.telemetry_options = telemetry_options(telemetry)  # NVML, causes, probe (telemetry.py)
+        from .observers import make_observers
+
+        # Report log and Prometheus exporter on the reporting rank (observers.py); None: off.
+        self.observers = make_observers(report_log, prometheus)
         if process_group is not None:
             import torch.distributed as dist
 
@@ -443,6 +449,7 @@ class DetectorCore:
         if not self.enabled:
             return None
         try:
+            start_s = time.perf_counter()
             sections = self.section_summaries()
             gpu = self.gpu_summaries()
             telemetry = self.telemetry.sample() if self.telemetry is not None else None
@@ -456,6 +463,10 @@ class DetectorCore:
             report = self.reporter.generate_report(sections, gpu, telemetry=telemetry,
                                                    extra=extra)
             report = self.annotator(report)  # GPU identities and causes (collective)
+            if report is not None and self.observers is not None:  # never raises
+                self.observers.emit(report, iteration=self.tracker.current_iter,
+                                    report_ms=(time.perf_counter() - start_s) * 1e3,
+                                    sections=len(sections), gpu_timers=len(gpu))
             if extra is None:
                 agreed = self.tracker.local_estimate()
             else:
@@ -520,6 +531,8 @@ class DetectorCore:
             ("ft bridge", lambda: callable(getattr(self.ft_bridge, "close", None))
              and self.ft_bridge.close()),
             ("comm", lambda: getattr(self, "comm", None) is not None and self.comm.close()),
+            ("observers", lambda: getattr(self, "observers", None) is not None
+             and self.observers.close()),
         ]
         for what, step in steps:
             try:
@@ -558,12 +571,17 @@ class Detector:
                    timer_capacity: int = DEFAULT_CAPACITY,
                    report_options: Optional[Dict[str, Any]] = None,
                    ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True,
-                   policy: Any = True, roles: Any = None) -> None:
+                   policy: Any = True, roles: Any = None, report_log: Any = None,
+                   prometheus: Any = None) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.policy.PolicyConfig`, a `StragglerPolicy`, True for the
         defaults, None/False for none) and ``roles`` (global rank -> role, e.g. the pipeline
         stage) configure the persistence policy behind ``Report.confirmed``; see docs/policy.md.
+        ``report_log`` (a path; env ``STRAGGLER_REPORT_LOG``) appends one JSON line per report
+        (docs/reportlog.md); ``prometheus`` (a port; env ``STRAGGLER_PROMETHEUS_PORT``) serves
+        the latest report on 127.0.0.1 (docs/metrics.md). Both on the reporting rank, off by
+        default; False turns one off whatever the environment says.
 
         Raises ValueError naming a bad parameter (the detector stays uninitialized) and
         RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
@@ -579,7 +597,8 @@ class Detector:
                             ft_sections=ft_sections, timer_capacity=timer_capacity,
                             report_options=report_options, ft_options=ft_options,
                             policy=policy, roles=roles,
-                            telemetry=telemetry)
+                            telemetry=telemetry, report_log=report_log,
+                            prometheus=prometheus)
         cls._core = core
         cls.initialized = True
         cls.scores_to_compute = core.scores_to_compute

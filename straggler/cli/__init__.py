@@ -1,0 +1,82 @@
+"""The ``straggler`` command: read report logs, plot them, check the host, run the demo.
+
+    straggler summarize LOG [LOG ...]      top stragglers, causes, time slow, time lost
+    straggler plot LOG -o heatmap.png      ranks x reports heat map of scores
+    straggler doctor                       what this host offers (CUDA, NVML, torch, env)
+    straggler demo [DEMO ARGS]             the README demo (examples/demo.py)
+
+Exit status: 0 on success, 1 on an error (the message names the file, or ``FILE:LINE``), 2 on
+bad arguments (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="straggler", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("summarize", help="top stragglers, their causes, time slow, time lost",
+                       description="Summarize report logs (rotated files LOG.N included).")
+    s.add_argument("logs", nargs="+", metavar="LOG", help="report log(s) (docs/reportlog.md)")
+    s.add_argument("--top", type=int, default=10, help="stragglers listed (default 10)")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    pl = sub.add_parser("plot", help="ranks x reports heat map of scores (PNG, SVG, PDF)",
+                        description="Heat map of each rank's lowest relative score per report; "
+                                    "flagged cells marked x, confirmed cells boxed, node "
+                                    "boundaries drawn. Needs matplotlib.")
+    pl.add_argument("logs", nargs="+", metavar="LOG", help="report log(s)")
+    pl.add_argument("-o", "--output", required=True, help="image file to write (e.g. heat.png)")
+    pl.add_argument("--max-rows", type=int, default=256,
+                    help="rows drawn at most; more ranks are aggregated (min) (default 256)")
+    pl.add_argument("--max-cols", type=int, default=400,
+                    help="columns drawn at most; more reports are aggregated (default 400)")
+    pl.add_argument("--title", default=None, help="figure title")
+
+    sub.add_parser("doctor", help="what this host offers for straggler detection, and fixes",
+                   description="Check the CUDA driver, NVML, torch CUDA, the process-group "
+                               "environment and the FT launcher; always exits 0.")
+
+    d = sub.add_parser("demo", help="run the README demo (4 CPU ranks, one slowed)",
+                       description="Run examples/demo.py; arguments after `demo` go to it "
+                                   "(`straggler demo --help` shows them).", add_help=False)
+    d.add_argument("demo_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``straggler`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["demo"]:  # everything after `demo` is the demo's, in order
+        args = argparse.Namespace(command="demo", demo_args=argv[1:])
+    else:
+        args = _parser().parse_args(argv)
+    try:
+        if args.command == "summarize":
+            from .summarize import run_summarize
+
+            return run_summarize(args.logs, top=args.top, as_json=args.json)
+        if args.command == "plot":
+            from .plot import run_plot
+
+            return run_plot(args.logs, args.output, max_rows=args.max_rows,
+                            max_cols=args.max_cols, title=args.title)
+        if args.command == "doctor":
+            from .doctor import run_doctor
+
+            return run_doctor()
+        from .demo import run_demo
+
+        return run_demo(args.demo_args)
+    except (OSError, ValueError, ImportError) as exc:
+        print(f"straggler {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,170 @@
+"""``straggler plot LOG -o heatmap.png``: ranks x reports heat map of scores.
+
+Each cell is a rank's lowest relative score in a report (GPU or any section; 1 = as fast as
+the reference). Flagged cells carry an ``x``, confirmed cells a box; lines separate nodes. When
+there are more ranks than ``max_rows`` (or reports than ``max_cols``), consecutive ranks
+(reports) are aggregated into one row (column) by their minimum, so a slow rank stays visible,
+and the figure says so. matplotlib is imported here, with the Agg backend (no display needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .logdata import LogData, load_log
+
+__all__ = ["heatmap_arrays", "plot_heatmap", "run_plot"]
+
+
+def heatmap_arrays(data: LogData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(score, flagged, confirmed): arrays of shape (ranks, reports), ranks in sorted order."""
+    ranks = data.ranks
+    row = {r: i for i, r in enumerate(ranks)}
+    shape = (len(ranks), len(data.reports))
+    score = np.full(shape, np.nan)
+    flagged = np.zeros(shape, dtype=bool)
+    confirmed = np.zeros(shape, dtype=bool)
+    for j, rep in enumerate(data.reports):
+        idx = np.array([row[int(r)] for r in rep.ranks], dtype=np.int64)
+        score[idx, j] = rep.score
+        for r in rep.flagged & row.keys():
+            flagged[row[r], j] = True
+        for r in rep.confirmed & row.keys():
+            confirmed[row[r], j] = True
+    return score, flagged, confirmed
+
+
+def _bins(n: int, most: int) -> np.ndarray:
+    """Start index of each bin when `n` items are grouped into at most `most` bins."""
+    per = -(-n // most)
+    return np.arange(0, n, per)
+
+
+def _reduce(a: np.ndarray, starts: np.ndarray, axis: int, how: str) -> np.ndarray:
+    if len(starts) == a.shape[axis]:
+        return a
+    if how == "min":
+        with np.errstate(all="ignore"):
+            filled = np.where(np.isnan(a), np.inf, a)
+            out = np.minimum.reduceat(filled, starts, axis=axis)
+        return np.where(np.isinf(out), np.nan, out)
+    return np.logical_or.reduceat(a, starts, axis=axis)
+
+
+def plot_heatmap(data: LogData, output: str, max_rows: int = 256, max_cols: int = 400,
+                 title: str | None = None) -> str:
+    """Write the heat map of `data` to `output`; returns a note on aggregation ("" if none)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    score, flagged, confirmed = heatmap_arrays(data)
+    ranks = data.ranks
+    n_ranks, n_reports = score.shape
+    rows, cols = _bins(n_ranks, max_rows), _bins(n_reports, max_cols)
+    score = _reduce(_reduce(score, rows, 0, "min"), cols, 1, "min")
+    flagged = _reduce(_reduce(flagged, rows, 0, "any"), cols, 1, "any")
+    confirmed = _reduce(_reduce(confirmed, rows, 0, "any"), cols, 1, "any")
+    per_row = int(rows[1] - rows[0]) if len(rows) > 1 else 1
+    per_col = int(cols[1] - cols[0]) if len(cols) > 1 else 1
+    notes = []
+    if per_row > 1:
+        notes.append(f"each row: min over {per_row} consecutive ranks")
+    if per_col > 1:
+        notes.append(f"each column: min over {per_col} consecutive reports")
+
+    n_r, n_c = score.shape
+    fig_h = min(3.0 + 0.28 * n_r, 14.0)
+    fig_w = min(max(7.0, 3.0 + 0.12 * n_c), 16.0)
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h), dpi=110)
+    cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d0d0d0")
+    image = ax.imshow(np.ma.masked_invalid(score), aspect="auto", cmap=cmap, vmin=0.25,
+                      vmax=1.0, interpolation="nearest")
+    cbar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    cbar.set_label("lowest relative score (1: as fast as the reference)")
+
+    small = n_r * n_c <= 40_000
+    ys, xs = np.nonzero(flagged & ~confirmed)
+    marker = max(3.0, min(60.0, 2500.0 / max(n_r, n_c)))
+    if len(xs):
+        ax.scatter(xs, ys, marker="x", s=marker, c="black", linewidths=0.8,
+                   label="flagged (one report, NVRx rule)")
+    ys, xs = np.nonzero(confirmed)
+    if small:
+        for x, y in zip(xs, ys):
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="black",
+                                   linewidth=1.2))
+        if len(xs):
+            ax.plot([], [], "s", mfc="none", mec="black", label="confirmed (policy)")
+    elif len(xs):
+        ax.scatter(xs, ys, marker="s", s=marker, facecolors="none", edgecolors="black",
+                   linewidths=0.8, label="confirmed (policy)")
+
+    # Node boundaries: between consecutive rows whose first ranks sit on different nodes.
+    nodes = [data.nodes[ranks[i]] for i in rows]
+    node_count = len(set(data.nodes.values()))
+    boundaries = [i - 0.5 for i in range(1, n_r) if nodes[i] != nodes[i - 1]]
+    if boundaries and len(boundaries) <= 64:
+        for y in boundaries:
+            ax.axhline(y, color="#303030", linewidth=0.8)
+    elif boundaries:
+        notes.append(f"{node_count} nodes: boundaries not drawn")
+
+    if n_r <= 40:
+        ticks = np.arange(n_r)
+    else:
+        ticks = np.linspace(0, n_r - 1, 16).round().astype(int)
+    labels = []
+    for t in ticks:
+        first = ranks[rows[t]]
+        last = ranks[min(rows[t] + per_row, n_ranks) - 1]
+        label = f"{first}" if first == last else f"{first}-{last}"
+        labels.append(f"{label} ({nodes[t]})" if n_r <= 40 else label)
+    if n_r > 40:  # name the rows holding flagged or confirmed ranks (up to 8), in red
+        marked = np.nonzero((flagged | confirmed).any(axis=1))[0]
+        worst = sorted(marked, key=lambda i: np.nanmin(score[i], initial=np.inf))[:8]
+        extra = {int(i): f"{ranks[rows[i]]}-{ranks[min(rows[i] + per_row, n_ranks) - 1]} >"
+                 for i in worst}
+        keep = [(int(t), lab) for t, lab in zip(ticks, labels)
+                if all(abs(int(t) - i) > n_r / 40 for i in extra)]
+        pairs = sorted(keep + list(extra.items()))
+        ticks, labels = [t for t, _ in pairs], [lab for _, lab in pairs]
+    ax.set_yticks(ticks, labels, fontsize=8 if n_r <= 40 else 7)
+    for tick, lab in zip(ax.get_yticklabels(), labels):
+        if lab.endswith(">"):
+            tick.set_color("#b00000")
+    ax.set_ylabel("rank (node)" if n_r <= 40 else "ranks")
+    xt = np.linspace(0, n_c - 1, min(n_c, 12)).round().astype(int)
+    ax.set_xticks(xt, [str(int(cols[i]) + 1) for i in xt], fontsize=8)
+    ax.set_xlabel(f"report (1..{n_reports})")
+    head = title or f"straggler scores: {n_ranks} ranks x {n_reports} reports"
+    ax.set_title(head + ("\n" + "; ".join(notes) if notes else ""), fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14 if n_r <= 40 else -0.04),
+                  ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout()
+    fig.savefig(output, bbox_inches="tight")
+    plt.close(fig)
+    return "; ".join(notes)
+
+
+def run_plot(logs: Sequence[str], output: str, max_rows: int = 256, max_cols: int = 400,
+             title: str | None = None) -> int:
+    """Read `logs`, write the heat map to `output`; 0."""
+    for name, value in (("--max-rows", max_rows), ("--max-cols", max_cols)):
+        if value < 2:
+            raise ValueError(f"`{name}={value!r}` must be at least 2")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise ImportError("`straggler plot` needs matplotlib: pip install "
+                          "'matplotlib>=3.6' (or the straggler[plot] extra)") from exc
+    data = load_log(logs)
+    note = plot_heatmap(data, output, max_rows, max_cols, title)
+    print(f"wrote {output}: {len(data.nodes)} ranks x {len(data.reports)} reports"
+          + (f" ({note})" if note else ""))
+    return 0

@@ -1,0 +1,159 @@
+"""``straggler summarize LOG``: who was slow, why, for how long, and what it cost.
+
+Time lost: in a synchronous job every rank waits for the slowest one, so a report window costs
+``ranks x (slowest step - median step) x steps`` of rank time over a job where every rank ran
+at the median. A rank's step is the sum of its section medians (communication sections are not
+timed); steps are the window's iterations, or ``window_s / slowest step`` when the log has no
+iteration counts (reports generated without `generate_report_if_interval_elapsed`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .logdata import LogData, load_log
+
+__all__ = ["RankSummary", "Summary", "run_summarize", "summarize"]
+
+
+@dataclass
+class RankSummary:
+    """One rank's history over the log."""
+
+    rank: int
+    node: str
+    reports_flagged: int = 0
+    reports_confirmed: int = 0
+    slow_s: float = 0.0
+    """Wall time of the report windows in which it was flagged or confirmed (s)."""
+    worst_score: float = math.nan
+    causes: dict[str, int] = field(default_factory=dict)
+    """cause label -> reports that gave it."""
+    evidence: str = ""
+    """The latest evidence line."""
+
+
+@dataclass
+class Summary:
+    """The whole log."""
+
+    files: list[str]
+    reports: int
+    ranks: int
+    start_s: float
+    end_s: float
+    lost_rank_s: float
+    """Rank time lost to waiting for the slowest rank (rank-seconds)."""
+    run_rank_s: float
+    """Rank time covered by the windows (rank-seconds)."""
+    report_ms_median: float
+    stragglers: list[RankSummary]
+
+
+def _window_lost_s(row: Any) -> float:
+    step = row.step_ms[~np.isnan(row.step_ms)]
+    if step.size < 2:
+        return 0.0
+    slowest, median = float(step.max()), float(np.median(step))
+    steps = row.window_iterations
+    if steps <= 0 and math.isfinite(row.window_s) and slowest > 0:
+        steps = row.window_s * 1e3 / slowest
+    return len(row.ranks) * (slowest - median) * steps / 1e3
+
+
+def summarize(data: LogData, top: int = 10) -> Summary:
+    """The `Summary` of `data`, at most `top` stragglers (most reports flagged first)."""
+    by_rank: dict[int, RankSummary] = {}
+    lost = run = 0.0
+    for row in data.reports:
+        lost += _window_lost_s(row)
+        if math.isfinite(row.window_s):
+            run += len(row.ranks) * row.window_s
+        index = {int(r): i for i, r in enumerate(row.ranks)}
+        for rank in row.flagged | row.confirmed | set(row.causes):
+            s = by_rank.setdefault(rank, RankSummary(rank, data.nodes.get(rank, "<unknown>")))
+            s.reports_flagged += rank in row.flagged
+            s.reports_confirmed += rank in row.confirmed
+            if (rank in row.flagged or rank in row.confirmed) and math.isfinite(row.window_s):
+                s.slow_s += row.window_s
+            i = index.get(rank)
+            if i is not None and not math.isnan(row.score[i]):
+                s.worst_score = float(np.fmin(s.worst_score, row.score[i]))
+            if rank in row.causes:
+                cause, evidence = row.causes[rank]
+                s.causes[cause] = s.causes.get(cause, 0) + 1
+                s.evidence = evidence
+    ranked = sorted(by_rank.values(), key=lambda s: (-s.reports_confirmed, -s.reports_flagged,
+                                                     s.worst_score if s.worst_score == s.worst_score
+                                                     else 2.0, s.rank))
+    report_ms = [r.report_ms for r in data.reports if math.isfinite(r.report_ms)]
+    return Summary(files=[str(f) for f in data.files], reports=len(data.reports),
+                   ranks=len(data.nodes), start_s=_start(data.reports[0]),
+                   end_s=data.reports[-1].time_s, lost_rank_s=lost, run_rank_s=run,
+                   report_ms_median=float(np.median(report_ms)) if report_ms else math.nan,
+                   stragglers=ranked[:top])
+
+
+def _start(first: Any) -> float:
+    """When the first window began (its report's time minus its window)."""
+    return first.time_s - (first.window_s if math.isfinite(first.window_s) else 0.0)
+
+
+def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def format_summary(s: Summary) -> str:
+    """The text `straggler summarize` prints."""
+    share = f" ({100 * s.lost_rank_s / s.run_rank_s:.1f} % of rank time)" if s.run_rank_s else ""
+    lines = [
+        f"{s.reports} report(s) of {s.ranks} rank(s) over {_duration(s.end_s - s.start_s)} "
+        f"({len(s.files)} file(s)); median report {s.report_ms_median:.1f} ms",
+        f"time lost waiting for the slowest rank: {_duration(s.lost_rank_s)} of rank time"
+        f"{share}",
+    ]
+    if not s.stragglers:
+        lines.append("stragglers: none")
+        return "\n".join(lines)
+    header = ["rank", "node", "flagged", "confirmed", "slow for", "worst score", "causes"]
+    rows = []
+    for r in s.stragglers:
+        causes = ", ".join(f"{c} x{n}" for c, n in Counter(r.causes).most_common()) or "-"
+        worst = f"{r.worst_score:.3f}" if math.isfinite(r.worst_score) else "-"
+        rows.append([str(r.rank), r.node, str(r.reports_flagged), str(r.reports_confirmed),
+                     _duration(r.slow_s), worst, causes])
+    widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
+    lines.append(f"top {len(rows)} straggler(s):")
+    for row in [header, *rows]:
+        cells = [row[0].rjust(widths[0]), row[1].ljust(widths[1])]
+        cells += [c.rjust(w) for c, w in zip(row[2:6], widths[2:6])] + [row[6]]
+        lines.append("  ".join(cells).rstrip())
+    for r in s.stragglers:
+        if r.evidence:
+            lines.append(f"rank {r.rank} ({r.node}), latest evidence: {r.evidence}")
+    return "\n".join(lines)
+
+
+def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False) -> int:
+    """Print the summary of `logs`; 0."""
+    if top < 1:
+        raise ValueError(f"`--top={top!r}` must be a positive integer")
+    summary = summarize(load_log(logs), top)
+    if as_json:
+        print(json.dumps(asdict(summary), indent=1, default=str, allow_nan=True))
+    else:
+        print(format_summary(summary))
+    return 0
