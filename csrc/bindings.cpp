@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "cuda_driver.h"
+#include "engine_api.h"
 #include "nvml.h"
 #include "nvml_sampler.h"
 #include "probe.h"
@@ -152,6 +153,118 @@ PyMethodDef g_hot_methods[] = {
      "stop($self, timer, stream=0)\n--\n\nRecord the stop of `timer` on `stream`."},
 };
 
+// ---- op_begin()/op_end()/comm_end(): busy time, once per op (the Python observer's path) -------
+
+long long int_arg(const char* name, PyObject* v) {
+  if (PyLong_Check(v) && !PyBool_Check(v)) {
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow == 0 && !(x == -1 && PyErr_Occurred())) return x;
+    PyErr_Clear();
+  }
+  throw py::value_error(std::string("`") + name + "=" + py::repr(v).cast<std::string>() +
+                        "` must be an int");
+}
+
+void check_nargs(const char* fn, Py_ssize_t nargs, Py_ssize_t lo, Py_ssize_t hi) {
+  if (nargs < lo || nargs > hi) {
+    throw py::type_error(std::string(fn) + "() takes " + std::to_string(lo) + " to " +
+                         std::to_string(hi) + " positional arguments (" +
+                         std::to_string(nargs) + " given)");
+  }
+}
+
+PyObject* engine_op_begin(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  long long token = -1;
+  PyObject* ok = guarded([&] {
+    check_nargs("op_begin", nargs, 0, 1);
+    token = engine_of(self).op_begin(stream_arg(nargs > 0 ? args[0] : nullptr));
+  });
+  if (ok == nullptr) return nullptr;
+  Py_DECREF(ok);
+  return PyLong_FromLongLong(token);
+}
+
+PyObject* engine_op_end(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  return guarded([&] {
+    check_nargs("op_end", nargs, 1, 3);
+    const long long token = int_arg("token", args[0]);
+    const long long op_timer = nargs > 1 ? int_arg("op_timer", args[1]) : -1;
+    if (op_timer < -1 || op_timer > INT_MAX) {
+      throw py::value_error("`op_timer=" + std::to_string(op_timer) +
+                            "` must be a timer id or -1");
+    }
+    engine_of(self).op_end(token, static_cast<int>(op_timer),
+                           stream_arg(nargs > 2 ? args[2] : nullptr));
+  });
+}
+
+PyObject* engine_comm_end(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  return guarded([&] {
+    check_nargs("comm_end", nargs, 0, 1);
+    engine_of(self).comm_end(stream_arg(nargs > 0 ? args[0] : nullptr));
+  });
+}
+
+PyMethodDef g_op_methods[] = {
+    {"op_begin", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(engine_op_begin)),
+     METH_FASTCALL,
+     "op_begin($self, stream=0, /)\n--\n\nA compute op starts on `stream`: a token for "
+     "op_end(), or -1 when no busy scope is open (the op is not timed)."},
+    {"op_end", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(engine_op_end)),
+     METH_FASTCALL,
+     "op_end($self, token, op_timer=-1, stream=0, /)\n--\n\nThe op of `token` ended: its GPU "
+     "segment goes to the open busy scope and, if op_timer >= 0, to that timer."},
+    {"comm_end", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(engine_comm_end)),
+     METH_FASTCALL,
+     "comm_end($self, stream=0, /)\n--\n\nA collective ended on `stream`: the busy chain "
+     "restarts after it, so its time is in no segment."},
+};
+
+// ---- The C table for straggler._ops (engine_api.h) ---------------------------------------------
+
+template <class Body>
+int c_guarded(char* err, std::size_t errlen, Body&& body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception& e) {
+    if (err != nullptr && errlen > 0) {
+      std::strncpy(err, e.what(), errlen - 1);
+      err[errlen - 1] = '\0';
+    }
+  } catch (...) {
+    if (err != nullptr && errlen > 0) std::strncpy(err, "unknown C++ exception", errlen - 1);
+  }
+  return -1;
+}
+
+straggler::TimerEngine* as_engine(void* p) { return static_cast<straggler::TimerEngine*>(p); }
+
+const StragglerEngineApi g_engine_api = {
+    STRAGGLER_ENGINE_API_VERSION,
+    [](void* e, uintptr_t stream, long long* token, char* err, size_t errlen) {
+      return c_guarded(err, errlen, [&] { *token = as_engine(e)->op_begin(stream); });
+    },
+    [](void* e, long long token, int op_timer, uintptr_t stream, char* err, size_t errlen) {
+      return c_guarded(err, errlen, [&] { as_engine(e)->op_end(token, op_timer, stream); });
+    },
+    [](void* e, uintptr_t stream, char* err, size_t errlen) {
+      return c_guarded(err, errlen, [&] { as_engine(e)->comm_end(stream); });
+    },
+    [](void* e, const char* name, size_t len, int* id, char* err, size_t errlen) {
+      return c_guarded(err, errlen,
+                       [&] { *id = as_engine(e)->timer_id(std::string_view(name, len)); });
+    },
+    [](void* e) {
+      try {
+        return as_engine(e)->open_scopes();
+      } catch (...) {
+        return 0;
+      }
+    },
+};
+
 py::array_t<double> to_numpy(const std::vector<double>& values, py::ssize_t rows,
                              py::ssize_t cols) {
   py::array_t<double> out(cols > 0 ? std::vector<py::ssize_t>{rows, cols}
@@ -229,6 +342,21 @@ void bind_timer_engine(py::module_& m) {
             return to_numpy(v, static_cast<py::ssize_t>(v.size()), 0);
           },
           py::arg("timer"), "The ring buffer's samples (ms), oldest first.")
+      .def("set_busy", &TimerEngine::set_busy, py::arg("timer"), py::arg("busy") = true,
+           "Busy mode for `timer`: start/stop open/close a busy scope whose sample is the GPU "
+           "time of the ops reported inside it (idle gaps and collectives excluded).")
+      .def("busy", &TimerEngine::busy, py::arg("timer"), "Whether `timer` is in busy mode.")
+      .def("open_scopes", &TimerEngine::open_scopes, "Busy scopes open now, over all threads.")
+      .def("idle_entries", [](const TimerEngine& e) {
+             py::dict d;
+             for (const auto& [name, n] : e.idle_entries()) d[py::str(name)] = n;
+             return d;
+           },
+           "{timer: entries this window that saw no GPU work (so stored no sample)}.")
+      .def("_address", [](const TimerEngine& e) {
+             return reinterpret_cast<std::uintptr_t>(&e);
+           },
+           "This engine's address, for straggler._ops (ENGINE_API); keep the engine alive.")
       .def("reset", &TimerEngine::reset,
            "New report window: clear samples; pending pairs land in the next window.")
       // May wait for a flush() running in another thread.
@@ -244,6 +372,13 @@ void bind_timer_engine(py::module_& m) {
           "close().");
 
   g_engine_type = py::detail::get_type_info(typeid(TimerEngine));
+  m.attr("ENGINE_API") = py::capsule(static_cast<const void*>(&g_engine_api),
+                                     STRAGGLER_ENGINE_API_CAPSULE);
+  for (PyMethodDef& def : g_op_methods) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(engine.ptr()), &def);
+    if (descr == nullptr) throw py::error_already_set();
+    engine.attr(def.ml_name) = py::reinterpret_steal<py::object>(descr);
+  }
   for (PyMethodDef& def : g_hot_methods) {
     PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(engine.ptr()), &def);
     if (descr == nullptr) throw py::error_already_set();

@@ -38,6 +38,7 @@ class HostBackend final : public TimingBackend {
     *ms = static_cast<double>(stop.host_ns - start.host_ns) * 1e-6;
     return true;
   }
+  bool done(const Mark& /*mark*/) override { return true; }
   void wait(const Mark& /*mark*/) override {}
   void release(const Mark& /*mark*/) noexcept override {}
   void discard(const Mark& /*mark*/) noexcept override {}
@@ -101,6 +102,13 @@ class CudaBackend final : public TimingBackend {
     }
     *ms = static_cast<double>(out);
     return true;
+  }
+
+  bool done(const Mark& mark) override {
+    const CUresult rc = drv_.cuEventQuery(mark.event);
+    if (rc == CUDA_SUCCESS) return true;
+    if (rc == CUDA_ERROR_NOT_READY) return false;
+    throw CudaError(cuda_error_message("cuEventQuery(mark)", rc), rc);
   }
 
   void wait(const Mark& mark) override {
@@ -285,6 +293,10 @@ void TimerEngine::start(int timer, std::uintptr_t stream) {
                                 " is already started in this thread; stop() it first (one "
                                 "name cannot be nested within itself)");
   }
+  if (timers_[static_cast<std::size_t>(timer)].busy) {
+    busy_start_locked(timer, stream, slot);  // throws before anything changed
+    return;
+  }
   slot.start = backend_->record(stream);  // throws before anything changed
   slot.stream = stream;
   slot.active = true;
@@ -304,6 +316,10 @@ void TimerEngine::stop(int timer, std::uintptr_t stream) {
                                 " was not started in this thread; call start() first");
   }
   slot->active = false;  // on failure below the pair is dropped, so the timer can start again
+  if (slot->scope >= 0) {
+    busy_stop_locked(*slot, stream);
+    return;
+  }
   Mark stop_mark;
   try {
     stop_mark = backend_->record(stream);
@@ -320,6 +336,309 @@ void TimerEngine::stop(int timer, std::uintptr_t stream) {
   pending_.push_back(Pending{timer, slot->start, stop_mark, slot->stream, stream});
   if (pending_.size() >= kAutoHarvestPending) harvest_front_locked();
 }
+
+// ---- Busy time ---------------------------------------------------------------------------------
+//
+// A chain of marks per thread with an open busy scope. Each op ends with a tail mark; at an op's
+// start the chain's last mark is queried without blocking: complete means the GPU caught up
+// (it idles until this op's work arrives), so a resume mark is recorded and the op's segment
+// starts there; otherwise the GPU is still busy and the segment starts at the last mark. The
+// segments tile the GPU's busy time on the stream and leave out every idle gap.
+
+void TimerEngine::set_busy(int timer, bool busy) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_timer_locked(timer);
+  timers_[static_cast<std::size_t>(timer)].busy = busy;
+}
+
+bool TimerEngine::busy(int timer) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_timer_locked(timer);
+  return timers_[static_cast<std::size_t>(timer)].busy;
+}
+
+int TimerEngine::open_scopes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_scopes_;
+}
+
+std::vector<std::pair<std::string, long long>> TimerEngine::idle_entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, long long>> out;
+  for (const Timer& t : timers_) {
+    if (t.idle_entries > 0) out.emplace_back(t.name, t.idle_entries);
+  }
+  return out;
+}
+
+int TimerEngine::new_slot_locked(std::uintptr_t stream) {
+  const Mark mark = backend_->record(stream);  // throws before anything changed
+  int i = 0;
+  if (!free_slots_.empty()) {
+    i = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    try {
+      slots_.emplace_back();
+      free_slots_.reserve(slots_.capacity());  // so unref_locked() never allocates
+    } catch (...) {
+      backend_->release(mark);
+      throw;
+    }
+    i = static_cast<int>(slots_.size()) - 1;
+  }
+  MarkSlot& slot = slots_[static_cast<std::size_t>(i)];
+  slot.mark = mark;
+  slot.refs = 1;
+  slot.serial = next_serial_++;
+  return i;
+}
+
+void TimerEngine::unref_locked(int i) noexcept {
+  if (i < 0) return;
+  MarkSlot& slot = slots_[static_cast<std::size_t>(i)];
+  if (--slot.refs > 0) return;
+  backend_->release(slot.mark);
+  try {
+    free_slots_.push_back(i);  // within the capacity reserved in new_slot_locked()
+  } catch (...) {
+  }
+}
+
+TimerEngine::Chain& TimerEngine::own_chain_locked() {
+  const std::uint64_t me = thread_serial();
+  for (Chain& c : chains_) {
+    if (c.thread == me) return c;
+  }
+  throw std::logic_error("no busy chain for this thread");
+}
+
+// The chain an op of the calling thread belongs to: its own (it opened a busy scope), else the
+// only open one (autograd runs backward ops on its own threads while the training thread waits
+// in backward()), else none: with several threads' scopes open the owner is ambiguous.
+TimerEngine::Chain* TimerEngine::chain_for_op_locked() {
+  const std::uint64_t me = thread_serial();
+  for (Chain& c : chains_) {
+    if (c.thread == me) return &c;
+  }
+  return chains_.size() == 1 ? &chains_.front() : nullptr;
+}
+
+int TimerEngine::new_scope_locked(int timer, int parent) {
+  int i = 0;
+  if (!free_scopes_.empty()) {
+    i = free_scopes_.back();
+    free_scopes_.pop_back();
+  } else {
+    scopes_.emplace_back();
+    free_scopes_.reserve(scopes_.capacity());  // so finish_scope_locked() never allocates
+    i = static_cast<int>(scopes_.size()) - 1;
+  }
+  scopes_[static_cast<std::size_t>(i)] = Scope{timer, parent, 0, false, false, 0.0};
+  return i;
+}
+
+void TimerEngine::scope_done_locked(int scope, double ms, bool any) {
+  Scope& s = scopes_[static_cast<std::size_t>(scope)];
+  s.sum_ms += ms;
+  s.any = s.any || any;
+  --s.outstanding;
+  finish_scope_locked(scope);
+}
+
+void TimerEngine::finish_scope_locked(int scope) {
+  const Scope s = scopes_[static_cast<std::size_t>(scope)];
+  if (!s.closed || s.outstanding > 0) return;
+  Timer& t = timers_[static_cast<std::size_t>(s.timer)];
+  if (s.any) {
+    t.ring.push(s.sum_ms);
+  } else {
+    ++t.idle_entries;
+  }
+  try {
+    free_scopes_.push_back(scope);
+  } catch (...) {
+  }
+  if (s.parent >= 0) scope_done_locked(s.parent, s.sum_ms, s.any);
+}
+
+void TimerEngine::add_segment_locked(int op_timer, int scope, int start, int stop) {
+  ++scopes_[static_cast<std::size_t>(scope)].outstanding;
+  const Segment seg{op_timer, scope, start, stop};
+  if (backend_->synchronous()) {
+    double ms = 0.0;
+    backend_->elapsed(slots_[static_cast<std::size_t>(start)].mark,
+                      slots_[static_cast<std::size_t>(stop)].mark, &ms);
+    store_segment_locked(seg, ms);
+    return;
+  }
+  segments_.push_back(seg);  // may allocate while warming up only: the vector keeps capacity
+  ++slots_[static_cast<std::size_t>(start)].refs;
+  ++slots_[static_cast<std::size_t>(stop)].refs;
+  if (segments_.size() >= kAutoHarvestPending) harvest_segments_locked(true);
+}
+
+void TimerEngine::store_segment_locked(const Segment& seg, double ms) {
+  if (seg.op_timer >= 0) timers_[static_cast<std::size_t>(seg.op_timer)].ring.push(ms);
+  scope_done_locked(seg.scope, ms, true);
+}
+
+bool TimerEngine::harvest_segments_locked(bool front_only) {
+  std::size_t kept = 0, i = 0;
+  bool all = true;
+  try {
+    for (; i < segments_.size(); ++i) {
+      const Segment seg = segments_[i];
+      double ms = 0.0;
+      bool finished = false;
+      try {
+        finished = backend_->elapsed(slots_[static_cast<std::size_t>(seg.start)].mark,
+                                     slots_[static_cast<std::size_t>(seg.stop)].mark, &ms);
+      } catch (...) {
+        // The driver failed on this segment: drop it (no sample), keep the rest.
+        unref_locked(seg.start);
+        unref_locked(seg.stop);
+        scope_done_locked(seg.scope, 0.0, false);
+        ++i;
+        throw;
+      }
+      if (finished) {
+        store_segment_locked(seg, ms);
+        unref_locked(seg.start);
+        unref_locked(seg.stop);
+        continue;
+      }
+      all = false;
+      if (front_only) break;
+      segments_[kept++] = seg;
+    }
+  } catch (...) {
+    for (; i < segments_.size(); ++i) segments_[kept++] = segments_[i];
+    segments_.resize(kept);
+    if (front_only) return false;  // inside op_end(), which succeeded: harvest() reports it
+    throw;
+  }
+  for (; i < segments_.size(); ++i) segments_[kept++] = segments_[i];
+  segments_.resize(kept);
+  return all;
+}
+
+void TimerEngine::busy_start_locked(int timer, std::uintptr_t stream, Open& slot) {
+  const std::uint64_t me = thread_serial();
+  Chain* chain = nullptr;
+  for (Chain& c : chains_) {
+    if (c.thread == me) chain = &c;
+  }
+  if (chain == nullptr) {
+    // The section's start mark starts the chain: GPU work queued before it is not ours.
+    const int first = new_slot_locked(stream);  // throws before anything changed
+    try {
+      chains_.push_back(Chain{me, first, -1, 0, stream});
+    } catch (...) {
+      unref_locked(first);
+      throw;
+    }
+    chain = &chains_.back();
+  }
+  const int scope = new_scope_locked(timer, chain->scope);
+  if (chain->scope >= 0) ++scopes_[static_cast<std::size_t>(chain->scope)].outstanding;
+  chain->scope = scope;
+  ++chain->depth;
+  ++open_scopes_;
+  slot.scope = scope;
+  slot.stream = stream;
+  slot.active = true;
+}
+
+void TimerEngine::busy_stop_locked(Open& slot, std::uintptr_t stream) {
+  const int scope = slot.scope;
+  slot.scope = -1;
+  Chain& chain = own_chain_locked();
+  std::exception_ptr failure;
+  try {
+    // Work after the last tail belongs to the section only if the GPU was still behind that
+    // tail now: then it never idled between the tail and this stop, so the gap is busy time.
+    if (chain.last >= 0 && !backend_->done(slots_[static_cast<std::size_t>(chain.last)].mark)) {
+      const int stop = new_slot_locked(stream);
+      add_segment_locked(-1, scope, chain.last, stop);
+      unref_locked(chain.last);
+      chain.last = stop;
+    }
+  } catch (...) {
+    failure = std::current_exception();  // close the scope anyway, then report
+  }
+  Scope& s = scopes_[static_cast<std::size_t>(scope)];
+  s.closed = true;
+  chain.scope = s.parent;
+  --chain.depth;
+  --open_scopes_;
+  if (chain.depth == 0) {
+    unref_locked(chain.last);
+    chains_.erase(chains_.begin() + (&chain - chains_.data()));  // keeps capacity
+  }
+  finish_scope_locked(scope);
+  if (failure) std::rethrow_exception(failure);
+}
+
+long long TimerEngine::op_begin(std::uintptr_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return -1;
+  Chain* chain = chain_for_op_locked();
+  if (chain == nullptr) return -1;
+  if (chain->last >= 0 && !backend_->done(slots_[static_cast<std::size_t>(chain->last)].mark)) {
+    ++slots_[static_cast<std::size_t>(chain->last)].refs;  // the GPU is busy: start there
+    return chain->last;
+  }
+  return new_slot_locked(stream);  // the GPU is idle (or the chain restarts): resume mark
+}
+
+void TimerEngine::op_end(long long token, int op_timer, std::uintptr_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (token < 0 || closed_) return;
+  int start = static_cast<int>(token);
+  if (start >= static_cast<int>(slots_.size()) || slots_[static_cast<std::size_t>(start)].refs <= 0) {
+    throw std::invalid_argument("`token=" + std::to_string(token) +
+                                "` is not a token of op_begin() still open");
+  }
+  if (op_timer >= 0) check_timer_locked(op_timer);
+  Chain* chain = chain_for_op_locked();
+  if (chain == nullptr || chain->scope < 0) {  // the scope closed meanwhile: nothing to add to
+    unref_locked(start);
+    return;
+  }
+  // Another thread's op (or a collective) ended since this one began: start after it, so that
+  // no stretch of the stream is counted twice.
+  if (chain->last >= 0 &&
+      slots_[static_cast<std::size_t>(chain->last)].serial >
+          slots_[static_cast<std::size_t>(start)].serial) {
+    unref_locked(start);
+    start = chain->last;
+    ++slots_[static_cast<std::size_t>(start)].refs;
+  }
+  int stop = -1;
+  try {
+    stop = new_slot_locked(stream);
+  } catch (...) {
+    unref_locked(start);
+    throw;
+  }
+  add_segment_locked(op_timer, chain->scope, start, stop);
+  unref_locked(start);
+  unref_locked(chain->last);
+  chain->last = stop;
+}
+
+void TimerEngine::comm_end(std::uintptr_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return;
+  Chain* chain = chain_for_op_locked();
+  if (chain == nullptr) return;
+  const int fresh = new_slot_locked(stream);
+  unref_locked(chain->last);
+  chain->last = fresh;
+}
+
+// ---- Harvest -----------------------------------------------------------------------------------
 
 void TimerEngine::harvest_front_locked() {
   std::size_t done = 0;
@@ -339,8 +658,11 @@ void TimerEngine::harvest_front_locked() {
 }
 
 std::size_t TimerEngine::harvest_locked() {
-  if (pending_.empty()) return 0;
+  if (pending_.empty() && segments_.empty()) return 0;
   backend_->bind_thread();
+  const std::size_t segments_before = segments_.size();
+  harvest_segments_locked(false);  // throws after dropping the segment the driver failed on
+  const std::size_t segments_done = segments_before - segments_.size();
   std::size_t done = 0, kept = 0, i = 0;
   try {
     for (; i < pending_.size(); ++i) {
@@ -372,7 +694,7 @@ std::size_t TimerEngine::harvest_locked() {
     throw;
   }
   pending_.resize(kept);
-  return done;
+  return done + segments_done;
 }
 
 void TimerEngine::discard_locked(const Mark& mark) noexcept {
@@ -402,6 +724,10 @@ void TimerEngine::flush() {
       if (p.start_stream != p.stop_stream) flush_marks_.push_back(p.start);
       flush_marks_.push_back(p.stop);
     }
+    for (const Segment& seg : segments_) {
+      flush_marks_.push_back(slots_[static_cast<std::size_t>(seg.start)].mark);
+      flush_marks_.push_back(slots_[static_cast<std::size_t>(seg.stop)].mark);
+    }
     flushing_ = true;
   }
   // Wait without the engine lock, so other threads keep timing. If another thread harvests one
@@ -425,7 +751,7 @@ void TimerEngine::flush() {
 
 std::size_t TimerEngine::pending() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return pending_.size();
+  return pending_.size() + segments_.size();
 }
 
 Summaries TimerEngine::summaries() {
@@ -451,7 +777,10 @@ std::vector<double> TimerEngine::durations(int timer) const {
 
 void TimerEngine::reset() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (Timer& t : timers_) t.ring.clear();
+  for (Timer& t : timers_) {
+    t.ring.clear();
+    t.idle_entries = 0;
+  }
   // Forget threads with nothing open once there are many (threads come and go over a long job).
   // Below the bound the slots stay, so a thread timing across windows does not allocate its slot
   // again in start() after every report (the hot path allocates nothing once warm).
@@ -481,9 +810,21 @@ void TimerEngine::close() noexcept {
       backend_->release(p.stop);
     }
     pending_.clear();
+    // Busy time: every mark still referenced (segments, chains, open op tokens) goes back.
+    for (MarkSlot& slot : slots_) {
+      if (slot.refs > 0) backend_->release(slot.mark);
+      slot.refs = 0;
+    }
+    slots_.clear();
+    free_slots_.clear();
+    segments_.clear();
+    chains_.clear();
+    scopes_.clear();
+    free_scopes_.clear();
+    open_scopes_ = 0;
     for (auto& [thread, open] : open_) {
       for (Open& o : open) {
-        if (o.active) backend_->release(o.start);
+        if (o.active && o.scope < 0) backend_->release(o.start);
         o.active = false;
       }
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cuda_driver.h"
@@ -35,6 +36,8 @@ class TimingBackend {
   virtual Mark record(std::uintptr_t stream) = 0;
   // Never blocks: false while either mark is still running, else true and *ms set.
   virtual bool elapsed(const Mark& start, const Mark& stop, double* ms) = 0;
+  // Never blocks: whether the work before `mark` on its stream has finished (host: always).
+  virtual bool done(const Mark& mark) = 0;
   // Blocks until `mark` completed; callers drop the GIL and engine locks first.
   virtual void wait(const Mark& mark) = 0;
   // Returns a healthy mark's resources to the pool. Never throws.
@@ -115,6 +118,26 @@ class TimerEngine {
   void start(int timer, std::uintptr_t stream);
   void stop(int timer, std::uintptr_t stream);
 
+  // ---- Busy time (docs/engine.md, "Busy time") ---------------------------------------------
+  // In busy mode, start()/stop() of `timer` open/close a busy scope: its sample is the GPU time
+  // of the ops reported with op_begin()/op_end() while it is open (idle gaps excluded), and an
+  // entry that saw no GPU work stores no sample (it is counted by idle_entries()).
+  void set_busy(int timer, bool busy);
+  [[nodiscard]] bool busy(int timer) const;
+  // A compute op starts on `stream`. Returns a token for op_end(), or -1 when no busy scope is
+  // open for the calling thread (the op is not timed).
+  long long op_begin(std::uintptr_t stream);
+  // The op of `token` ended: its GPU segment goes to the open scope and, if op_timer >= 0, to
+  // that timer as one sample. token -1 is a no-op.
+  void op_end(long long token, int op_timer, std::uintptr_t stream);
+  // A collective (or any untimed op) ended on `stream`: the chain restarts after it, so its
+  // time belongs to no segment.
+  void comm_end(std::uintptr_t stream);
+  // Busy scopes opened and not yet closed, over all threads.
+  [[nodiscard]] int open_scopes() const;
+  // Entries of busy timers in this window that saw no GPU work (no sample stored), per timer.
+  [[nodiscard]] std::vector<std::pair<std::string, long long>> idle_entries() const;
+
   // Non-blocking: stores every finished pair; returns how many.
   std::size_t harvest();
   // Blocks until this engine's pending pairs finished, then harvests them. No device- or
@@ -137,11 +160,43 @@ class TimerEngine {
     explicit Timer(std::string_view n, std::size_t capacity) : name(n), ring(capacity) {}
     std::string name;
     DurationRing ring;
+    bool busy = false;
+    long long idle_entries = 0;  // busy entries without GPU work, this window
   };
   struct Open {
     Mark start;
     std::uintptr_t stream = 0;
     bool active = false;
+    int scope = -1;  // busy mode: the scope's index in scopes_
+  };
+  // A pooled mark shared by up to two segments and a chain (reference counted).
+  struct MarkSlot {
+    Mark mark;
+    int refs = 0;
+    std::uint64_t serial = 0;  // increases with every record: orders marks of one chain
+  };
+  // One open or finishing busy scope: the sum of its segments, stored when all are in.
+  struct Scope {
+    int timer = -1;
+    int parent = -1;       // enclosing scope of the same chain (gets this one's sum too)
+    int outstanding = 0;   // segments and child scopes not yet finished
+    bool closed = false;
+    bool any = false;      // saw at least one segment
+    double sum_ms = 0.0;
+  };
+  // The chain of marks of one thread's open busy scopes.
+  struct Chain {
+    std::uint64_t thread = 0;
+    int last = -1;         // MarkSlot index of the newest mark, -1 when none
+    int scope = -1;        // innermost open scope
+    int depth = 0;
+    std::uintptr_t stream = 0;
+  };
+  struct Segment {
+    int op_timer;  // -1: scope only
+    int scope;
+    int start;     // MarkSlot indices
+    int stop;
   };
   struct Pending {
     int timer;
@@ -160,6 +215,19 @@ class TimerEngine {
   // Harvests finished pairs at the head of the queue; stops at the first unfinished one.
   void harvest_front_locked();
 
+  int new_slot_locked(std::uintptr_t stream);  // records a mark; refs 1
+  void unref_locked(int slot) noexcept;
+  Chain* chain_for_op_locked();
+  Chain& own_chain_locked();
+  int new_scope_locked(int timer, int parent);
+  void scope_done_locked(int scope, double ms, bool any);  // one child finished
+  void finish_scope_locked(int scope);
+  void add_segment_locked(int op_timer, int scope, int start, int stop);
+  void store_segment_locked(const Segment& seg, double ms);
+  bool harvest_segments_locked(bool front_only);  // true if all finished
+  void busy_start_locked(int timer, std::uintptr_t stream, Open& slot);
+  void busy_stop_locked(Open& slot, std::uintptr_t stream);
+
   const char* backend_name_ = "host";
   std::size_t capacity_;
   std::unique_ptr<TimingBackend> backend_;
@@ -176,6 +244,16 @@ class TimerEngine {
   std::vector<Mark> flush_marks_;  // guarded by flush_mu_
   bool flushing_ = false;          // flush() is waiting on flush_marks_
   std::vector<Mark> deferred_discards_;  // discard_locked() during a flush
+
+  // Busy time: pools reused once warm (free lists), so ops allocate nothing.
+  std::vector<MarkSlot> slots_;
+  std::vector<int> free_slots_;
+  std::uint64_t next_serial_ = 1;
+  std::vector<Scope> scopes_;
+  std::vector<int> free_scopes_;
+  std::vector<Chain> chains_;     // one per thread that opened a busy scope (few)
+  int open_scopes_ = 0;
+  std::vector<Segment> segments_;  // FIFO of unfinished segments; keeps its capacity
 };
 
 }  // namespace straggler
