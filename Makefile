@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 SIMDIR := build/sim
 LOCK   := flock build/.install.lock
 
-CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*.cpp csrc/*.h csrc/*.cu csrc/*.ptx cmake/*.cmake)
+CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*.cpp csrc/*.h csrc/ops/*.cpp csrc/*.cu csrc/*.ptx cmake/*.cmake)
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
 .PHONY: all install sim test demo bench gpu-check clean

@@ -1,0 +1,354 @@
+// straggler._ops: the per-op observer. An at::RecordFunction callback reports every outermost
+// torch op that touches the watched device to the timing engine's busy-time API
+// (engine_api.h): op_begin/op_end around compute ops, comm_end after collectives. Built against
+// the installed torch (CMakeLists.txt); optional: straggler/capture.py falls back to a Python
+// TorchDispatchMode when this module is missing.
+//
+// Cost per op: the callback (inputs are needed to tell device tensors from CPU ones), one
+// cuEventQuery and one cuEventRecord in the engine; with per-op timers also one hash lookup of
+// the op's name and input shapes (no string is built once the key was seen).
+#include <ATen/record_function.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <pybind11/pybind11.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../engine_api.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// Op names whose time is communication (never timed; the busy chain restarts after them).
+bool is_communication(const char* name) {
+  static const char* const kPrefixes[] = {"c10d::", "_c10d_functional::", "c10d_functional::",
+                                          "_c10d_functional_autograd::", "nccl:", "gloo:",
+                                          "record_param_comms"};
+  for (const char* p : kPrefixes) {
+    if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
+  }
+  return false;
+}
+
+class Observer;
+std::atomic<Observer*> g_active{nullptr};
+std::atomic<std::uint64_t> g_generation{1};  // bumped on enable: stale thread state is ignored
+
+enum class Kind : std::uint8_t { kNone, kOp, kComm };
+
+struct ThreadState {
+  const at::RecordFunction* outer = nullptr;  // the outermost op in flight on this thread
+  std::uint64_t generation = 0;
+  Kind kind = Kind::kNone;
+  long long token = -1;
+  int op_timer = -1;
+  std::uintptr_t stream = 0;
+  std::vector<std::int64_t> signature;  // reused: the per-op key's parts
+};
+thread_local ThreadState tls;
+
+class Observer {
+ public:
+  Observer(std::uintptr_t engine, py::object engine_ref, bool per_op, const std::string& device,
+           long long stream)
+      : engine_(reinterpret_cast<void*>(engine)), engine_ref_(std::move(engine_ref)),
+        per_op_(per_op), fixed_stream_(stream) {
+    py::object core = py::module_::import("straggler._core");
+    py::object capsule = core.attr("ENGINE_API");
+    api_ = static_cast<const StragglerEngineApi*>(
+        PyCapsule_GetPointer(capsule.ptr(), STRAGGLER_ENGINE_API_CAPSULE));
+    if (api_ == nullptr) throw py::error_already_set();
+    if (api_->version != STRAGGLER_ENGINE_API_VERSION) {
+      throw std::runtime_error("straggler._core ENGINE_API version " +
+                               std::to_string(api_->version) + ", _ops expects " +
+                               std::to_string(STRAGGLER_ENGINE_API_VERSION) +
+                               ": rebuild the package");
+    }
+    if (device == "cuda") {
+      device_ = c10::DeviceType::CUDA;
+    } else if (device == "cpu") {
+      device_ = c10::DeviceType::CPU;  // tests: CPU tensors on a simulated stream
+    } else {
+      throw py::value_error("`device=" + device + "` must be 'cuda' or 'cpu'");
+    }
+    if (fixed_stream_ < 0 && !c10::impl::hasDeviceGuardImpl(c10::DeviceType::CUDA)) {
+      throw std::runtime_error("this torch has no CUDA: give a fixed `stream`");
+    }
+  }
+  ~Observer() { disable(); }
+
+  void enable() {
+    Observer* expected = nullptr;
+    if (!g_active.compare_exchange_strong(expected, this) && expected != this) {
+      throw std::runtime_error("another straggler op observer is enabled in this process");
+    }
+    g_generation.fetch_add(1, std::memory_order_acq_rel);
+    if (handle_ == 0) {
+      handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                          .needsInputs(true)
+                                          .scopes({at::RecordScope::FUNCTION}));
+    } else {
+      at::reenableCallback(handle_);
+    }
+  }
+
+  void disable() noexcept {
+    Observer* self = this;
+    g_active.compare_exchange_strong(self, nullptr);
+    if (handle_ != 0) {
+      try {
+        at::disableCallback(handle_);
+      } catch (...) {
+      }
+    }
+  }
+
+  void remove() noexcept {
+    disable();
+    if (handle_ != 0) {
+      try {
+        at::removeCallback(handle_);
+      } catch (...) {
+      }
+      handle_ = 0;
+    }
+  }
+
+  void set_paused(bool paused) { paused_.store(paused, std::memory_order_release); }
+  [[nodiscard]] std::string error() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
+  }
+  [[nodiscard]] bool failed() const { return failed_.load(std::memory_order_acquire); }
+  [[nodiscard]] long long ops_timed() const { return ops_.load(std::memory_order_relaxed); }
+  py::dict timer_names() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    py::dict d;
+    for (const auto& [name, id] : names_) d[py::str(name)] = id;
+    return d;
+  }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+    ThreadState& t = tls;
+    const std::uint64_t gen = g_generation.load(std::memory_order_acquire);
+    if (t.outer != nullptr && t.generation == gen) return nullptr;  // nested: the parent's
+    t.outer = &fn;
+    t.generation = gen;
+    t.kind = Kind::kNone;
+    Observer* o = g_active.load(std::memory_order_acquire);
+    if (o == nullptr || o->failed() || o->paused_.load(std::memory_order_acquire)) return nullptr;
+    if (o->api_->open_scopes(o->engine_) == 0) return nullptr;
+    o->begin(fn, t);
+    return nullptr;
+  }
+
+  static void on_end(const at::RecordFunction& fn, at::ObserverContext* /*ctx*/) {
+    ThreadState& t = tls;
+    if (t.outer != &fn) return;
+    t.outer = nullptr;
+    Observer* o = g_active.load(std::memory_order_acquire);
+    const Kind kind = t.kind;
+    t.kind = Kind::kNone;
+    if (o == nullptr || kind == Kind::kNone) return;
+    char err[256];
+    int rc = 0;
+    if (kind == Kind::kOp) {
+      rc = o->api_->op_end(o->engine_, t.token, t.op_timer, t.stream, err, sizeof err);
+      o->ops_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      rc = o->api_->comm_end(o->engine_, t.stream, err, sizeof err);
+    }
+    if (rc != 0) o->fail(err);
+  }
+
+  void begin(const at::RecordFunction& fn, ThreadState& t) {
+    const char* name = fn.name();
+    c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
+    c10::DeviceIndex index = -1;
+    bool on_device = false;
+    for (const c10::IValue& v : inputs) {
+      if (v.isTensor()) {
+        const at::Tensor& x = v.toTensor();
+        if (x.defined() && x.device().type() == device_) {
+          on_device = true;
+          index = x.device().index();
+          break;
+        }
+      } else if (v.isTensorList()) {
+        for (const at::Tensor& x : v.toTensorList().vec()) {
+          if (x.defined() && x.device().type() == device_) {
+            on_device = true;
+            index = x.device().index();
+            break;
+          }
+        }
+        if (on_device) break;
+      }
+    }
+    const bool comm = is_communication(name);
+    if (!on_device && !comm) return;  // CPU work: nothing on the GPU to time
+    try {
+      t.stream = stream(index);
+      if (comm) {
+        t.kind = Kind::kComm;
+        return;
+      }
+      t.op_timer = per_op_ ? op_timer(fn, inputs, t) : -1;
+    } catch (const std::exception& e) {
+      fail(e.what());
+      return;
+    }
+    char err[256];
+    if (api_->op_begin(engine_, t.stream, &t.token, err, sizeof err) != 0) {
+      fail(err);
+      return;
+    }
+    if (t.token >= 0) t.kind = Kind::kOp;
+  }
+
+  std::uintptr_t stream(c10::DeviceIndex index) const {
+    if (fixed_stream_ >= 0) return static_cast<std::uintptr_t>(fixed_stream_);
+    const c10::impl::DeviceGuardImplInterface* impl =
+        c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+    const c10::Device device =
+        index >= 0 ? c10::Device(c10::DeviceType::CUDA, index) : impl->getDevice();
+    return reinterpret_cast<std::uintptr_t>(impl->getStream(device).native_handle());
+  }
+
+  // The per-op timer of this call: op name, input shapes, first tensor's dtype (as
+  // capture.op_key). Looked up by a signature of plain integers; a string only on a miss.
+  int op_timer(const at::RecordFunction& fn, c10::ArrayRef<const c10::IValue> inputs,
+               ThreadState& t) {
+    std::vector<std::int64_t>& sig = t.signature;
+    sig.clear();
+    const char* name = fn.name();
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the name, then the signature
+    for (const char* p = name; *p != '\0'; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
+    sig.push_back(static_cast<std::int64_t>(h));
+    std::int64_t dtype = -1;
+    auto add = [&](const at::Tensor& x) {
+      if (!x.defined()) return;
+      if (dtype < 0) dtype = static_cast<std::int64_t>(x.scalar_type());
+      sig.push_back(-1 - x.dim());  // separator carrying the rank
+      for (std::int64_t d : x.sizes()) sig.push_back(d);
+    };
+    for (const c10::IValue& v : inputs) {
+      if (v.isTensor()) {
+        add(v.toTensor());
+      } else if (v.isTensorList()) {
+        for (const at::Tensor& x : v.toTensorList().vec()) add(x);
+      }
+    }
+    sig.push_back(dtype);
+    for (std::int64_t x : sig) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto range = ids_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second.first == sig) return it->second.second;
+    }
+    const std::string key = op_key(fn, inputs);
+    int id = -1;
+    char err[256];
+    if (api_->timer_id(engine_, key.data(), key.size(), &id, err, sizeof err) != 0) {
+      throw std::runtime_error(err);
+    }
+    ids_.emplace(h, std::make_pair(sig, id));
+    names_.emplace(key, id);
+    return id;
+  }
+
+  static std::string op_key(const at::RecordFunction& fn,
+                            c10::ArrayRef<const c10::IValue> inputs) {
+    std::string key;
+    const std::optional<c10::OperatorName> op = fn.operator_name();
+    if (op) {
+      key = op->name;
+      const std::size_t colons = key.find("::");
+      if (colons != std::string::npos) key.replace(colons, 2, ".");
+      key += "." + (op->overload_name.empty() ? std::string("default") : op->overload_name);
+    } else {
+      key = fn.name();
+    }
+    key += "(";
+    std::string dtype;
+    bool first = true;
+    auto add = [&](const at::Tensor& x) {
+      if (!x.defined()) return;
+      if (!first) key += ",";
+      first = false;
+      if (x.dim() == 0) key += "scalar";
+      for (std::int64_t i = 0; i < x.dim(); ++i) {
+        if (i) key += "x";
+        key += std::to_string(x.size(i));
+      }
+      if (dtype.empty()) dtype = std::string(c10::getDtypeNames(x.scalar_type()).first);
+    };
+    for (const c10::IValue& v : inputs) {
+      if (v.isTensor()) {
+        add(v.toTensor());
+      } else if (v.isTensorList()) {
+        for (const at::Tensor& x : v.toTensorList().vec()) add(x);
+      }
+    }
+    return key + ")" + dtype;
+  }
+
+  void fail(const char* what) noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error_.empty()) error_ = what;
+    } catch (...) {
+    }
+    failed_.store(true, std::memory_order_release);
+  }
+
+  void* engine_;
+  py::object engine_ref_;  // keeps the engine alive while this observer may call it
+  const StragglerEngineApi* api_ = nullptr;
+  bool per_op_;
+  long long fixed_stream_;
+  c10::DeviceType device_ = c10::DeviceType::CUDA;
+  at::CallbackHandle handle_ = 0;
+  std::atomic<bool> paused_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<long long> ops_{0};
+  mutable std::mutex mu_;  // error_, ids_, names_
+  std::string error_;
+  std::unordered_multimap<std::uint64_t, std::pair<std::vector<std::int64_t>, int>> ids_;
+  std::unordered_map<std::string, int> names_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_ops, m) {
+  m.doc() = "straggler's per-op observer: an at::RecordFunction callback feeding the engine's "
+            "busy time (docs/engine.md).";
+  py::class_<Observer>(m, "Observer",
+                       "Reports outermost torch ops on `device` to a TimerEngine while enabled.")
+      .def(py::init([](py::object engine, bool per_op, const std::string& device,
+                       long long stream) {
+             const auto address = engine.attr("_address")().cast<std::uintptr_t>();
+             return std::make_unique<Observer>(address, engine, per_op, device, stream);
+           }),
+           py::arg("engine"), py::arg("per_op") = false, py::arg("device") = "cuda",
+           py::arg("stream") = -1,
+           "engine: a straggler._core.TimerEngine; per_op: also time each op in a timer keyed "
+           "by name and input shapes; device: 'cuda' ('cpu' for tests); stream: -1 for torch's "
+           "current CUDA stream, else a fixed raw stream.")
+      .def("enable", &Observer::enable, "Start observing ops (one observer per process).")
+      .def("disable", &Observer::disable, "Stop observing ops (cheap; enable() again later).")
+      .def("remove", &Observer::remove, "Unregister the callback for good.")
+      .def("set_paused", &Observer::set_paused, py::arg("paused"),
+           "While paused, ops are neither timed nor reported.")
+      .def_property_readonly("failed", &Observer::failed, "Whether an engine call failed.")
+      .def_property_readonly("error", &Observer::error, "The first failure's message, or ''.")
+      .def_property_readonly("ops_timed", &Observer::ops_timed, "Ops reported so far.")
+      .def("timer_names", &Observer::timer_names, "{per-op timer name: id}.");
+}
