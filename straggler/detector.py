@@ -144,7 +144,10 @@ class DetectorCore:
         self.engine: Any = None
         self.capture: Any = None
         self._engine_tried = False
+        self._capture_tried = False
         self._gpu_section_timers: Dict[str, None] = {}
+        # Busy-mode entries of the last report window that saw no GPU work (no GPU sample).
+        self.gpu_idle_entries: Dict[str, int] = {}
         self._warned: set = set()
         self._failed = False
         self.wrapper = CallableWrapper(lambda name, cuda: self.section(name, cuda))
@@ -351,10 +354,12 @@ class DetectorCore:
         return self.engine
 
     def resolve_gpu_timer(self, s: Section) -> int:
-        """Engine timer id for a section's GPU time, or NO_GPU (host time only).
+        """Engine timer id for a section's GPU busy time, or NO_GPU (host time only).
 
-        Called on a section's first profiled entry with profile_cuda. With per-op capture on,
-        sections get no GPU timer of their own: the per-op timers replace them in GPU scores.
+        Called on a section's first profiled entry with profile_cuda. The timer is in busy mode
+        (docs/engine.md, "Busy time"): its sample is the GPU time of the section's ops, without
+        host stalls, idle gaps or collectives; an entry without GPU work stores none. With
+        per-op capture on, the per-op timers replace the section timers in GPU scores.
         """
         s.timer_id = NO_GPU
         if s.kind is not SectionKind.COMPUTE:
@@ -362,15 +367,15 @@ class DetectorCore:
         engine = self._ensure_engine()
         if engine is None:
             return NO_GPU
-        if self.per_op_capture:
-            if self.capture is None:
-                self._start_capture(engine)
-            return NO_GPU
-        if engine.backend != "cuda":
+        if engine.backend != "cuda" and not self.per_op_capture:
             self.warn_once("host-only", "straggler: no usable CUDA device (%s); sections are "
                            "timed on the host only", self._cuda_status())
             return NO_GPU
+        if self.capture is None and not self._capture_tried:
+            self._capture_tried = True
+            self._start_capture(engine)
         s.timer_id = engine.timer_id(s.name)
+        engine.set_busy(s.timer_id)
         self._gpu_section_timers[s.name] = None
         return s.timer_id
 
@@ -384,12 +389,34 @@ class DetectorCore:
             return f"{type(exc).__name__}: {exc}"
 
     def _start_capture(self, engine: Any) -> None:
-        from .capture import OpCapture
+        """The op observer: per-op timers if asked, else busy time of sections only.
+
+        Sections-only without the C++ observer (`straggler._ops` not built): no observer (the
+        Python one costs too much per op); a section then gets a GPU sample only when the GPU
+        never caught up with it (busy from its start to its stop), see docs/engine.md.
+        """
+        from .capture import OpCapture, native_observer_available
 
         if engine.backend != "cuda":
             log.info("straggler: per-op capture times ops with the host clock (%s)",
                      self._cuda_status())
-        self.capture = OpCapture(engine, lambda: self.stream(), self.fail)
+        from . import _core
+
+        # The C++ observer calls a real engine through its address (tests use fakes).
+        native = native_observer_available() and isinstance(engine, _core.TimerEngine)
+        if not self.per_op_capture and not native:
+            log.info("straggler: straggler._ops is not built for this torch: GPU samples come "
+                     "only from sections the GPU was busy throughout")
+            return
+        try:
+            self.capture = OpCapture(engine, lambda: self.stream(), self.fail,
+                                     per_op=self.per_op_capture, native=native)
+        except Exception as exc:  # noqa: BLE001 - the Python observer, or none
+            self.warn_once("no-observer", "straggler: the op observer failed to start (%s: %s)",
+                           type(exc).__name__, exc)
+            if self.per_op_capture:
+                self.capture = OpCapture(engine, lambda: self.stream(), self.fail,
+                                         per_op=True, native=False)
 
     # -- callables -----------------------------------------------------------------------------
     def wrap_callables(self, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:
@@ -427,16 +454,21 @@ class DetectorCore:
     def gpu_summaries(self) -> Dict[str, Dict[Statistic, float]]:
         """This window's GPU timer statistics (ms) of the timers that feed GPU scores.
 
-        With per-op capture on: the per-op compute timers only (section and callable timers
-        contain the collectives the section runs). Otherwise: the GPU timers of compute
-        sections and wrapped callables. Communication is never included.
+        All are busy time (docs/engine.md): GPU time of the sections' ops, without host stalls,
+        idle gaps or collectives. With per-op capture on: the per-op compute timers; otherwise
+        the busy timers of compute sections and wrapped callables. A section whose entries
+        launched no GPU work has no row (counted in `gpu_idle_entries`).
         """
         engine = self.engine
         if engine is None:
             return {}
         engine.flush()  # waits for our own events only; never a device synchronize
         names, values = engine.summaries()
-        keep = self.capture.timer_names if self.capture is not None else self._gpu_section_timers
+        idle = getattr(engine, "idle_entries", None)  # test doubles may lack it
+        self.gpu_idle_entries = {n: int(c) for n, c in (idle() if idle else {}).items()
+                                 if n in self._gpu_section_timers}
+        per_op = self.capture is not None and self.capture.per_op
+        keep = self.capture.timer_names if per_op else self._gpu_section_timers
         out: Dict[str, Dict[Statistic, float]] = {}
         for i, name in enumerate(names):
             if name in keep:

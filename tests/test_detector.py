@@ -195,6 +195,9 @@ def test_internal_error_is_logged_once_and_disables(caplog, monkeypatch):
 class _BrokenEngine:
     backend = "cuda"
 
+    def set_busy(self, timer, busy=True):
+        pass
+
     def timer_id(self, name):
         return 0
 
@@ -226,6 +229,9 @@ class _RecordingEngine:
 
     def __init__(self, events):
         self.events = events
+
+    def set_busy(self, timer, busy=True):
+        pass
 
     def timer_id(self, name):
         return 7
