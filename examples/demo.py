@@ -161,8 +161,16 @@ class SimulatedGpu:
         self._lib = lib
 
     def launch(self, ms: float) -> None:
-        """Queue ``ms`` of simulated GPU work on stream 0."""
+        """Queue ``ms`` of simulated GPU work on stream 0, reported to the detector's engine as
+        one op (as straggler._ops reports a real kernel-launching op), so it is busy time."""
+        from straggler import Detector
+
+        core = Detector.core()
+        engine = core.engine if core is not None else None
+        token = engine.op_begin(0) if engine is not None else -1
         self._lib.simcuda_enqueue(None, ms)
+        if engine is not None:
+            engine.op_end(token, -1, 0)
 
     def wait(self) -> None:
         """Block until the work queued on stream 0 is done."""

@@ -50,7 +50,7 @@ def _train(rank, world_size, plans, probe_from=None, run_probe=False):
             with Detector.detection_section("data", profile_cuda=False):
                 time.sleep(data_ms / 1e3)
             with Detector.detection_section("step"):
-                sim.enqueue(0, gpu_ms)
+                sim.kernel(Detector.core().engine, 0, gpu_ms)
                 time.sleep(0.008)
         reports.append(Detector.generate_report())
     probe = Detector.run_probe() if run_probe else None

@@ -54,7 +54,7 @@ def _phases(rank, world_size):
     sim = SimCuda()
     for _ in range(6):
         with Detector.detection_section("step"):
-            sim.enqueue(0, 10.0)  # 10 ms of "kernel" on the default stream (x slowdown)
+            sim.kernel(Detector.core().engine, 0, 10.0)  # 10 ms of "kernel" on the default stream (x slowdown)
     gpu = (Detector.generate_report(), Detector.core().engine.backend, sim.slowdown)
     Detector.shutdown()
 
@@ -226,9 +226,11 @@ def test_per_op_capture_times_compute_ops_and_never_collectives():
                         env={"STRAGGLER_LIBCUDA": "/nonexistent/libcuda.so.1"})
     report = results[0]
     names = list(report.local_kernel_summaries)
-    addmm = [n for n in names if n.startswith("aten.addmm.default(")]
+    # The C++ observer (straggler._ops) sees outermost ops (aten.linear), the Python fallback
+    # the ops after autograd (aten.addmm).
+    addmm = [n for n in names if n.startswith(("aten.addmm.default(", "aten.linear.default("))]
     assert report.local_kernel_summaries[addmm[0]][Statistic.MED] > 0
-    assert any(n.startswith("aten.addmm.default(") and "float32" in n for n in names), names
+    assert any("float32" in n for n in addmm), names
     assert any(n.startswith("aten.mm.default(") for n in names), names  # backward ops too
     assert not any("c10d" in n or "allreduce" in n.lower() for n in names), names
     assert "step" not in names  # the section's own GPU timer holds the all-reduce: left out

@@ -139,6 +139,9 @@ class Observer {
     ThreadState& t = tls;
     const std::uint64_t gen = g_generation.load(std::memory_order_acquire);
     if (t.outer != nullptr && t.generation == gen) return nullptr;  // nested: the parent's
+    // The autograd engine wraps each backward node in a FUNCTION-scope record of its own
+    // ("autograd::engine::evaluate_function: MmBackward0"): see through it to the node's ops.
+    if (std::strncmp(fn.name(), "autograd::", 10) == 0) return nullptr;
     t.outer = &fn;
     t.generation = gen;
     t.kind = Kind::kNone;

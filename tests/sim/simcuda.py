@@ -71,6 +71,13 @@ class SimCuda:
         if rc != CUDA_SUCCESS:
             raise ValueError(f"`ms={ms!r}` must be >= 0")
 
+    def kernel(self, engine: object, stream: int, ms: float) -> None:
+        """One compute op of ``ms`` on ``stream``, reported to ``engine``'s busy-time API as the
+        op observer (straggler._ops) reports a real op: op_begin, the launch, op_end."""
+        token = engine.op_begin(stream)  # type: ignore[attr-defined]
+        self.enqueue(stream, ms)
+        engine.op_end(token, -1, stream)  # type: ignore[attr-defined]
+
     def complete(self) -> None:
         """End all work queued so far now: recorded events complete, waits return."""
         self._lib.simcuda_complete()
