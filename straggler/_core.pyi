@@ -8,6 +8,9 @@ import numpy.typing as npt
 SUMMARY_COLUMNS: tuple[str, str, str, str, str, str, str]
 """Columns of TimerEngine.summaries(): ("MIN", "MAX", "MED", "AVG", "STD", "NUM", "TOTAL")."""
 
+ENGINE_API: object
+"""A PyCapsule holding the engine's C entry points for ``straggler._ops`` (csrc/engine_api.h)."""
+
 class CudaError(RuntimeError):
     """A CUDA driver call failed; the message names the call and the driver's error."""
 
@@ -45,6 +48,24 @@ class TimerEngine:
     def stop(self, timer: int | str, stream: int = 0) -> None:
         """Record the stop of ``timer`` on ``stream``; ValueError if it was not started in
         this thread. If the driver fails here, the pair is dropped and CudaError raised."""
+    def set_busy(self, timer: int, busy: bool = True) -> None:
+        """Busy mode for ``timer``: start/stop open/close a busy scope whose sample is the GPU
+        time of the ops reported inside it (idle gaps and collectives excluded)."""
+    def busy(self, timer: int) -> bool:
+        """Whether ``timer`` is in busy mode."""
+    def op_begin(self, stream: int = 0, /) -> int:
+        """A compute op starts on ``stream``: a token for op_end(), or -1 when no busy scope is
+        open (the op is not timed)."""
+    def op_end(self, token: int, op_timer: int = -1, stream: int = 0, /) -> None:
+        """The op of ``token`` ended: its GPU segment goes to the open busy scope and, if
+        ``op_timer >= 0``, to that timer."""
+    def comm_end(self, stream: int = 0, /) -> None:
+        """A collective ended on ``stream``: the busy chain restarts after it, so its time is in
+        no segment."""
+    def open_scopes(self) -> int:
+        """Busy scopes open now, over all threads."""
+    def idle_entries(self) -> dict[int, int]:
+        """{timer: entries this window that saw no GPU work (so stored no sample)}."""
     def harvest(self) -> int:
         """Store every finished pair without blocking; returns how many."""
     def flush(self) -> None:

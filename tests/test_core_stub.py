@@ -73,7 +73,7 @@ def _runtime_params(obj: object, name: str) -> list[tuple[str, object]]:
 
 
 def _stub_params(fn: ast.FunctionDef) -> list[tuple[str, object]]:
-    args = fn.args.args
+    args = fn.args.posonlyargs + fn.args.args  # defaults cover both, positional-only first
     defaults = [inspect.Parameter.empty] * (len(args) - len(fn.args.defaults)) + [
         ast.literal_eval(d) for d in fn.args.defaults]
     return [(a.arg, d) for a, d in zip(args, defaults) if a.arg != "self"]
