@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import socket
+import struct
+import threading
+import time
 
 import pytest
 
 from straggler.integrations.controller import (
+    LISTEN_BACKLOG,
+    MIN_REPORT_INTERVAL_S,
     ControlState,
     StragglerController,
     check_control_value,
+    json_depth,
     parse_update,
 )
 
@@ -181,3 +188,207 @@ def _non_loopback_ipv4_addresses() -> list[str]:
         except OSError:
             pass
     return sorted(a for a in found if not a.startswith("127."))
+
+
+# -- hardening: limits, timeouts, JSON for every answer, a quiet stderr --------------------------
+
+def _raw(ctl, data: bytes, timeout: float = 10.0) -> tuple[int, dict, bytes]:
+    """Send raw bytes, read until the server closes; (status, headers, body)."""
+    with socket.create_connection(ctl.address, timeout=timeout) as sock:
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, body
+
+
+def _wait_until_idle(ctl, timeout_s: float = 10.0) -> None:
+    """Until the server holds no connection (every one answered or closed, none queued)."""
+    server = ctl._server
+    deadline = time.monotonic() + timeout_s
+    while (server._deadlines or not server._pending.empty()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not server._deadlines and server._pending.empty()
+
+
+@pytest.mark.parametrize("raw, status", [
+    (b"FOO / HTTP/1.0\r\n\r\n", 405),
+    (b"PATCH / HTTP/1.0\r\n\r\n", 405),
+    (b"OPTIONS / HTTP/1.0\r\n\r\n", 405),
+    (b"GET /nope HTTP/1.0\r\n\r\n", 404),
+    (b"GARBAGE\r\n\r\n", 400),
+    (b"GET / HTTP/9.9\r\n\r\n", 505),
+    (b"GET /" + b"a" * 70000 + b" HTTP/1.0\r\n\r\n", 414),
+    (b"GET / HTTP/1.0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(120)) + b"\r\n", 431),
+    (b"GET / HTTP/1.0\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n", 431),
+    (b"POST / HTTP/1.0\r\nContent-Length: abc\r\n\r\n", 400),
+    (b"POST / HTTP/1.0\r\nContent-Length: " + b"9" * 400 + b"\r\n\r\n", 413),
+    (b"POST / HTTP/1.0\r\nContent-Length: -5\r\n\r\n", 413),
+    (b"POST /toggle HTTP/1.0\r\nContent-Length: 100000\r\n\r\n", 413),
+])
+def test_every_error_answer_is_json(controller, raw, status):
+    got, headers, body = _raw(controller, raw)
+    assert got == status
+    assert headers["content-type"] == "application/json"
+    assert int(headers["content-length"]) == len(body)
+    assert "error" in json.loads(body)
+    if status == 405:
+        assert headers["allow"] == "GET, POST"
+
+
+def test_head_gets_json_headers_and_no_body(controller):
+    status, headers, body = _raw(controller, b"HEAD / HTTP/1.0\r\n\r\n")
+    assert status == 405 and headers["content-type"] == "application/json" and body == b""
+
+
+@pytest.mark.parametrize("body", [
+    "[" * 2000 + "]" * 2000,
+    json.dumps({"enabled": [[[[[[[[[[True]]]]]]]]]]}),
+    '{"enabled": ' + '{"a": ' * 500 + "1" + "}" * 500 + "}",
+])
+def test_deeply_nested_body_gets_a_json_400(controller, body):
+    status, data = _post_json(controller, body)
+    assert status == 400 and "levels deep" in data["error"]
+    assert controller.wanted() == INITIAL
+
+
+def test_json_depth_ignores_brackets_in_strings():
+    assert json_depth('{"a": "[[[{{{", "b": [1, {"c": "\\"]]"}]}') == 3
+    assert json_depth("1") == 0
+
+
+@pytest.mark.parametrize("number", ["1" + "0" * 399, "-" + "9" * 400, "123456789012345678901"])
+@pytest.mark.parametrize("name", ["report_time_interval", "gpu_relative_perf_threshold"])
+def test_huge_integer_gets_a_json_400(controller, name, number):
+    status, data = _post_json(controller, f'{{"{name}": {number}}}')
+    assert status == 400 and "too large" in data["error"]
+    assert controller.wanted() == INITIAL
+
+
+def test_huge_float_is_rejected_as_infinite(controller):
+    status, data = _post_json(controller, '{"report_time_interval": 1' + "0" * 400 + '.5}')
+    assert status == 400 and "`report_time_interval=inf`" in data["error"]
+
+
+@pytest.mark.parametrize("value", [1e-9, 0.5, MIN_REPORT_INTERVAL_S - 1e-6])
+def test_report_interval_below_the_floor_is_rejected(controller, value):
+    status, data = _post_json(controller, {"report_time_interval": value})
+    assert status == 400
+    assert f"`report_time_interval={value!r}`" in data["error"]
+    assert f"at least {MIN_REPORT_INTERVAL_S:g} s" in data["error"]
+    assert controller.wanted() == INITIAL
+
+
+def test_report_interval_at_the_floor_is_accepted_and_config_may_go_lower(controller):
+    assert _post_json(controller, {"report_time_interval": MIN_REPORT_INTERVAL_S})[0] == 200
+    assert controller.wanted().report_time_interval == MIN_REPORT_INTERVAL_S
+    # The floor is on requests; a configuration with a shorter interval is the user's choice.
+    assert ControlState(True, 0.7, 0.7, 0.25).report_time_interval == 0.25
+
+
+def test_listen_backlog_is_not_the_stdlib_default_of_5(controller):
+    assert controller._server.request_queue_size == LISTEN_BACKLOG >= 64
+
+
+def test_idle_connections_are_closed_and_threads_stay_bounded():
+    before = threading.active_count()
+    with StragglerController(INITIAL, port=0, workers=4, max_pending=16, idle_timeout_s=0.5,
+                             request_deadline_s=2.0) as ctl:
+        serving = threading.active_count()
+        assert serving == before + 1 + 4  # the accepting thread and the workers, nothing more
+        socks = [socket.create_connection(ctl.address, timeout=10) for _ in range(200)]
+        try:
+            assert threading.active_count() == serving  # no thread per connection
+            answers = []
+            for sock in socks:  # each is answered 503 or closed; one held raises TimeoutError
+                chunks = []
+                while chunk := sock.recv(4096):
+                    chunks.append(chunk)
+                answers.append(b"".join(chunks))
+        finally:
+            for sock in socks:
+                sock.close()
+        busy = [a for a in answers if a]
+        assert busy and all(a.startswith(b"HTTP/1.0 503") for a in busy)
+        assert all("busy" in json.loads(a.partition(b"\r\n\r\n")[2])["error"] for a in busy)
+        assert threading.active_count() == serving
+        _wait_until_idle(ctl)  # the workers drop the queued connections the deadline closed
+        assert _request(ctl, "GET")[0] == 200  # and it still serves
+    deadline = time.monotonic() + 5.0
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == before  # close() ends every thread it started
+
+
+def test_a_trickling_client_is_cut_off_at_the_deadline():
+    with StragglerController(INITIAL, port=0, workers=1, idle_timeout_s=1.0,
+                             request_deadline_s=1.5) as ctl:
+        with socket.create_connection(ctl.address, timeout=10) as sock:
+            closed = False
+            for byte in b"GET / HTTP/1.0\r\nX-Slow: " + b"a" * 200:
+                try:
+                    sock.send(bytes([byte]))
+                except OSError:
+                    closed = True
+                    break
+                sock.settimeout(0.3)  # less than idle_timeout_s: only the deadline can stop it
+                try:
+                    if sock.recv(4096) == b"":
+                        closed = True
+                        break
+                except TimeoutError:
+                    pass
+            assert closed
+        assert _request(ctl, "GET")[0] == 200  # the only worker is free again
+
+
+def _reset(sock: socket.socket) -> None:
+    """Close with an RST (SO_LINGER 0), as a killed client does."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def test_clients_that_disconnect_mid_request_leave_stderr_clean(capfd, caplog):
+    caplog.set_level(logging.DEBUG, logger="straggler")
+    post = (b"POST / HTTP/1.0\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n")
+    with StragglerController(INITIAL, port=0, idle_timeout_s=1.0) as ctl:
+        for _ in range(20):
+            for partial in (b"", b"GET / HT", b"GET / HTTP/1.0\r\nHost: x", post,
+                            post + b'{"enabled"', b"GET / HTTP/1.0\r\n\r\n",
+                            b"POST /toggle HTTP/1.0\r\n\r\n"):
+                sock = socket.create_connection(ctl.address, timeout=10)
+                if partial:
+                    sock.sendall(partial)
+                _reset(sock)
+            sock = socket.create_connection(ctl.address, timeout=10)
+            sock.sendall(post + b'{"enabled"')
+            sock.shutdown(socket.SHUT_WR)  # half-close mid-body: the body never completes
+            sock.close()
+        _wait_until_idle(ctl)
+        assert _request(ctl, "GET")[0] == 200
+    out, err = capfd.readouterr()
+    assert err == "" and out == ""
+    assert all(r.levelno == logging.DEBUG and r.exc_info is None for r in caplog.records
+               if r.getMessage().startswith("controller:"))
+    assert "Traceback" not in caplog.text
+    assert controller_wanted_unchanged_or_toggled(caplog)
+
+
+def controller_wanted_unchanged_or_toggled(caplog) -> bool:
+    """No partial POST / was applied: the only requests logged at INFO are whole toggles."""
+    return all("will turn detection" in r.getMessage() for r in caplog.records
+               if r.levelno == logging.INFO and "requested" in r.getMessage())
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"workers": 0}, "`workers=0`"), ({"max_pending": 0}, "`max_pending=0`"),
+    ({"idle_timeout_s": 0}, "`idle_timeout_s=0`"),
+    ({"request_deadline_s": float("inf")}, "`request_deadline_s=inf`"),
+])
+def test_constructor_rejects_bad_limits(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        StragglerController(INITIAL, port=0, **kwargs)
