@@ -5,9 +5,11 @@ backward in a ``compute`` section, the gradient all-reduce in a ``communication`
 calls ``Detector.generate_report_if_interval_elapsed()`` every step with
 ``report_time_interval=1``. At each report every rank records how long that call took and its
 resident set size (``/proc/self/statm``, one read per report: the script's own overhead is a
-clock read per step). At the end the script prints one markdown row per rank: the medians of
-the first and the last window (a minute, or a third of the run when it is shorter than three
-minutes) and their ratio end/start.
+clock read per step), with two baselines that move with the machine's load but not with the
+detector's state: the mean step time since the previous report (training only, the report call
+excluded) and the load average. At the end the script prints one markdown row per rank: the
+medians of the first and the last window of reports (a minute, or a third of the run when it
+is shorter than three minutes) and their ratio end/start.
 
     python benchmarks/soak.py                    # 2 ranks, 10 minutes
     python benchmarks/soak.py --minutes 1 --world-size 4
@@ -31,7 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 SIM_DIR = Path(__file__).resolve().parents[1] / "build" / "sim"
 SIM_LIBCUDA, SIM_LIBNVML = SIM_DIR / "libcuda.so.1", SIM_DIR / "libnvidia-ml.so.1"
@@ -39,7 +41,7 @@ SIM_GPU_MS = 2.0  # simulated GPU work per step, in the compute section
 _PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line; bad values exit with status 2 and a message naming them."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=float, default=10.0, help="run length (default 10)")
@@ -128,7 +130,9 @@ def _train(rank: int, args: argparse.Namespace, store: str) -> dict[str, Any]:
     params = list(model.parameters())
     step_s = args.step_ms / 1000.0
     duration_s = args.minutes * 60.0
-    samples: list[tuple[float, float, float]] = []
+    # (seconds since start, report ms, RSS MiB, mean step ms since the last report, load avg)
+    samples: list[tuple[float, float, float, float, float]] = []
+    train_s, train_steps = 0.0, 0
     start = time.perf_counter()
     # Every rank stops on the same step: rank 0's clock decides, carried by the all-reduce.
     stop = torch.zeros(1)
@@ -151,10 +155,14 @@ def _train(rank: int, args: argparse.Namespace, store: str) -> dict[str, Any]:
         opt.step()
         steps += 1
         t0 = time.perf_counter()
+        train_s += t0 - t_step
+        train_steps += 1
         Detector.generate_report_if_interval_elapsed()
         t1 = time.perf_counter()
         if Detector.is_interval_elapsed():  # true for the rest of a report's iteration
-            samples.append((t1 - start, (t1 - t0) * 1000.0, rss_mb()))
+            samples.append((t1 - start, (t1 - t0) * 1000.0, rss_mb(),
+                            train_s * 1000.0 / train_steps, os.getloadavg()[0]))
+            train_s, train_steps = 0.0, 0
         if flat[-1] > 0:
             break
         rest = step_s - (time.perf_counter() - t_step)
@@ -168,10 +176,12 @@ def _train(rank: int, args: argparse.Namespace, store: str) -> dict[str, Any]:
 
 
 def summarize(rank: int, result: dict[str, Any], window_s: float) -> dict[str, Any]:
-    """Medians of report ms and RSS over the first and the last `window_s` of one rank's run."""
-    samples, end = result["samples"], result["elapsed_s"]
-    first = [s for s in samples if s[0] <= window_s]
-    last = [s for s in samples if s[0] >= end - window_s]
+    """Medians over the first and the last `window_s` of one rank's reports."""
+    samples = result["samples"]
+    # Windows start at the first report and end at the last (the first comes after the
+    # interval's estimation steps).
+    first = [s for s in samples if s[0] <= samples[0][0] + window_s] if samples else []
+    last = [s for s in samples if s[0] >= samples[-1][0] - window_s] if samples else []
 
     def med(rows: list, i: int) -> float:
         return statistics.median(r[i] for r in rows) if rows else float("nan")
@@ -179,23 +189,32 @@ def summarize(rank: int, result: dict[str, Any], window_s: float) -> dict[str, A
     row = {"rank": rank, "reports": len(samples), "steps": result["steps"],
            "still_enabled": result["still_enabled"],
            "ms_start": med(first, 1), "ms_end": med(last, 1),
-           "rss_start": med(first, 2), "rss_end": med(last, 2)}
+           "rss_start": med(first, 2), "rss_end": med(last, 2),
+           "step_start": med(first, 3), "step_end": med(last, 3),
+           "load_start": med(first, 4), "load_end": med(last, 4)}
     row["ms_ratio"] = row["ms_end"] / row["ms_start"] if row["ms_start"] > 0 else float("nan")
-    row["rss_ratio"] = row["rss_end"] / row["rss_start"] if row["rss_start"] > 0 else float("nan")
+    for key in ("rss", "step"):
+        a, b = row[f"{key}_start"], row[f"{key}_end"]
+        row[f"{key}_ratio"] = b / a if a > 0 else float("nan")
     return row
 
 
 def format_table(rows: list[dict[str, Any]], window_s: float) -> str:
     """The markdown table: one row per rank."""
     w = f"{window_s:g} s"
-    lines = [f"| rank | reports | steps | report ms, first {w} | report ms, last {w} | end/start "
-             f"| RSS MiB, first {w} | RSS MiB, last {w} | end/start | detector on at the end |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [(f"| rank | reports | steps | report ms, first {w} | report ms, last {w} "
+              f"| end/start | RSS MiB, first {w} | RSS MiB, last {w} | end/start "
+              f"| step ms (baseline), first {w} | last {w} | end/start "
+              "| detector on at the end |"),
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         lines.append(f"| {r['rank']} | {r['reports']} | {r['steps']} | {r['ms_start']:.2f} "
                      f"| {r['ms_end']:.2f} | {r['ms_ratio']:.2f} | {r['rss_start']:.1f} "
-                     f"| {r['rss_end']:.1f} | {r['rss_ratio']:.3f} "
+                     f"| {r['rss_end']:.1f} | {r['rss_ratio']:.3f} | {r['step_start']:.2f} "
+                     f"| {r['step_end']:.2f} | {r['step_ratio']:.2f} "
                      f"| {'yes' if r['still_enabled'] else 'NO'} |")
+    lines.append(f"\nLoad average (1 min), median over the first {w}: "
+                 f"{rows[0]['load_start']:.1f}; over the last {w}: {rows[0]['load_end']:.1f}.")
     return "\n".join(lines)
 
 
@@ -236,7 +255,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     window_s = min(60.0, args.minutes * 60.0 / 3.0)
     print(f"soak: {args.world_size} gloo ranks, {args.minutes:g} min, report every "

@@ -392,3 +392,13 @@ def controller_wanted_unchanged_or_toggled(caplog) -> bool:
 def test_constructor_rejects_bad_limits(kwargs, match):
     with pytest.raises(ValueError, match=match):
         StragglerController(INITIAL, port=0, **kwargs)
+
+
+def test_an_internal_error_is_a_json_500_and_no_traceback(controller, monkeypatch, capfd):
+    def broken():
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(controller, "status", broken)
+    status, data = _request(controller, "GET")
+    assert status == 500 and "boom" in data["error"]
+    assert capfd.readouterr().err == ""

@@ -227,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(status, message or status.phrase)
 
     def _guarded(self, method: Any) -> None:
-        """Run a do_X body; a bug in it answers 500 in JSON instead of leaving the client hanging."""
+        """Run a do_X body; a bug in it answers 500 in JSON instead of leaving the client hung."""
         try:
             method()
         except OSError as exc:  # the client went away, or timed out while we answered
