@@ -21,6 +21,7 @@ import pytest
 from _multirank import run_ranks
 from straggler import Detector
 from straggler.integrations import _common
+from straggler.integrations.controller import MIN_REPORT_INTERVAL_S
 from straggler.integrations.megatron import (
     StragglerDetectionConfig,
     StragglerDetectionManager,
@@ -238,9 +239,14 @@ def test_interval_change_through_the_controller_sets_the_report_cadence():
     step = m.wrap_train_step(time.sleep)
     _loop(m, step, 40)
     assert m.last_report is None
-    _post(m.controller.address[1], "/", {"report_time_interval": 0.05})  # ... until now
-    _loop(m, step, 80)
-    assert m.state.report_time_interval == 0.05
+    # ... until now: the shortest interval the controller accepts (MIN_REPORT_INTERVAL_S)
+    _post(m.controller.address[1], "/", {"report_time_interval": MIN_REPORT_INTERVAL_S})
+    for it in range(40, 1000):  # >= 5 s of 5 ms steps; the report comes after about 1 s
+        step(0.005)
+        m.check_stragglers(it)
+        if m.last_report is not None:
+            break
+    assert m.state.report_time_interval == MIN_REPORT_INTERVAL_S
     assert m.last_report is not None
     m.shutdown()
     with pytest.raises(ValueError, match="`control_poll_s=0`"):
