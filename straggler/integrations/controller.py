@@ -400,7 +400,7 @@ class _Server(HTTPServer):
             self._deadlines.clear()
         for _ in self._workers:
             try:
-                self._pending.put((None), timeout=1.0)
+                self._pending.put(None, timeout=1.0)
             except queue.Full:
                 break
         for worker in self._workers:
