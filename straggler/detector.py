@@ -7,8 +7,10 @@ an import change; our additions are keyword arguments with defaults.
 
 Fail open: an exception raised inside the detector (a driver error, a dead peer, a bug) is
 logged once on the ``straggler`` logger, the core disables itself, sections stop timing,
-`generate_report*` return None, and the training loop never sees it. `STRAGGLER_DISABLE=1`
-turns the whole API into no-ops.
+`generate_report*` return None, and the training loop never sees it. The ranks turn off
+together (straggler/failopen.py): a failed rank says "off" at the next report instead of
+leaving its peers waiting. A forked child's detector is inert (straggler/forksafe.py).
+`STRAGGLER_DISABLE=1` turns the whole API into no-ops.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ import math
 import os
 import socket
 import sys
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from ._checks import check_bool, check_int, check_seconds
 from .callables import CallableId, CallableWrapper
 from .interval import ReportIntervalTracker
-from .sections import NO_GPU, NULL_CONTEXT, Section, SectionContext, SectionHook, SectionKind
+from .sections import (NO_GPU, NULL_CONTEXT, UNRESOLVED, Section, SectionContext, SectionHook,
+                       SectionKind)
 from .statistics import Statistic
 
 __all__ = ["Detector", "DetectorCore", "TelemetryProvider"]
@@ -33,6 +37,8 @@ log = logging.getLogger("straggler")
 
 FT_SECTIONS_MODES = ("auto", "required", "off")
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
+DEFAULT_MAX_NAMES = 10_000  # live section names; more are not timed until old ones expire
+DEFAULT_NAME_TTL_REPORTS = 2  # a section unused for this many reports is forgotten
 _STAT_ORDER = (Statistic.MIN, Statistic.MAX, Statistic.MED, Statistic.AVG, Statistic.STD,
                Statistic.NUM)  # the engine's first six summary columns
 
@@ -94,7 +100,8 @@ class DetectorCore:
                  report_options: Optional[Dict[str, Any]] = None,
                  ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True,
                  policy: Any = True, roles: Any = None, report_log: Any = None,
-                 prometheus: Any = None) -> None:
+                 prometheus: Any = None, max_names: int = DEFAULT_MAX_NAMES,
+                 name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS) -> None:
         # Validate everything before building anything, so bad input leaves nothing behind.
         from .reporting import check_scores_to_compute
 
@@ -116,6 +123,8 @@ class DetectorCore:
             raise ValueError(f"`ft_options={ft_options!r}` must be a dict or None")
         self.ft_options = dict(ft_options or {})
         self.timer_capacity = check_int("timer_capacity", timer_capacity)
+        self.max_names = check_int("max_names", max_names)
+        self.name_ttl_reports = check_int("name_ttl_reports", name_ttl_reports)
         if report_options is not None and not isinstance(report_options, dict):
             raise ValueError(f"`report_options={report_options!r}` must be a dict or None")
         self.report_options = dict(report_options or {})
@@ -138,6 +147,13 @@ class DetectorCore:
                                  "torch.distributed.ProcessGroup or None")
 
         self.enabled = True
+        # Fail-open state: a failed rank stops timing (enabled False) but keeps joining the
+        # report protocol (_leaving) until every rank agreed to stop (_done).
+        self._leaving = False
+        self._done = False
+        self._forked = False
+        self._reports = 0  # reports finished: the clock of name expiry
+        self._names_lock = threading.Lock()  # section creation (threads may add names)
         self.hooks: List[SectionHook] = []
         self.sections: Dict[str, Section] = {}
         self._by_location: Dict[Any, Dict[int, Section]] = {}  # code object -> line -> section
@@ -181,9 +197,15 @@ class DetectorCore:
             self.ft_bridge = self._create_ft_bridge(self.ft_sections)
             if self.ft_bridge is not None:
                 self.hooks.append(self.ft_bridge)
+            from .failopen import ReportGate
+
+            self.gate = ReportGate(self.comm)
         except BaseException:
             self._close_quietly()
             raise
+        from . import forksafe
+
+        forksafe.track(self)
 
     # -- plug points for other components --------------------------------------------------
     def _create_ft_bridge(self, mode: str) -> Optional[SectionHook]:
@@ -278,16 +300,57 @@ class DetectorCore:
         self.remove_hook(hook)
 
     # -- fail open ---------------------------------------------------------------------------
-    def fail(self, exc: BaseException) -> None:
-        """Log once, then disable: sections stop timing and reports return None."""
+    def fail(self, exc: BaseException, *, in_report: bool = False) -> None:
+        """Log once, then disable: sections stop timing and reports return None.
+
+        Outside a report, the rank keeps joining the report protocol and says "off" at the next
+        report, where every rank turns off together (straggler/failopen.py). Inside a report
+        (its collectives started), the communicator is closed at once so that the peers' pending
+        collective fails now instead of after ``comm_timeout_s``.
+        """
         self.enabled = False
         if self.capture is not None:
             self.capture.enabled = False
+        if in_report or not self._agree_by_comm_safe():
+            self._stop_reporting()
+        else:
+            self._leaving = True
         if not self._failed:
             self._failed = True
             log.error("straggler: internal error, straggler detection is disabled for the rest "
                       "of this run (training continues): %s: %s", type(exc).__name__, exc,
                       exc_info=exc)
+
+    def _agree_by_comm_safe(self) -> bool:
+        return getattr(self, "_agree_by_comm", False) and not self._done
+
+    def _stop_reporting(self) -> None:
+        """Leave the report protocol for good; peers blocked on us fail at once (gloo)."""
+        self.enabled = False
+        self._leaving = False
+        self._done = True
+        comm = getattr(self, "comm", None)
+        if comm is not None and not self._forked:
+            try:
+                comm.close()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: inert. Native objects are kept, never stopped (forksafe.py)."""
+        from .forksafe import keep_forever
+
+        self._forked = True
+        self.enabled = False
+        self._leaving = False
+        self._done = True
+        keep_forever(self.engine)
+        keep_forever(getattr(self.telemetry, "_sampler", None))
+        keep_forever(self.telemetry)
+        comm = getattr(self, "comm", None)
+        keep_forever(getattr(comm, "_backend", None))
+        keep_forever(comm)
+        keep_forever(self.capture)
 
     def warn_once(self, key: str, msg: str, *args: Any) -> None:
         """Log `msg % args` as a warning the first time `key` is seen."""
@@ -302,6 +365,8 @@ class DetectorCore:
         s = self.sections.get(name)
         if s is None:
             s = self._new_section(name, kind)
+            if s is None:
+                return NULL_CONTEXT
         elif kind is not s.kind and kind != s.kind:
             raise ValueError(f"`kind={kind!r}` differs from section {name!r}'s kind "
                              f"{s.kind.value!r}")
@@ -316,18 +381,79 @@ class DetectorCore:
             s = self.sections.get(f"{code.co_filename}:{line}")
             if s is None:
                 s = self._new_section(f"{code.co_filename}:{line}", kind)
+                if s is None:
+                    return NULL_CONTEXT
+            s.location = (code, line)
             self._by_location.setdefault(code, {})[line] = s
         elif kind is not s.kind and kind != s.kind:
             raise ValueError(f"`kind={kind!r}` differs from section {s.name!r}'s kind "
                              f"{s.kind.value!r}")
         return s.gpu_ctx if profile_cuda else s.host_ctx
 
-    def _new_section(self, name: Any, kind: Any) -> Section:
+    def _new_section(self, name: Any, kind: Any) -> Optional[Section]:
+        """A new registered section; None when `max_names` live names are in use (logged once).
+
+        Thread-safe: two threads adding the same name get one section.
+        """
         if not isinstance(name, str) or not name:
             raise ValueError(f"`name={name!r}` must be a non-empty string or None")
-        s = Section(self, name, _check_kind(kind), self.profiling_interval, self.timer_capacity)
-        self.sections[name] = s
+        kind = _check_kind(kind)
+        with self._names_lock:
+            s = self.sections.get(name)
+            if s is not None:
+                return s
+            if len(self.sections) >= self.max_names:
+                self.warn_once("max-names", "straggler: %d section names are in use "
+                               "(max_names); new names are not timed until names unused for "
+                               "%d reports expire (first refused: %r)", self.max_names,
+                               self.name_ttl_reports, name)
+                return None
+            s = Section(self, name, kind, self.profiling_interval, self.timer_capacity)
+            s.seen = self._reports
+            self.sections[name] = s  # readers iterate a copy (dict.copy() holds the GIL)
         return s
+
+    def revive(self, s: Section) -> None:
+        """A held context of an expired section was entered again: register it anew."""
+        with self._names_lock:
+            if not s.expired:
+                return
+            if self.sections.get(s.name) is None and len(self.sections) < self.max_names:
+                s.expired = False
+                s.seen = self._reports
+                self.sections[s.name] = s
+
+    def _expire_names(self) -> None:
+        """Forget sections unused for `name_ttl_reports` reports (called at each report)."""
+        now = self._reports
+        ttl = self.name_ttl_reports
+        stale = []
+        for name, s in self.sections.copy().items():
+            if s.count != s.seen_count:
+                s.seen_count = s.count
+                s.seen = now
+            elif now - s.seen >= ttl and s.depth == 0:
+                stale.append(name)
+        if not stale:
+            return
+        with self._names_lock:
+            sections = self.sections
+            for name in stale:
+                s = sections.pop(name, None)
+                if s is None or s.depth:  # entered meanwhile: keep it
+                    if s is not None:
+                        sections[name] = s
+                    continue
+                s.expired = True
+                s.timer_id = UNRESOLVED  # looked up again (and re-registered) on next use
+                self._gpu_section_timers.pop(name, None)
+                if s.location is not None:
+                    code, line = s.location
+                    by_line = self._by_location.get(code)
+                    if by_line is not None and by_line.get(line) is s:
+                        del by_line[line]
+                        if not by_line:
+                            del self._by_location[code]
 
     def _ensure_engine(self) -> Any:
         """The timing engine, created on first need (after the user set the device).
@@ -439,11 +565,11 @@ class DetectorCore:
         import numpy as np
 
         out: Dict[str, Dict[Statistic, float]] = {}
-        for name, s in self.sections.items():
-            n = len(s.samples)
-            if n == 0:
+        for name, s in self.sections.copy().items():  # a copy: threads may add names
+            if not s.samples:
                 continue
-            a = np.fromiter(s.samples, dtype=np.float64, count=n)
+            a = np.array(tuple(s.samples), dtype=np.float64)  # a snapshot (other threads append)
+            n = a.size
             out[name] = {
                 Statistic.MIN: float(a.min()), Statistic.MAX: float(a.max()),
                 Statistic.MED: float(np.median(a)), Statistic.AVG: float(a.mean()),
@@ -478,13 +604,31 @@ class DetectorCore:
 
     def generate_report(self) -> Any:
         """Collective: every rank of the group calls it on the same iteration."""
-        if not self.enabled:
+        if self._done or not (self.enabled or self._leaving):
             return None
         try:
             start_s = time.perf_counter()
             sections = self.section_summaries()
             gpu = self.gpu_summaries()
             telemetry = self.telemetry.sample() if self.telemetry is not None else None
+        except Exception as exc:  # noqa: BLE001 - fail open: say "off" at the gate below
+            self.fail(exc)
+        if self._agree_by_comm and not self._done:
+            try:
+                on = self.gate.agree(self.enabled)
+            except Exception as exc:  # noqa: BLE001 - a dead or stuck peer
+                self.fail(exc, in_report=True)
+                return None
+            if not on:
+                if self.enabled:
+                    log.warning("straggler: rank %d turned straggler detection off after an "
+                                "internal error; it is off on every rank of the group for the "
+                                "rest of this run (training continues)", self.gate.failed_rank)
+                self._stop_reporting()
+                return None
+        if not self.enabled:
+            return None
+        try:
             if self._agree_by_comm:
                 # The interval is re-agreed on the report's own collective: each rank's wish
                 # (-1: none yet) rides along, the group's MAX comes back in last_extra_max.
@@ -509,23 +653,29 @@ class DetectorCore:
                 self.ft_bridge.on_report()  # learns FT timeouts; never raises
             return report
         except Exception as exc:  # noqa: BLE001 - fail open
-            self.fail(exc)
+            self.fail(exc, in_report=True)
             return None
 
     def _new_window(self) -> None:
-        for s in self.sections.values():
+        for s in self.sections.copy().values():
             s.samples.clear()
         if self.engine is not None:
             self.engine.reset()
+        self._reports += 1
+        self._expire_names()
 
     def generate_report_if_interval_elapsed(self) -> Any:
-        """Count one iteration; the report when it is due (collective), else None."""
-        if not self.enabled:
+        """Count one iteration; the report when it is due (collective), else None.
+
+        A rank that failed keeps counting (the interval's first estimate is a collective) and
+        joins the next report to say "off" (see `fail`).
+        """
+        if self._done or not (self.enabled or self._leaving):
             return None
         try:
             self.tracker.iter_increase()
         except Exception as exc:  # noqa: BLE001 - e.g. the estimate's collective failed
-            self.fail(exc)
+            self.fail(exc, in_report=True)
             return None
         if self.tracker.is_interval_elapsed():
             return self.generate_report()
@@ -533,7 +683,7 @@ class DetectorCore:
 
     def is_interval_elapsed(self) -> bool:
         """Whether a report is due on this iteration (False once disabled)."""
-        return self.enabled and self.tracker.is_interval_elapsed()
+        return (self.enabled or self._leaving) and self.tracker.is_interval_elapsed()
 
     # -- persistence ----------------------------------------------------------------------------
     def state_dict(self) -> Dict[str, Any]:
@@ -550,8 +700,14 @@ class DetectorCore:
 
     # -- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Restore callables, leave capture, close the engine, telemetry and communicator."""
+        """Restore callables, leave capture, close the engine, telemetry and communicator.
+
+        A no-op in a forked child (the parent's threads and contexts are not ours to stop).
+        """
         self.enabled = False
+        self._leaving = False
+        if self._forked:
+            return
         self._close_quietly()
 
     def _close_quietly(self) -> None:

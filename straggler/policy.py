@@ -110,6 +110,9 @@ class PolicyConfig:
     cluster_min_fraction: float = 0.1
     #: ... and at least this many ranks.
     cluster_min_size: int = 2
+    #: A metric (section) absent from this many reports in a row is forgotten, so the policy's
+    #: memory and time follow the names in use, not every name ever seen.
+    forget_after_reports: int = 50
 
     def __post_init__(self) -> None:
         _check_fraction("threshold", self.threshold)
@@ -145,6 +148,7 @@ class PolicyConfig:
         _check_fraction("cluster_gap", self.cluster_gap, high=10.0)
         _check_fraction("cluster_min_fraction", self.cluster_min_fraction)
         _check_int("cluster_min_size", self.cluster_min_size, 2)
+        _check_int("forget_after_reports", self.forget_after_reports, 1)
 
 
 @dataclass(frozen=True)
@@ -378,6 +382,10 @@ class StragglerPolicy:
         self._slot_of: dict[int, int] = {}
         self._slot_rank = np.zeros(0, dtype=np.int64)
         self._metrics: dict[str, _MetricState] = {}
+        # Metrics with any slow mark or confirmation: the only ones the per-report loops over
+        # all metrics need to visit. And each metric's last report, least recent first.
+        self._flagged: set[str] = set()
+        self._last_seen: dict[str, int] = {}
         self._healthy_streak = np.zeros(0, dtype=np.int64)
         self._reports = 0
         self._alpha = 1.0 - 0.5 ** (1.0 / self.config.baseline_half_life)
@@ -439,6 +447,8 @@ class StragglerPolicy:
         self._healthy_streak = streak
         self._metrics = metrics
         self._reports = reports
+        self._last_seen = dict.fromkeys(metrics, reports)
+        self._flagged = {name for name, ms in metrics.items() if self._is_flagged(ms)}
         self._last_ranks = self._last_slots = None
         self._role_groups = None
 
@@ -486,6 +496,8 @@ class StragglerPolicy:
             if ms is None:
                 ms = self._metrics[metric] = _MetricState(cfg.n, self._slot_rank.size)
             ms.grow(self._slot_rank.size)
+            self._last_seen.pop(metric, None)
+            self._last_seen[metric] = self._reports
             logx = np.log(x)
             has = ~np.isnan(x)
             seen[slots[has]] = True
@@ -533,6 +545,7 @@ class StragglerPolicy:
                     slow_any[slots[slow]] = True
                     unhealthy[slots[bad]] = True
                     ready = True
+                    self._mark(metric, ms)
                 else:
                     peer_out[metric] = np.full(x.shape, np.nan)
                     unhealthy[slots[has]] = True
@@ -542,19 +555,23 @@ class StragglerPolicy:
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
             unhealthy[slots[bad]] = True
+            self._mark(metric, ms)
 
         # Hysteresis: a confirmed rank clears after clear_reports healthy reports in a row.
         healthy = seen & ~unhealthy
         self._healthy_streak = np.where(healthy, self._healthy_streak + 1,
                                         np.where(seen, 0, self._healthy_streak))
         clear = healthy & (self._healthy_streak >= cfg.clear_reports)
-        for ms in self._metrics.values():
+        for metric in tuple(self._flagged):  # unflagged metrics have nothing to clear
+            ms = self._metrics[metric]
             ms.grow(self._slot_rank.size)
             hit = clear & (ms.confirmed_by > 0)
             ms.confirmed_by[hit] = 0
             ms.rel_window[hit] = 0
             ms.ind_window[hit] = 0
+            self._mark(metric, ms)
         self._reports += 1
+        self._forget_stale()
         after = self._confirmed_mask()
         return PolicyDecision(
             confirmed=frozenset(int(r) for r in self._slot_rank[after]),
@@ -601,6 +618,34 @@ class StragglerPolicy:
         return peer, rel_slow | ind_slow, bad
 
     # ------------------------------------------------------------------------------- helpers
+    @staticmethod
+    def _is_flagged(ms: _MetricState) -> bool:
+        return bool(ms.confirmed_by.any() or ms.rel_window.any() or ms.ind_window.any())
+
+    def _mark(self, metric: str, ms: _MetricState) -> None:
+        if self._is_flagged(ms):
+            self._flagged.add(metric)
+        else:
+            self._flagged.discard(metric)
+
+    def _forget_stale(self) -> None:
+        """Drop metrics absent from the last `forget_after_reports` reports (oldest first)."""
+        cutoff = self._reports - self.config.forget_after_reports
+        stale = []
+        for metric, last in self._last_seen.items():
+            if last >= cutoff:
+                break
+            stale.append(metric)
+        for metric in stale:
+            del self._last_seen[metric]
+            self._metrics.pop(metric, None)
+            self._flagged.discard(metric)
+
+    @property
+    def metrics_tracked(self) -> int:
+        """Number of metrics the policy holds state for."""
+        return len(self._metrics)
+
     def _groups_for(self, ms: _MetricState) -> np.ndarray | None:
         if self._role_of:
             if self._role_groups is None or self._role_groups.size != self._slot_rank.size:
@@ -634,13 +679,14 @@ class StragglerPolicy:
 
     def _confirmed_mask(self) -> np.ndarray:
         mask = np.zeros(self._slot_rank.size, dtype=bool)
-        for ms in self._metrics.values():
+        for metric in self._flagged:
+            ms = self._metrics[metric]
             mask[: ms.confirmed_by.size] |= ms.confirmed_by > 0
         return mask
 
     def _any_slow_mask(self) -> np.ndarray:
         mask = np.zeros(self._slot_rank.size, dtype=bool)
-        for ms in self._metrics.values():
+        for ms in (self._metrics[m] for m in self._flagged):
             size = ms.rel_window.size
             mask[:size] |= (ms.rel_window | ms.ind_window) > 0
         return mask
@@ -653,7 +699,8 @@ class StragglerPolicy:
         names = {1: "relative", 2: "individual"}
         for s in np.flatnonzero(mask):
             reasons, counts = {}, {}
-            for metric, ms in self._metrics.items():
+            for metric in sorted(self._flagged):  # the others have no marks
+                ms = self._metrics[metric]
                 if s >= ms.confirmed_by.size:
                     continue
                 if ms.confirmed_by[s]:

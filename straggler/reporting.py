@@ -81,6 +81,13 @@ class ReportGenerator:
     ``2 + 3 * sections + len(telemetry_fields)`` floats to the first rank. Individual scores
     without gathering and without ``extra`` need no communication at all.
 
+    The name registry stays about as large as the names in use: the MAX reduction also carries
+    each rank's count of names in this report, and when the registry holds more than
+    ``2 * world_size * that maximum + 64`` names (so at least half are used by no rank), every
+    rank drops it at the same report and rebuilds it from the names in use (one object gather).
+    A rank's individual reference of a timer absent for ``individual_window`` reports or more
+    is forgotten when stale names pile up.
+
     ``extra``: a fixed-length float vector that every rank passes to every `generate_report`
     (or none does); its element-wise maximum over the group is then available on every rank as
     `last_extra_max`, at no extra collective. NaN entries mean "no value" and are ignored by the
@@ -128,6 +135,7 @@ class ReportGenerator:
         self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
         self._broken = False
         self.last_extra_max: tuple[float, ...] | None = None
+        self.registry_rebuilds = 0  # times the name registry was rebuilt (see the class doc)
 
     @property
     def individual_window(self) -> int:
@@ -155,6 +163,13 @@ class ReportGenerator:
         sections = {str(k): dict(v) for k, v in section_summaries.items()}
         gpus = {str(k): dict(v) for k, v in gpu_summaries.items()
                 if not self._is_communication(str(k))}
+        for kind, summaries in (("section", sections), ("GPU timer", gpus)):
+            for name, stats in summaries.items():
+                low = stats.get(Statistic.MIN)
+                if low is not None and low <= 0:
+                    self._warn_once(f"nonpositive:{name}", "straggler: %s %r has zero or "
+                                    "negative durations (min %.3g ms); they carry no timing and "
+                                    "its scores may be NaN", kind, name, low)
         if not sections and not gpus:
             self._warn_once("empty", "straggler: nothing was timed on rank %d since the last "
                             "report (no detection_section entries or GPU timers); its scores are "
@@ -190,6 +205,8 @@ class ReportGenerator:
     def _is_communication(self, name: str) -> bool:
         verdict = self._communication.get(name)
         if verdict is None:
+            if len(self._communication) >= 65536:  # a cache: keep it bounded under name churn
+                self._communication.clear()
             verdict = self._communication[name] = scoring.is_communication(
                 name, self.communication_markers)
         return verdict
@@ -317,12 +334,23 @@ class ReportGenerator:
         flag = float(names_needed and (bool(new_sec or new_gpu) or not self._nodes))
         # NaN in ``extra`` means "no value": it travels as -inf, which MAX ignores.
         values = np.where(np.isnan(extra), -np.inf, extra) if extra is not None else []
-        vec = torch.from_numpy(np.concatenate([[flag], values]))
+        in_use = float(len(sec_names) + len(gpu_names))
+        vec = torch.from_numpy(np.concatenate([[flag, in_use], values]))
         self.comm.all_reduce(vec, "max")
         if extra is not None:
             self.last_extra_max = tuple(v if v != -math.inf else math.nan
-                                        for v in vec[1:].tolist())
-        if vec[0].item() <= 0:
+                                        for v in vec[2:].tolist())
+        # Identical on every rank (same registry, same reduced maximum): a deterministic choice.
+        known = len(self._section_ids) + len(self._gpu_ids)
+        rebuild = names_needed and known > 2 * self.comm.world_size * vec[1].item() + 64
+        if rebuild:
+            self._section_ids.clear()
+            self._gpu_ids.clear()
+            new_sec, new_gpu = list(sec_names), list(gpu_names)
+            self.registry_rebuilds += 1
+            self._section_baseline.forget_stale()
+            self._gpu_baseline.forget_stale()
+        elif vec[0].item() <= 0:
             return
         gathered = self.comm.all_gather_object((self.node_name, new_sec, new_gpu))
         # Every rank walks the same gathered list in group order, so ids agree everywhere.

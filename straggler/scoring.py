@@ -172,6 +172,21 @@ class WindowedMinBaseline:
     def __init__(self, window: int) -> None:
         self.window = check_int("individual_window", window)
         self._history: dict[str, deque[float]] = {}
+        self._updates = 0
+        self._last_update: dict[str, int] = {}  # least recently updated first
+
+    def forget_stale(self) -> int:
+        """Forget timers not updated in the last ``window`` updates; returns how many."""
+        cutoff = self._updates - self.window
+        stale = []
+        for name, last in self._last_update.items():
+            if last > cutoff:
+                break  # ordered by last update: the rest are newer
+            stale.append(name)
+        for name in stale:
+            del self._last_update[name]
+            self._history.pop(name, None)
+        return len(stale)
 
     def update(self, names: Sequence[str], medians: npt.ArrayLike) -> np.ndarray:
         """Add this report's medians and return the references, NaN for invalid medians."""
@@ -179,6 +194,8 @@ class WindowedMinBaseline:
         if values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but medians of shape {values.shape}")
         reference = [math.nan] * len(names)
+        self._updates += 1
+        last = self._last_update
         for i, (name, value) in enumerate(zip(names, values.tolist())):
             if math.isnan(value):
                 continue
@@ -187,6 +204,10 @@ class WindowedMinBaseline:
                 history = self._history[name] = deque(maxlen=self.window)
             history.append(value)
             reference[i] = min(history)
+            last.pop(name, None)
+            last[name] = self._updates
+        if len(self._history) > 4 * len(names) + 256:  # stale names piled up (name churn)
+            self.forget_stale()
         return np.array(reference, dtype=np.float64)
 
     def state_dict(self) -> dict[str, list[float]]:
@@ -201,3 +222,4 @@ class WindowedMinBaseline:
             history[str(name)] = deque((float(v) for v in kept if np.isfinite(v)),
                                        maxlen=self.window)
         self._history = history
+        self._last_update = dict.fromkeys(history, self._updates)

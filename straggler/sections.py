@@ -10,12 +10,20 @@ Order on a profiled entry: section hooks' `on_section_enter`, then GPU timer sta
 capture, host clock; on exit the reverse, and `on_section_exit` after our timers stopped.
 Exceptions raised by the body propagate untouched (the host sample of that entry is dropped);
 exceptions raised by the detector itself go to `owner.fail()`, never into the loop.
+
+Unbalanced use is logged once per section name and recovered from: an exit without an entry is
+ignored; a section entered and never exited (e.g. `__enter__` called by hand) is reset when the
+same thread enters it again after a report boundary: the leaked entry is dropped (untimed) and
+the new entry is timed as an outermost one. Nesting that spans a report from the same thread is
+thereby treated as a leak, which real code does not do (a section does not recurse into itself
+across a report).
 """
 
 from __future__ import annotations
 
 import collections
 import enum
+import threading
 from time import perf_counter_ns
 from typing import Any, Deque, Protocol
 
@@ -63,7 +71,8 @@ class Section:
     """State of one named detection section (shared by its two contexts)."""
 
     __slots__ = ("name", "kind", "interval", "count", "depth", "profiled", "start_ns",
-                 "samples", "timer_id", "gpu_ctx", "host_ctx")
+                 "samples", "timer_id", "gpu_ctx", "host_ctx", "seen", "seen_count", "expired",
+                 "location", "entered_report", "thread")
 
     def __init__(self, owner: Any, name: str, kind: SectionKind, interval: int,
                  capacity: int) -> None:
@@ -78,6 +87,15 @@ class Section:
         self.timer_id = UNRESOLVED
         self.gpu_ctx = SectionContext(owner, self, True)
         self.host_ctx = SectionContext(owner, self, False)
+        # Name expiry (DetectorCore._expire_names): the report it was last used in, `count`
+        # then, whether it was forgotten, and its `with` location for unnamed sections.
+        self.seen = 0
+        self.seen_count = 0
+        self.expired = False
+        self.location: Any = None
+        # The outermost entry in progress: the owner's report count then, and its thread.
+        self.entered_report = 0
+        self.thread = 0
 
 
 class SectionContext:
@@ -97,10 +115,14 @@ class SectionContext:
 
     def __enter__(self) -> None:
         s = self._s
+        owner = self._owner
+        if s.depth and s.entered_report != owner._reports and s.thread == _get_ident():
+            _drop_leaked_entry(owner, s)
         s.depth += 1
         if s.depth != 1:
             return None
-        owner = self._owner
+        s.entered_report = owner._reports
+        s.thread = _get_ident()
         if owner.hooks:
             owner.call_hooks_enter(s.name)
         if not owner.enabled:
@@ -110,6 +132,8 @@ class SectionContext:
             s.count = n + 1
             if n % s.interval:
                 return None
+            if s.expired:  # a held context of a forgotten section: register it again
+                owner.revive(s)
             if s.kind is SectionKind.COMMUNICATION:
                 cap = owner.capture
                 if cap is not None:
@@ -140,6 +164,8 @@ class SectionContext:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         s = self._s
         if s.depth == 0:  # unbalanced exit: ignore rather than corrupt the state
+            self._owner.warn_once(f"unbalanced-exit:{s.name}", "straggler: section %r was "
+                                  "exited without being entered; the exit is ignored", s.name)
             return False
         s.depth -= 1
         if s.depth:
@@ -163,6 +189,26 @@ class SectionContext:
         if self._owner.hooks:
             self._owner.call_hooks_exit(s.name)
         return False
+
+
+_get_ident = threading.get_ident
+
+
+def _drop_leaked_entry(owner: Any, s: Section) -> None:
+    """Forget an entry of `s` left open across a report (never exited): untimed, logged once."""
+    owner.warn_once(f"unbalanced-enter:{s.name}", "straggler: section %r was entered and not "
+                    "exited before a report; the open entry is dropped and the section is "
+                    "timed again from its next entry", s.name)
+    mode, s.profiled, s.depth = s.profiled, 0, 0
+    try:
+        if mode & _PAUSED:
+            owner.capture.resume()
+        if mode & _OPS:
+            owner.capture.pop()
+        if mode & _GPU:  # close the engine's open timer (its one sample stays in the window)
+            owner.engine.stop(s.timer_id, owner.stream())
+    except Exception as err:  # noqa: BLE001 - fail open
+        owner.fail(err)
 
 
 class NullContext:
