@@ -760,7 +760,8 @@ class Detector:
                    report_options: Optional[Dict[str, Any]] = None,
                    ft_options: Optional[Dict[str, Any]] = None, telemetry: Any = True,
                    policy: Any = True, roles: Any = None, report_log: Any = None,
-                   prometheus: Any = None) -> None:
+                   prometheus: Any = None, max_names: int = DEFAULT_MAX_NAMES,
+                   name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.policy.PolicyConfig`, a `StragglerPolicy`, True for the
@@ -770,6 +771,8 @@ class Detector:
         (docs/reportlog.md); ``prometheus`` (a port; env ``STRAGGLER_PROMETHEUS_PORT``) serves
         the latest report on 127.0.0.1 (docs/metrics.md). Both on the reporting rank, off by
         default; False turns one off whatever the environment says.
+        ``max_names`` caps the live section names; a section unused for ``name_ttl_reports``
+        reports is forgotten (docs/detector.md, "Bounded state").
 
         Raises ValueError naming a bad parameter (the detector stays uninitialized) and
         RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
@@ -786,7 +789,8 @@ class Detector:
                             report_options=report_options, ft_options=ft_options,
                             policy=policy, roles=roles,
                             telemetry=telemetry, report_log=report_log,
-                            prometheus=prometheus)
+                            prometheus=prometheus, max_names=max_names,
+                            name_ttl_reports=name_ttl_reports)
         cls._core = core
         cls.initialized = True
         cls.scores_to_compute = core.scores_to_compute

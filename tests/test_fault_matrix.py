@@ -1,0 +1,232 @@
+"""The fault matrix: what a failure on one rank costs the others (spawned gloo ranks).
+
+Each cell runs a short job loop (host-timed sections, report every 2 iterations) and checks that
+the detector never crashes, hangs or stalls the job: peers of a rank that failed spend at most one
+short wait, never ``comm_timeout_s`` (set large here so that a wait for it would stand out), unless
+the rank is dead or stopped, and the training's own collectives keep working afterwards.
+No test asserts a speed: the only time bounds compare with ``comm_timeout_s``, by a wide margin.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from _multirank import run_ranks
+
+pytestmark = [pytest.mark.multirank, pytest.mark.timeout(240)]
+
+LONG_TIMEOUT_S = 60.0  # a peer that waited for it would blow every bound below
+STEPS = 12
+
+
+def _loop(rank, fail_at=None, how=None, comm_timeout_s=LONG_TIMEOUT_S, sleep_s=0.01, **init):
+    """A job loop: sections, a report every 2 iterations, a training all_reduce every step.
+
+    ``how`` injects a failure on this rank at iteration ``fail_at``: "driver" (the simulated
+    driver fails the next event record), "exception" (an internal error outside a report),
+    "mid_report" (an error in the middle of a report's collectives), "exit_before",
+    "exit_during", "stop" (SIGSTOP in a report). Returns what the caller checks.
+    """
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, profiling_interval=1, comm_timeout_s=comm_timeout_s,
+                        node_name=f"n{rank}", telemetry=False, **init)
+    core = Detector.core()
+    reports, start = [], time.monotonic()
+    for it in range(STEPS):
+        if it == fail_at:
+            if how == "driver":
+                from sim.simcuda import CUDA_ERROR_LAUNCH_FAILED, SimCuda
+
+                SimCuda().fail("cuEventRecord", CUDA_ERROR_LAUNCH_FAILED, count=1)
+            elif how == "exception":
+                core.fail(RuntimeError("injected"))
+            elif how == "mid_report":
+                def broken(report):
+                    raise RuntimeError("injected in a report")
+                core.annotator = broken
+            elif how == "exit_before":
+                os._exit(0)
+            elif how == "exit_during":
+                def die(report):
+                    os._exit(0)
+                core.annotator = die
+            elif how == "stop":
+                def stop(report):
+                    os.kill(os.getpid(), signal.SIGSTOP)
+                    return report
+                core.annotator = stop
+        with Detector.detection_section("step", profile_cuda=how == "driver"):
+            time.sleep(sleep_s)
+        if rank == 0:
+            with Detector.detection_section("rank0-only", profile_cuda=False):
+                time.sleep(0.001)
+        t = torch.ones(1)
+        dist.all_reduce(t)  # the training's own collective: must never fail because of us
+        assert t.item() == dist.get_world_size()
+        report = Detector.generate_report_if_interval_elapsed()
+        if report is not None:
+            reports.append(it)
+    elapsed = time.monotonic() - start
+    state = (core.enabled, core._done)
+    Detector.shutdown()
+    return {"elapsed": elapsed, "reports": reports, "enabled": state[0], "done": state[1]}
+
+
+def _cell(rank, world_size, how, fail_rank, fail_at, comm_timeout_s=LONG_TIMEOUT_S):
+    return _loop(rank, fail_at if rank == fail_rank else None,
+                 how if rank == fail_rank else None, comm_timeout_s=comm_timeout_s)
+
+
+def _healthy(rank, world_size):
+    return _loop(rank)
+
+
+@pytest.fixture(scope="module")
+def healthy():
+    return run_ranks(_healthy, 3, timeout_s=120)
+
+
+def test_healthy_loop_reports_on_every_rank_and_stays_on(healthy):
+    for result in healthy:
+        assert result["enabled"] and not result["done"]
+    assert healthy[0]["reports"]  # rank 0 gathers
+
+
+@pytest.mark.parametrize("how", ["driver", "exception", "mid_report"])
+def test_a_failure_on_one_rank_turns_every_rank_off_without_waiting_for_the_timeout(
+        healthy, how):
+    results = run_ranks(_cell, 3, how, 1, 3, timeout_s=150)
+    for rank, result in enumerate(results):
+        assert not result["enabled"] and result["done"], (rank, result)
+        # About a healthy loop, far from one comm_timeout_s (60 s) more: the peers agreed.
+        assert result["elapsed"] < healthy[rank]["elapsed"] + LONG_TIMEOUT_S / 3, (rank, result)
+    assert results[0]["reports"] and max(results[0]["reports"]) <= 3
+
+
+@pytest.mark.parametrize("how, fail_at", [("exit_before", 3), ("exit_during", 3),
+                                          ("exit_before", 9)])
+def test_a_rank_killed_before_or_during_a_report_costs_its_peers_no_timeout(healthy, how,
+                                                                             fail_at):
+    # The training all_reduce of the survivors fails too once a rank is dead (gloo): the job
+    # itself cannot go on, so this cell runs only the detector's part after the death.
+    results = run_ranks(_dead_cell, 3, how, fail_at, timeout_s=150, may_die=[2])
+    for rank in (0, 1):
+        report_s, enabled = results[rank]
+        assert not enabled
+        assert report_s < LONG_TIMEOUT_S / 3, (rank, report_s)
+
+
+def _dead_cell(rank, world_size, how, fail_at):
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    for it in range(fail_at + 2):
+        if rank == 2 and it == fail_at:
+            if how == "exit_before":
+                os._exit(0)
+            core.annotator = lambda report: os._exit(0)
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.01)
+        start = time.monotonic()
+        Detector.generate_report()
+        took = time.monotonic() - start
+        if not core.enabled:
+            break
+    enabled = core.enabled
+    Detector.shutdown()
+    return took, enabled
+
+
+def _stopped(rank, world_size):
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    pids = [None] * world_size
+    dist.all_gather_object(pids, os.getpid())
+    Detector.initialize(report_time_interval=0, comm_timeout_s=3, telemetry=False)
+    core = Detector.core()
+    with Detector.detection_section("step", profile_cuda=False):
+        time.sleep(0.01)
+    Detector.generate_report()  # one good report
+    if rank == 2:
+        core.annotator = lambda report: os.kill(os.getpid(), signal.SIGSTOP) or report
+    with Detector.detection_section("step", profile_cuda=False):
+        time.sleep(0.01)
+    start = time.monotonic()
+    Detector.generate_report()
+    took = time.monotonic() - start
+    if rank == 0:
+        os.kill(pids[2], signal.SIGCONT)  # let the stopped rank finish
+    enabled = core.enabled
+    Detector.shutdown()
+    return took, enabled
+
+
+def test_a_stopped_rank_costs_its_peers_at_most_comm_timeout_s():
+    results = run_ranks(_stopped, 3, timeout_s=150)
+    for rank in (0, 1):
+        took, enabled = results[rank]
+        # Stopped after the gather: rank 0 has its report, rank 1 waits in a later collective
+        # at most for comm_timeout_s=3 (bounded; generous slack for a loaded machine).
+        assert took < 3 + 20, results
+    assert not results[0][1] and not results[1][1]  # they gave up on it: detection is off
+
+
+def _sections_missing(rank, world_size):
+    return _loop(rank, sleep_s=0.005)
+
+
+def test_sections_on_some_ranks_only_keep_detection_on(healthy):
+    # "rank0-only" exists on rank 0 alone in every healthy loop; nothing turns off.
+    assert all(r["enabled"] for r in healthy)
+
+
+def _nvml_failing(rank, world_size):
+    from straggler import Detector
+    from straggler.telemetry import TelemetryOptions
+
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S,
+                        telemetry=TelemetryOptions(period_s=0.01))
+    got = []
+    for _ in range(3):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.03)
+        got.append(Detector.generate_report() is not None)
+    enabled = Detector.core().enabled
+    Detector.shutdown()
+    return got, enabled
+
+
+@pytest.mark.parametrize("spec", ["init_error=9", "fail_from=1;fail_code=15"])
+def test_nvml_failures_on_one_rank_leave_reports_on(spec):
+    results = run_ranks(_nvml_failing, 2, timeout_s=120, rank_env={1: {"SIMNVML_SCENARIO": spec}})
+    assert results[0] == ([True, True, True], True)
+    assert results[1] == ([False, False, False], True)
+
+
+def _disabled(rank, world_size):
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0)
+    with Detector.detection_section("step"):
+        t = torch.ones(1)
+        dist.all_reduce(t)
+    import sys
+    return Detector.generate_report(), Detector.core(), "straggler._core" in sys.modules, t.item()
+
+
+def test_straggler_disable_makes_every_rank_a_no_op():
+    results = run_ranks(_disabled, 2, timeout_s=90, env={"STRAGGLER_DISABLE": "1"})
+    assert results == [(None, None, False, 2.0)] * 2
