@@ -113,6 +113,8 @@ class PolicyConfig:
     #: A metric (section) absent from this many reports in a row is forgotten, so the policy's
     #: memory and time follow the names in use, not every name ever seen.
     forget_after_reports: int = 50
+    #: At most this many metrics are tracked; beyond it the least recently seen are forgotten.
+    max_metrics: int = 4096
 
     def __post_init__(self) -> None:
         _check_fraction("threshold", self.threshold)
@@ -149,6 +151,7 @@ class PolicyConfig:
         _check_fraction("cluster_min_fraction", self.cluster_min_fraction)
         _check_int("cluster_min_size", self.cluster_min_size, 2)
         _check_int("forget_after_reports", self.forget_after_reports, 1)
+        _check_int("max_metrics", self.max_metrics, 1)
 
 
 @dataclass(frozen=True)
@@ -628,12 +631,17 @@ class StragglerPolicy:
         else:
             self._flagged.discard(metric)
 
-    def _forget_stale(self) -> None:
+    def forget_unseen(self, reports: int) -> None:
+        """Forget now the metrics absent from the last ``reports`` reports (name churn)."""
+        self._forget_stale(reports)
+
+    def _forget_stale(self, after: int | None = None) -> None:
         """Drop metrics absent from the last `forget_after_reports` reports (oldest first)."""
-        cutoff = self._reports - self.config.forget_after_reports
+        cutoff = self._reports - (self.config.forget_after_reports if after is None else after)
+        excess = len(self._last_seen) - self.config.max_metrics
         stale = []
         for metric, last in self._last_seen.items():
-            if last >= cutoff:
+            if last >= cutoff and len(stale) >= excess:
                 break
             stale.append(metric)
         for metric in stale:

@@ -30,6 +30,7 @@ logger = logging.getLogger("straggler")
 
 SCORE_KINDS: tuple[str, ...] = ("relative_perf_scores", "individual_perf_scores")
 _STATE_VERSION = 1
+_CHURN_FORGET_REPORTS = 2  # at a registry rebuild, names unused this long are forgotten
 
 Summaries = Mapping[str, Mapping[Statistic, float]]
 
@@ -86,7 +87,8 @@ class ReportGenerator:
     ``2 * world_size * that maximum + 64`` names (so at least half are used by no rank), every
     rank drops it at the same report and rebuilds it from the names in use (one object gather).
     A rank's individual reference of a timer absent for ``individual_window`` reports or more
-    is forgotten when stale names pile up.
+    is forgotten when stale names pile up (at most 4096 timers are kept); at a rebuild, the
+    references and the policy's state of names unused in the last 2 reports are forgotten.
 
     ``extra``: a fixed-length float vector that every rank passes to every `generate_report`
     (or none does); its element-wise maximum over the group is then available on every rank as
@@ -348,8 +350,11 @@ class ReportGenerator:
             self._gpu_ids.clear()
             new_sec, new_gpu = list(sec_names), list(gpu_names)
             self.registry_rebuilds += 1
-            self._section_baseline.forget_stale()
-            self._gpu_baseline.forget_stale()
+            # Most names went out of use: forget what was learned about them now, not later.
+            self._section_baseline.forget_stale(_CHURN_FORGET_REPORTS)
+            self._gpu_baseline.forget_stale(_CHURN_FORGET_REPORTS)
+            if self.policy is not None:
+                self.policy.forget_unseen(_CHURN_FORGET_REPORTS)
         elif vec[0].item() <= 0:
             return
         gathered = self.comm.all_gather_object((self.node_name, new_sec, new_gpu))

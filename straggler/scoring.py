@@ -169,18 +169,21 @@ class WindowedMinBaseline:
     in which a timer is absent (or invalid) do not advance that timer's window.
     """
 
-    def __init__(self, window: int) -> None:
+    def __init__(self, window: int, max_names: int = 4096) -> None:
         self.window = check_int("individual_window", window)
+        self.max_names = check_int("max_names", max_names)
         self._history: dict[str, deque[float]] = {}
         self._updates = 0
         self._last_update: dict[str, int] = {}  # least recently updated first
 
-    def forget_stale(self) -> int:
-        """Forget timers not updated in the last ``window`` updates; returns how many."""
-        cutoff = self._updates - self.window
+    def forget_stale(self, window: int | None = None) -> int:
+        """Forget timers not updated in the last ``window`` updates, and the least recently
+        updated ones beyond ``max_names``; returns how many."""
+        cutoff = self._updates - (self.window if window is None else window)
+        excess = len(self._last_update) - self.max_names
         stale = []
         for name, last in self._last_update.items():
-            if last > cutoff:
+            if last > cutoff and len(stale) >= excess:
                 break  # ordered by last update: the rest are newer
             stale.append(name)
         for name in stale:
@@ -206,7 +209,7 @@ class WindowedMinBaseline:
             reference[i] = min(history)
             last.pop(name, None)
             last[name] = self._updates
-        if len(self._history) > 4 * len(names) + 256:  # stale names piled up (name churn)
+        if len(self._history) > min(4 * len(names) + 256, self.max_names):  # name churn
             self.forget_stale()
         return np.array(reference, dtype=np.float64)
 

@@ -164,3 +164,19 @@ def test_non_positive_samples_are_logged_once_with_the_section_name(caplog):
     msgs = [r.getMessage() for r in caplog.records if "non-positive" in r.getMessage()
             or "negative durations" in r.getMessage()]
     assert len(msgs) == 1 and "'zero'" in msgs[0]
+
+
+def test_policy_and_baselines_keep_at_most_their_cap_of_names_least_recent_out_first():
+    import numpy as np
+
+    from straggler.policy import StragglerPolicy
+    from straggler.scoring import WindowedMinBaseline
+
+    policy = StragglerPolicy(PolicyConfig(max_metrics=5, forget_after_reports=1000))
+    for i in range(20):
+        policy.update([0, 1], {f"m{i}": [1.0, 1.0], "steady": [1.0, 1.0]})
+    assert policy.metrics_tracked == 5 and "steady" in policy._metrics
+    base = WindowedMinBaseline(window=20, max_names=5)
+    for i in range(20):
+        base.update([f"t{i}", "steady"], np.array([1.0, 2.0]))
+    assert len(base.state_dict()) <= 5 and "steady" in base.state_dict()
