@@ -27,6 +27,9 @@ def main() -> None:
     ap.add_argument("--churn-reports", type=int, default=12)
     ap.add_argument("--names-per-report", type=int, default=8_400)
     ap.add_argument("--after", type=int, default=5)
+    ap.add_argument("--cuda", action="store_true",
+                    help="profile_cuda=True: GPU timers too (point STRAGGLER_LIBCUDA at a driver, "
+                         "e.g. build/sim/libcuda.so.1, the simulated one)")
     args = ap.parse_args()
     from straggler import Detector
 
@@ -36,11 +39,11 @@ def main() -> None:
     def report(new_names: int) -> float:
         nonlocal serial
         for _ in range(new_names):
-            with Detector.detection_section(f"name-{serial}", profile_cuda=False):
+            with Detector.detection_section(f"name-{serial}", profile_cuda=args.cuda):
                 pass
             serial += 1
         for _ in range(5):
-            with Detector.detection_section("step", profile_cuda=False):
+            with Detector.detection_section("step", profile_cuda=args.cuda):
                 pass
         start = time.perf_counter()
         Detector.generate_report()
@@ -56,9 +59,11 @@ def main() -> None:
         rows.append((phase, times, rss_mb()))
     core = Detector.core()
     live = len(core.sections)
+    engine = f"{core.engine.backend} engine" if core.engine is not None else "no engine"
     Detector.shutdown()
     base_ms, base_rss = statistics.median(rows[0][1]), rows[0][2]
-    print(f"{serial:,} names in {args.churn_reports} reports; live sections at the end: {live}\n")
+    print(f"{serial:,} names in {args.churn_reports} reports; live sections at the end: {live}; "
+          f"{engine}\n")
     print("| phase | report time (median ms) | vs before | reports after churn, ms | "
           "RSS (MB) | RSS - before (MB) |")
     print("|---|---|---|---|---|---|")

@@ -37,7 +37,7 @@ log = logging.getLogger("straggler")
 
 FT_SECTIONS_MODES = ("auto", "required", "off")
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
-DEFAULT_MAX_NAMES = 4096  # live section names; more are not timed until old ones expire
+DEFAULT_MAX_NAMES = 2048  # live section names; more are not timed until old ones expire
 DEFAULT_NAME_TTL_REPORTS = 2  # a section unused for this many reports is forgotten
 _STAT_ORDER = (Statistic.MIN, Statistic.MAX, Statistic.MED, Statistic.AVG, Statistic.STD,
                Statistic.NUM)  # the engine's first six summary columns
