@@ -772,7 +772,7 @@ class Detector:
         the latest report on 127.0.0.1 (docs/metrics.md). Both on the reporting rank, off by
         default; False turns one off whatever the environment says.
         ``max_names`` caps the live section names; a section unused for ``name_ttl_reports``
-        reports is forgotten (docs/detector.md, "Bounded state").
+        reports is forgotten (docs/detector.md, "Sections": bounded names).
 
         Raises ValueError naming a bad parameter (the detector stays uninitialized) and
         RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
