@@ -75,10 +75,11 @@ class ReportGenerator:
             ranks are compared only within their role. Implies the default policy.
 
     Per report, with relative scores and gathering, the group exchanges: one all_reduce(MAX) of
-    ``1 + len(extra)`` floats (a "new names" flag and ``extra``); only when some rank has timer
-    names unknown so far (and on the first report), one ``all_gather_object`` of those names and
-    the node names; one all_reduce(MIN) of ``3 * (sections + GPU timers)`` floats (``"median"``:
-    an all_gather of ``sections + GPU timers`` floats instead); one gather of
+    ``2 + len(extra)`` floats (a "new names" flag, the count of names in use and ``extra``);
+    only when some rank has timer names unknown so far (and on the first report), one
+    ``all_gather_object`` of those names and the node names; one all_reduce(MIN) of
+    ``3 * (sections + GPU timers)`` floats (``"median"``: an all_gather of
+    ``sections + GPU timers`` floats instead); one gather of
     ``2 + 3 * sections + len(telemetry_fields)`` floats to the first rank. Individual scores
     without gathering and without ``extra`` need no communication at all.
 
