@@ -1,6 +1,6 @@
 """The fault matrix: what a failure on one rank costs the others (spawned gloo ranks).
 
-Each cell runs a short job loop (host-timed sections, report every 2 iterations) and checks that
+Each cell runs a short job loop (host-timed sections, a report every iteration) and checks that
 the detector never crashes, hangs or stalls the job: peers of a rank that failed spend at most one
 short wait, never ``comm_timeout_s`` (set large here so that a wait for it would stand out), unless
 the rank is dead or stopped, and the training's own collectives keep working afterwards.
@@ -23,7 +23,7 @@ STEPS = 12
 
 
 def _loop(rank, fail_at=None, how=None, comm_timeout_s=LONG_TIMEOUT_S, sleep_s=0.01, **init):
-    """A job loop: sections, a report every 2 iterations, a training all_reduce every step.
+    """A job loop: sections, a report every iteration, a training all_reduce every step.
 
     ``how`` injects a failure on this rank at iteration ``fail_at``: "driver" (the simulated
     driver fails the next event record), "exception" (an internal error outside a report),
@@ -179,10 +179,6 @@ def test_a_stopped_rank_costs_its_peers_at_most_comm_timeout_s():
         # at most for comm_timeout_s=3 (bounded; generous slack for a loaded machine).
         assert took < 3 + 20, results
     assert not results[0][1] and not results[1][1]  # they gave up on it: detection is off
-
-
-def _sections_missing(rank, world_size):
-    return _loop(rank, sleep_s=0.005)
 
 
 def test_sections_on_some_ranks_only_keep_detection_on(healthy):
