@@ -157,8 +157,14 @@ def _stopped(rank, world_size):
     with Detector.detection_section("step", profile_cuda=False):
         time.sleep(0.01)
     Detector.generate_report()  # one good report
-    if rank == 2:
-        core.annotator = lambda report: os.kill(os.getpid(), signal.SIGSTOP) or report
+    if rank == 2:  # stopped inside the next report, before its first collective
+        agree = core.gate.agree
+
+        def stop_then_agree(on):
+            os.kill(os.getpid(), signal.SIGSTOP)
+            return agree(on)
+
+        core.gate.agree = stop_then_agree
     with Detector.detection_section("step", profile_cuda=False):
         time.sleep(0.01)
     start = time.monotonic()
@@ -175,8 +181,8 @@ def test_a_stopped_rank_costs_its_peers_at_most_comm_timeout_s():
     results = run_ranks(_stopped, 3, timeout_s=150)
     for rank in (0, 1):
         took, enabled = results[rank]
-        # Stopped after the gather: rank 0 has its report, rank 1 waits in a later collective
-        # at most for comm_timeout_s=3 (bounded; generous slack for a loaded machine).
+        # Rank 2 is stopped before the report's first collective: its peers wait there at most
+        # comm_timeout_s=3 (bounded; generous slack for a loaded machine), then turn off.
         assert took < 3 + 20, results
     assert not results[0][1] and not results[1][1]  # they gave up on it: detection is off
 
