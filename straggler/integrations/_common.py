@@ -102,9 +102,9 @@ def format_score_block(report: Any, scores: Mapping[int, float], num_best: int,
 def step_scores(report: Any, kind: str, section: str | None) -> tuple[dict[int, float], str]:
     """The scores to judge ranks by, and where they come from.
 
-    ``kind`` is "relative" or "individual". GPU scores (NVRx's choice) when any is finite; on a
-    machine without GPU timers (every GPU score NaN) the scores of the wrapped step's section
-    ``section``, which time the step on the host. Returns (rank -> score, source) with source
+    ``kind`` is "relative" or "individual". GPU scores (NVRx's choice) when any is finite; with
+    no GPU time (every GPU score NaN: no GPU timers, or the step's sections saw no GPU work) the
+    scores of the wrapped step's section ``section``, which time the step on the host. Returns (rank -> score, source) with source
     "gpu" or "host time of <section>".
     """
     gpu = dict(getattr(report, f"gpu_{kind}_perf_scores", {}) or {})
@@ -184,7 +184,7 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
     n = num_to_print or (3 if ev.found else 0)
     for title, scores, source in (("relative", rel, rel_src), ("individual", ind, ind_src)):
         if n and scores:
-            note = "" if source == "gpu" else f" ({source}: no GPU timers)"
+            note = "" if source == "gpu" else f" ({source}: no GPU time)"
             logger.info("\nGPU %s performance%s:\n%s", title, note,
                         format_score_block(report, scores, n, n))
     return ev
