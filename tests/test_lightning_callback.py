@@ -1,8 +1,9 @@
 """StragglerDetectionCallback with a real Lightning Trainer on CPU: one process and DDP on gloo.
 
-Timing: GPU timers run on the simulated driver (tests/conftest.py), which times an idle stream
-on the host clock, so a sleep inside ``training_step`` shows up in the GPU scores. The slowed
-rank sleeps 3x as long (score about 0.33), far below the 0.7 threshold even when the 2 shared
+Timing: GPU timers run on the simulated driver (tests/conftest.py) and GPU scores come from
+busy time, so ``training_step`` does its "GPU work" with ``gpu_sleep``: simulated kernel time
+reported as an op (a plain sleep is host time, which GPU scores do not see). The slowed rank's
+work takes 3x as long (score about 0.33), far below the 0.7 threshold even when the 2 shared
 cores add tens of milliseconds of noise to a step.
 """
 
@@ -22,6 +23,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from _multirank import run_ranks
+from sim.simcuda import gpu_sleep
 from straggler import Detector
 from straggler.integrations.lightning import LIGHTNING_PACKAGE, StragglerDetectionCallback
 
@@ -54,7 +56,8 @@ def _clean_detector():
 
 
 class TinyModule(pl.LightningModule):
-    """A linear model whose training_step sleeps; ``slow_after`` / ``slow_rank`` make it slower."""
+    """A linear model whose training_step does simulated GPU work; ``slow_after`` / ``slow_rank``
+    make it slower."""
 
     def __init__(self, step_s: float = 0.01, slow_rank: int | None = None, factor: float = 3.0,
                  slow_after: int = 0) -> None:
@@ -65,7 +68,7 @@ class TinyModule(pl.LightningModule):
 
     def training_step(self, batch, batch_idx):
         slow = self.global_rank == self.slow_rank and self.global_step >= self.slow_after
-        time.sleep(self.step_s * (self.factor if slow else 1.0))
+        gpu_sleep(self.step_s * (self.factor if slow else 1.0))
         x, y = batch
         return nn.functional.mse_loss(self.layer(x), y)
 

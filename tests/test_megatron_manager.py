@@ -1,9 +1,10 @@
 """StragglerDetectionManager: wrapping, log lines, fail-open, and multi-rank loops on gloo.
 
-Timing: GPU timers run on the simulated driver (tests/conftest.py), which times an idle stream
-on the host clock, so the sleep in the wrapped step is what the scores see. The slowed rank
-sleeps 3x longer (score about 0.33, threshold 0.7): a margin no CPU contention on the shared
-cores can close.
+Timing: GPU timers run on the simulated driver (tests/conftest.py). GPU scores come from busy
+time, so a step that only sleeps gives no GPU score and the adapters judge the host time of its
+section instead; steps wrapping ``gpu_sleep`` (simulated kernel time reported as an op) give
+GPU scores. The slowed rank's step takes 3x longer (score about 0.33, threshold 0.7): a margin
+no CPU contention on the shared cores can close.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from _multirank import run_ranks
+from sim.simcuda import gpu_sleep
 from straggler import Detector
 from straggler.integrations import _common
 from straggler.integrations.controller import MIN_REPORT_INTERVAL_S
@@ -177,7 +179,7 @@ def test_single_rank_loop_reports_with_megatron_and_nvrx_lines(caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
     m = StragglerDetectionManager()
     m.initialize(_config(enable_controller=False))
-    step = m.wrap_train_step(time.sleep)
+    step = m.wrap_train_step(gpu_sleep)
     assert isinstance(step, TrainStep) and step.is_wrapped
     assert _loop(m, step, 60) == []
     m.shutdown()
@@ -436,7 +438,7 @@ def test_state_dict_carries_the_individual_baseline_across_a_restart():
         m.initialize(_config(enable_controller=False, report_time_interval=0.05))
         if state is not None:
             m.load_state_dict(state)
-        step = m.wrap_train_step(time.sleep)
+        step = m.wrap_train_step(gpu_sleep)
         # A resumed job 3x slower than before its restart: only the carried baseline shows it.
         _loop(m, step, 40, slow=state is not None, step_s=0.005)
         out = m.state_dict(), dict(m.last_report.gpu_individual_perf_scores)

@@ -17,6 +17,7 @@ process: :func:`run_python` runs a snippet in one with extra environment.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import subprocess
 import sys
@@ -110,6 +111,31 @@ class SimCuda:
     def reset(self) -> None:
         """Clear injected failures, call counters and stream timelines."""
         self._lib.simcuda_reset()
+
+
+@functools.lru_cache(maxsize=1)
+def _shared() -> SimCuda:
+    return SimCuda()
+
+
+def gpu_sleep(seconds: float) -> None:
+    """``seconds`` of simulated GPU work, then a host wait as long (a step synchronizing).
+
+    The work is reported to the running Detector's engine as one op, as ``straggler._ops``
+    reports a real kernel-launching op, so it is busy time and reaches GPU scores; a plain
+    ``time.sleep`` is host time, which GPU scores do not see (docs/scores.md). Without a
+    running Detector the work is queued unreported.
+    """
+    import time
+
+    from straggler import Detector
+
+    core = Detector.core()
+    if core is None:
+        _shared().enqueue(0, seconds * 1000.0)
+    else:
+        _shared().kernel(core.engine, 0, seconds * 1000.0)
+    time.sleep(seconds)
 
 
 def sim_env(**knobs: object) -> dict[str, str]:
