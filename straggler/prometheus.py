@@ -78,6 +78,24 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
+def _values(xs: Any) -> Any:
+    """``xs`` as a float64 numpy array with every non-finite entry (None, NaN, inf) as NaN.
+
+    Scrapes of large jobs (16k ranks x 200 sections) stay in numpy: a Python test per value
+    took seconds per scrape, holding the GIL on the reporting rank.
+    """
+    import numpy as np
+
+    try:
+        a = np.array(xs, dtype=np.float64)  # None -> NaN
+    except (TypeError, ValueError):  # an entry that is no number: skipped, as _finite does
+        a = np.array([float(x) if _finite(x) else math.nan for x in xs], dtype=np.float64)
+    if a.ndim != 1:
+        a = np.array([float(x) if _finite(x) else math.nan for x in xs], dtype=np.float64)
+    a[~np.isfinite(a)] = math.nan
+    return a
+
+
 class _RecordCollector:
     """Renders the latest record as metric families at scrape time."""
 
@@ -108,8 +126,8 @@ class _RecordCollector:
         for kind in ("relative", "individual"):
             g = gauge(f"straggler_gpu_{kind}_score",
                       f"GPU {kind} score per rank (1 = as fast as the reference).", ["rank"])
-            for r, v in zip(ranks, record["gpu"][kind]):
-                if _finite(v):
+            for r, v in zip(ranks, _values(record["gpu"][kind]).tolist()):
+                if v == v:  # not NaN
                     g.add_metric([str(r)], v)
             yield g
         # Per rank, the worst section score: one series per rank whatever the section count.
@@ -117,10 +135,14 @@ class _RecordCollector:
         for kind in ("relative", "individual"):
             g = gauge(f"straggler_section_{kind}_score_min",
                       f"Lowest section {kind} score of each rank over its sections.", ["rank"])
-            for i, r in enumerate(ranks):
-                vals = [s[kind][i] for s in sections.values() if _finite(s[kind][i])]
-                if vals:
-                    g.add_metric([str(r)], min(vals))
+            if sections:
+                import numpy as np
+
+                # fmin ignores NaN: NaN only where a rank has no finite score in any section.
+                worst = np.fmin.reduce([_values(s[kind]) for s in sections.values()], axis=0)
+                for r, v in zip(ranks, worst.tolist()):
+                    if v == v:
+                        g.add_metric([str(r)], v)
             yield g
         yield from self._sections(record)
         yield from self._decisions(record)
@@ -134,8 +156,9 @@ class _RecordCollector:
         import numpy as np
 
         def lowest(item: tuple[str, dict]) -> float:
-            vals = [v for v in item[1]["relative"] if _finite(v)]
-            return min(vals) if vals else math.inf
+            a = _values(item[1]["relative"])
+            low = float(np.fmin.reduce(a)) if a.size else math.nan
+            return low if low == low else math.inf
 
         kept = sorted(record["sections"].items(), key=lowest)[:MAX_SECTIONS]
         score = GaugeMetricFamily("straggler_section_score",
@@ -149,14 +172,17 @@ class _RecordCollector:
                                       labels=["section", "stat"])
         for name, sec in kept:
             for kind in ("relative", "individual"):
-                a = np.array([v for v in sec[kind] if _finite(v)], dtype=np.float64)
+                a = _values(sec[kind])
+                a = a[~np.isnan(a)]
                 if a.size:
                     for stat, v in (("min", a.min()), ("median", np.median(a)), ("max", a.max())):
                         score.add_metric([name, kind, stat], float(v))
-            rel = [(v, r) for v, r in zip(sec["relative"], record["ranks"]) if _finite(v)]
-            if rel:
-                worst.add_metric([name], float(min(rel)[1]))
-            a = np.array([v for v in sec["median_ms"] if _finite(v)], dtype=np.float64)
+            rel = _values(sec["relative"])
+            if not np.isnan(rel).all():
+                at_min = np.flatnonzero(rel == np.nanmin(rel))  # ties: the lowest rank
+                worst.add_metric([name], float(min(record["ranks"][i] for i in at_min)))
+            a = _values(sec["median_ms"])
+            a = a[~np.isnan(a)]
             if a.size:
                 for stat, v in (("min", a.min()), ("median", np.median(a)), ("max", a.max())):
                     median_ms.add_metric([name, stat], float(v) / 1e3)
