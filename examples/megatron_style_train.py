@@ -29,7 +29,6 @@ import argparse
 import logging
 import os
 import sys
-import time
 
 import torch
 import torch.distributed as dist
@@ -51,7 +50,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--slow-rank", type=int, default=None,
                         help="Make this rank's train step slower (a simulated straggler).")
     parser.add_argument("--slowdown", type=float, default=3.0,
-                        help="How much slower the slow rank's step is. Default: %(default)s.")
+                        help="How much slower the slow rank's step is (its compute runs this "
+                        "many times, rounded). Default: %(default)s.")
     parser.add_argument("--save", default=None, help="Checkpoint directory (on a stop).")
     parser.add_argument("--exit-code-on-straggler", type=int, default=1)
     add_straggler_args(parser)
@@ -82,13 +82,17 @@ def main(argv: list[str] | None = None) -> int:
     data_gen = torch.Generator(device="cpu").manual_seed(rank)
     slow = args.slow_rank == rank
 
+    # A straggler's device is slow: its step runs the same forward and backward `slowdown` times
+    # (each pass with loss / passes, so the summed gradient is the one of a single pass). The
+    # extra time is device work, which GPU scores (busy time) see; a host-side sleep would show
+    # in the step's section score with the cause host_side and leave the GPU score at 1.0.
+    passes = max(1, round(args.slowdown)) if slow else 1
+
     def train_step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Forward and backward: the compute of one step (no communication inside)."""
-        start = time.perf_counter()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        if slow:  # a straggler: the same work, done `slowdown` times slower
-            time.sleep((args.slowdown - 1.0) * (time.perf_counter() - start))
+        for _ in range(passes):
+            loss = nn.functional.mse_loss(model(x), y)
+            (loss / passes).backward()
         return loss
 
     manager = StragglerDetectionManager()
