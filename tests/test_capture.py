@@ -208,3 +208,33 @@ def test_native_observer_times_outermost_ops_and_skips_sleeps(sim_cuda):
     assert not errors
     cap.close()
     eng.close()
+
+
+@pytest.mark.skipif(not native_observer_available(), reason="straggler._ops is not built")
+def test_native_observer_is_switched_by_a_flag_and_its_failures_stay_inside(sim_cuda):
+    """The RecordFunction callback is registered once: disable/enable only stop and resume the
+    reports. An engine failure inside the callback is recorded on the observer; the op runs and
+    returns its result, and nothing is raised out of the callback."""
+    from sim.simcuda import CUDA_ERROR_LAUNCH_FAILED
+    from straggler import _ops
+
+    eng = _core.TimerEngine("cuda")
+    obs = _ops.Observer(eng, per_op=False, device="cpu", stream=0)
+    sec = eng.timer_id("s")
+    eng.set_busy(sec)
+    a = torch.ones(4, 4)
+    eng.start(sec, 0)
+    for enabled in (True, False, True):
+        if enabled:
+            obs.enable()
+        else:
+            obs.disable()
+        a.add(1)
+    assert obs.ops_timed == 2 and not obs.failed
+    sim_cuda.fail("cuEventRecord", CUDA_ERROR_LAUNCH_FAILED, count=-1)
+    assert torch.equal(a.mul(2), torch.full((4, 4), 2.0))  # the op is untouched
+    sim_cuda.reset()
+    assert obs.failed and "cuEventRecord" in obs.error
+    obs.remove()
+    eng.stop(sec, 0)
+    eng.close()

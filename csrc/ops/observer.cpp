@@ -7,6 +7,14 @@
 // Cost per op: the callback (inputs are needed to tell device tensors from CPU ones), one
 // cuEventQuery and one cuEventRecord in the engine; with per-op timers also one hash lookup of
 // the op's name and input shapes (no string is built once the key was seen).
+//
+// Robustness (first H100 run, docs/engine.md "Who reports ops"): the callback is registered
+// once with fixed needsInputs and stays registered until remove(); enable/disable flip an atomic
+// (adding and removing callbacks per section can leave a thread's cached callbacks stale). The
+// callbacks never throw: torch logs a full stack trace for every op whose callback throws, so
+// any failure is recorded (fail()) and the observer goes quiet. inputs() is never trusted to be
+// valid: no inputs means an unknown device, and the op is not reported. Must be compiled with
+// NDEBUG like torch (CMakeLists.txt): RecordFunction's layout differs without it.
 #include <ATen/record_function.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <pybind11/pybind11.h>
@@ -81,7 +89,7 @@ class Observer {
       throw std::runtime_error("this torch has no CUDA: give a fixed `stream`");
     }
   }
-  ~Observer() { disable(); }
+  ~Observer() { remove(); }
 
   void enable() {
     Observer* expected = nullptr;
@@ -89,24 +97,21 @@ class Observer {
       throw std::runtime_error("another straggler op observer is enabled in this process");
     }
     g_generation.fetch_add(1, std::memory_order_acq_rel);
-    if (handle_ == 0) {
-      handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
-                                          .needsInputs(true)
-                                          .scopes({at::RecordScope::FUNCTION}));
-    } else {
-      at::reenableCallback(handle_);
+    if (handle_ == 0) {  // once: later enable/disable only flip g_active
+      try {
+        handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                            .needsInputs(true)
+                                            .scopes({at::RecordScope::FUNCTION}));
+      } catch (...) {
+        disable();
+        throw;
+      }
     }
   }
 
   void disable() noexcept {
     Observer* self = this;
     g_active.compare_exchange_strong(self, nullptr);
-    if (handle_ != 0) {
-      try {
-        at::disableCallback(handle_);
-      } catch (...) {
-      }
-    }
   }
 
   void remove() noexcept {
@@ -135,24 +140,50 @@ class Observer {
   }
 
  private:
-  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) noexcept {
+    try {
+      start(fn);
+    } catch (const std::exception& e) {
+      fail_active(e.what());
+    } catch (...) {
+      fail_active("unknown exception in the op observer's start callback");
+    }
+    return nullptr;
+  }
+
+  static void on_end(const at::RecordFunction& fn, at::ObserverContext* /*ctx*/) noexcept {
+    try {
+      end(fn);
+    } catch (const std::exception& e) {
+      fail_active(e.what());
+    } catch (...) {
+      fail_active("unknown exception in the op observer's end callback");
+    }
+  }
+
+  static void fail_active(const char* what) noexcept {
+    tls.kind = Kind::kNone;
+    Observer* o = g_active.load(std::memory_order_acquire);
+    if (o != nullptr) o->fail(what);
+  }
+
+  static void start(const at::RecordFunction& fn) {
     ThreadState& t = tls;
     const std::uint64_t gen = g_generation.load(std::memory_order_acquire);
-    if (t.outer != nullptr && t.generation == gen) return nullptr;  // nested: the parent's
+    if (t.outer != nullptr && t.generation == gen) return;  // nested: the parent's
     // The autograd engine wraps each backward node in a FUNCTION-scope record of its own
     // ("autograd::engine::evaluate_function: MmBackward0"): see through it to the node's ops.
-    if (std::strncmp(fn.name(), "autograd::", 10) == 0) return nullptr;
+    if (std::strncmp(fn.name(), "autograd::", 10) == 0) return;
     t.outer = &fn;
     t.generation = gen;
     t.kind = Kind::kNone;
     Observer* o = g_active.load(std::memory_order_acquire);
-    if (o == nullptr || o->failed() || o->paused_.load(std::memory_order_acquire)) return nullptr;
-    if (o->api_->open_scopes(o->engine_) == 0) return nullptr;
+    if (o == nullptr || o->failed() || o->paused_.load(std::memory_order_acquire)) return;
+    if (o->api_->open_scopes(o->engine_) == 0) return;
     o->begin(fn, t);
-    return nullptr;
   }
 
-  static void on_end(const at::RecordFunction& fn, at::ObserverContext* /*ctx*/) {
+  static void end(const at::RecordFunction& fn) {
     ThreadState& t = tls;
     if (t.outer != &fn) return;
     t.outer = nullptr;
@@ -173,6 +204,7 @@ class Observer {
 
   void begin(const at::RecordFunction& fn, ThreadState& t) {
     const char* name = fn.name();
+    // Empty when torch kept no inputs for this record: an unknown device, so not reported.
     c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
     c10::DeviceIndex index = -1;
     bool on_device = false;
