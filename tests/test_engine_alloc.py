@@ -99,3 +99,40 @@ print(json.dumps(result))
 
 def test_start_stop_allocate_nothing_across_report_windows(malloc_shim: Path):
     assert allocations_in(CHILD_WINDOWS, malloc_shim) == {"host": 0, "cuda": 0}
+
+
+# The op path of busy time (docs/engine.md "Busy time"): a busy scope with ops reported as the
+# op observer reports them (op_begin/op_end, with and without a per-op timer) and a collective
+# (comm_end). Warm-up fills the mark pool, this thread's chain and the timers' rings.
+CHILD_OPS = PRELUDE + """    op = eng.timer_id("op")
+    eng.set_busy(t, True)
+    start, stop, harvest = eng.start, eng.stop, eng.harvest
+    op_begin, op_end, comm_end = eng.op_begin, eng.op_end, eng.comm_end
+    def steps(stream, n):
+        for i in range(n):
+            start(t, stream)
+            tok = op_begin(stream); op_end(tok, op, stream)
+            tok = op_begin(stream); op_end(tok, -1, stream)
+            comm_end(stream)
+            tok = op_begin(stream); op_end(tok, op, stream)
+            stop(t, stream)
+            if i % 100 == 0:
+                harvest()
+    for stream in (0, 5):                      # warm-up
+        steps(stream, 3000)
+    eng.flush()
+    assert eng.open_scopes() == 0 and len(eng.durations("hot")) > 0
+    counts = []
+    for _ in range(3):
+        shim.malloc_count_start()
+        steps(5, 3000)
+        counts.append(shim.malloc_count_stop())
+    result[backend] = min(counts)
+    eng.flush()
+    eng.close()
+print(json.dumps(result))
+"""
+
+
+def test_busy_scope_ops_allocate_nothing_once_warm(malloc_shim: Path):
+    assert allocations_in(CHILD_OPS, malloc_shim) == {"host": 0, "cuda": 0}
