@@ -174,7 +174,9 @@ class DetectorCore:
         from .comm import Comm
         from .reporting import ReportGenerator
 
-        self.comm = Comm.create(process_group=process_group, timeout_s=self.comm_timeout_s)
+        self.comm = Comm.create(process_group=process_group, timeout_s=self.comm_timeout_s,
+                                call="Detector.initialize()")
+        self._reports = 0  # reports attempted, named in the message of a collective's timeout
         try:
             self.telemetry = self._create_telemetry_provider()
             fields = tuple(self.telemetry.fields) if self.telemetry is not None else ()
@@ -259,7 +261,8 @@ class DetectorCore:
             from .probe import probe_group
             from .telemetry import _current_cuda_device
 
-            return probe_group(self.comm, _current_cuda_device())
+            with self.comm.during("Detector.run_probe()"):
+                return probe_group(self.comm, _current_cuda_device())
         except Exception as exc:  # noqa: BLE001 - fail open
             self.fail(exc)
             return None
@@ -558,7 +561,11 @@ class DetectorCore:
         """MAX of `value` over the group (one small collective; the interval's first estimate)."""
         import torch
 
-        return float(self.comm.all_reduce(torch.tensor([value], dtype=torch.float64), "max")[0])
+        call = (f"Detector.generate_report_if_interval_elapsed() (iteration "
+                f"{self.tracker.current_iter}: the first estimate of the report interval)")
+        with self.comm.during(call):
+            reduced = self.comm.all_reduce(torch.tensor([value], dtype=torch.float64), "max")
+        return float(reduced[0])
 
     def section_summaries(self) -> Dict[str, Dict[Statistic, float]]:
         """This window's host-time statistics (ms) of every section with samples."""
@@ -602,10 +609,12 @@ class DetectorCore:
                 out[name] = {stat: float(row[j]) for j, stat in enumerate(_STAT_ORDER)}
         return out
 
-    def generate_report(self) -> Any:
+    def generate_report(self, _call: str = "Detector.generate_report()") -> Any:
         """Collective: every rank of the group calls it on the same iteration."""
         if self._done or not (self.enabled or self._leaving):
             return None
+        self._reports += 1
+        self.comm.call = f"{_call} (report {self._reports})"  # named when a collective fails
         try:
             start_s = time.perf_counter()
             sections = self.section_summaries()
@@ -678,7 +687,8 @@ class DetectorCore:
             self.fail(exc, in_report=True)
             return None
         if self.tracker.is_interval_elapsed():
-            return self.generate_report()
+            return self.generate_report("Detector.generate_report_if_interval_elapsed() on "
+                                        f"iteration {self.tracker.current_iter}")
         return None
 
     def is_interval_elapsed(self) -> bool:

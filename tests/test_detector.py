@@ -45,6 +45,16 @@ def test_initialize_twice_is_an_error():
         Detector.initialize()
 
 
+def test_initialize_before_init_process_group_under_a_launcher_is_an_error(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun sets it
+    with pytest.raises(RuntimeError, match=r"call dist.init_process_group\(\) first"):
+        Detector.initialize()
+    assert not Detector.initialized and Detector.core() is None
+    monkeypatch.setenv("WORLD_SIZE", "1")  # a genuine single process needs no process group
+    Detector.initialize()
+    assert Detector.core().comm.world_size == 1
+
+
 @pytest.mark.parametrize("kwargs, param", [
     ({"profiling_interval": 0}, "profiling_interval"),
     ({"profiling_interval": 2.5}, "profiling_interval"),
