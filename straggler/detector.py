@@ -251,7 +251,20 @@ class DetectorCore:
                                gather=self.gather_on_rank0 and opts.enabled,
                                device=None,  # torch's current device when probing
                                probe_suspects=opts.probe_suspects,
-                               rules=opts.rules or CauseRules())
+                               rules=opts.rules or CauseRules(),
+                               gpu_timing=self.no_gpu_timers_reason)
+
+    def no_gpu_timers_reason(self) -> Optional[str]:
+        """Why this rank has no GPU timers so far, for the causes' evidence (None: it has some)."""
+        if self._gpu_section_timers or (self.capture is not None and self.capture.timer_names):
+            return None
+        if not self._engine_tried:
+            return "profile_cuda=False on every compute section it ran"
+        if self.engine is None:
+            return "the timing engine is unavailable on it (see its log)"
+        if self.engine.backend != "cuda":
+            return f"no usable CUDA device: {self._cuda_status()}"
+        return "profile_cuda=False on every compute section it ran"
 
     def run_probe(self) -> Any:
         """Collective: the GPU health probe on every rank (see `Detector.run_probe`)."""

@@ -55,6 +55,26 @@ def test_initialize_before_init_process_group_under_a_launcher_is_an_error(monke
     assert Detector.core().comm.world_size == 1
 
 
+def test_a_rank_says_why_it_has_no_gpu_timers(monkeypatch):
+    Detector.initialize(telemetry=False)
+    core = Detector.core()
+    with Detector.detection_section("host", profile_cuda=False):
+        pass
+    assert core.no_gpu_timers_reason() == "profile_cuda=False on every compute section it ran"
+
+    class HostEngine:  # what the extension builds without a CUDA driver
+        backend = "host"
+
+        def close(self):
+            pass
+
+    core._engine_tried, core.engine = True, HostEngine()
+    monkeypatch.setattr(DetectorCore, "_cuda_status", staticmethod(lambda: "no driver here"))
+    with Detector.detection_section("gpu"):
+        pass
+    assert core.no_gpu_timers_reason() == "no usable CUDA device: no driver here"
+
+
 @pytest.mark.parametrize("kwargs, param", [
     ({"profiling_interval": 0}, "profiling_interval"),
     ({"profiling_interval": 2.5}, "profiling_interval"),
