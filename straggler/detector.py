@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
-from ._checks import check_bool, check_int, check_seconds
+from ._checks import check_bool, check_int, check_roles, check_seconds
 from .callables import CallableId, CallableWrapper
 from .interval import ReportIntervalTracker
 from .sections import (NO_GPU, NULL_CONTEXT, UNRESOLVED, Section, SectionContext, SectionHook,
@@ -63,6 +63,10 @@ class TelemetryProvider(Protocol):
 
 
 # -- configuration ---------------------------------------------------------------------------
+def _bad_profile_cuda(value: Any) -> Any:
+    check_bool("profile_cuda", value)  # raises: value is neither True nor False
+
+
 def _check_kind(kind: Any) -> SectionKind:
     try:
         return SectionKind(kind)
@@ -178,6 +182,7 @@ class DetectorCore:
                                 call="Detector.initialize()")
         self._reports = 0  # reports attempted, named in the message of a collective's timeout
         try:
+            check_roles(roles, self.comm.global_ranks)
             self.telemetry = self._create_telemetry_provider()
             fields = tuple(self.telemetry.fields) if self.telemetry is not None else ()
             try:
@@ -386,7 +391,9 @@ class DetectorCore:
         elif kind is not s.kind and kind != s.kind:
             raise ValueError(f"`kind={kind!r}` differs from section {name!r}'s kind "
                              f"{s.kind.value!r}")
-        return s.gpu_ctx if profile_cuda else s.host_ctx
+        if profile_cuda is True:
+            return s.gpu_ctx
+        return s.host_ctx if profile_cuda is False else _bad_profile_cuda(profile_cuda)
 
     def located_section(self, code: Any, line: int, profile_cuda: bool,
                         kind: Union[SectionKind, str]) -> SectionContext:
@@ -404,7 +411,9 @@ class DetectorCore:
         elif kind is not s.kind and kind != s.kind:
             raise ValueError(f"`kind={kind!r}` differs from section {s.name!r}'s kind "
                              f"{s.kind.value!r}")
-        return s.gpu_ctx if profile_cuda else s.host_ctx
+        if profile_cuda is True:
+            return s.gpu_ctx
+        return s.host_ctx if profile_cuda is False else _bad_profile_cuda(profile_cuda)
 
     def _new_section(self, name: Any, kind: Any) -> Optional[Section]:
         """A new registered section; None when `max_names` live names are in use (logged once).
@@ -563,7 +572,7 @@ class DetectorCore:
     # -- callables -----------------------------------------------------------------------------
     def wrap_callables(self, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:
         """See `Detector.wrap_callables`."""
-        self.wrapper.wrap(callable_ids, profile_cuda)
+        self.wrapper.wrap(callable_ids, check_bool("profile_cuda", profile_cuda))
 
     def restore_original_callables(self) -> None:
         """See `Detector.restore_original_callables`."""
@@ -934,5 +943,9 @@ class Detector:
     def load_state_dict(cls, state: Dict[str, Any]) -> None:
         """Restore `state_dict()` output; call after initialize()."""
         core = cls._require()
-        if core is not None and state:
+        if core is None:
+            return
+        if not isinstance(state, dict):
+            raise ValueError(f"`state={state!r:.200}` must be a dict from Detector.state_dict()")
+        if state:  # {}: the state_dict() of a detector that was not running
             core.load_state_dict(state)
