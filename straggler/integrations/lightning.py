@@ -250,7 +250,8 @@ class StragglerDetectionCallback(_pl.Callback):
         if not self._initialized or self._failed or core is None or not core.enabled:
             return {}
         try:
-            states = core.comm.all_gather_object(Detector.state_dict())
+            with core.comm.during("StragglerDetectionCallback.state_dict() (a checkpoint save)"):
+                states = core.comm.all_gather_object(Detector.state_dict())
         except Exception:  # noqa: BLE001 - a checkpoint must not fail because of us
             self._fail("gathering the detector state for the checkpoint failed")
             return {}
