@@ -471,6 +471,7 @@ def test_state_dict_carries_the_individual_reference_across_a_restart():
 
     Detector.initialize(scores_to_compute=["individual_perf_scores"])
     window(0.01)
+    window(0.01)  # two reports reach the reference (individual_support=2, docs/scores.md)
     state = Detector.state_dict()
     Detector.shutdown()
 
