@@ -66,6 +66,10 @@ class TinyModule(pl.LightningModule):
     def training_step(self, batch, batch_idx):
         slow = self.global_rank == self.slow_rank and self.global_step >= self.slow_after
         time.sleep(self.step_s * (self.factor if slow else 1.0))
+        if slow:  # GPU busy time sees ops, not sleeps (docs/engine.md): slow ops too
+            m = torch.full((96, 96), 0.01)
+            for _ in range(20):
+                m = m @ m
         x, y = batch
         return nn.functional.mse_loss(self.layer(x), y)
 
