@@ -180,7 +180,7 @@ class DetectorCore:
 
         self.comm = Comm.create(process_group=process_group, timeout_s=self.comm_timeout_s,
                                 call="Detector.initialize()")
-        self._reports = 0  # reports attempted, named in the message of a collective's timeout
+        self._report_calls = 0  # reports attempted, named when a collective times out
         try:
             check_roles(roles, self.comm.global_ranks)
             self.telemetry = self._create_telemetry_provider()
@@ -635,8 +635,8 @@ class DetectorCore:
         """Collective: every rank of the group calls it on the same iteration."""
         if self._done or not (self.enabled or self._leaving):
             return None
-        self._reports += 1
-        self.comm.call = f"{_call} (report {self._reports})"  # named when a collective fails
+        self._report_calls += 1
+        self.comm.call = f"{_call} (report {self._report_calls})"  # named if a collective fails
         try:
             start_s = time.perf_counter()
             sections = self.section_summaries()
