@@ -393,8 +393,11 @@ class SimComm:
         if gen.is_computing_indiv_scores:
             self._sec_hist = (self._sec_hist + [s.section_med])[-self._window:]
             self._gpu_hist = (self._gpu_hist + [s.gpu_med])[-self._window:]
-            sec_ref = np.min(np.stack(self._sec_hist), axis=0)
-            gpu_ref = np.min(np.stack(self._gpu_hist), axis=0)
+            # The generator's individual reference: the support-th smallest recent median,
+            # capped by the current one (straggler.scoring.WindowedMinBaseline).
+            k = min(gen.individual_support, len(self._sec_hist)) - 1
+            sec_ref = np.minimum(np.sort(np.stack(self._sec_hist), axis=0)[k], s.section_med)
+            gpu_ref = np.minimum(np.sort(np.stack(self._gpu_hist), axis=0)[k], s.gpu_med)
             ids = np.asarray(sec_cols)
             rows[:, 2 + ids] = scoring.ratio_scores(sec_ref, s.section_med)
             rows[:, 0] = scoring.gpu_scores(scoring.ratio_scores(gpu_ref, s.gpu_med), weights)

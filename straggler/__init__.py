@@ -5,7 +5,8 @@ NVRx-compatible entry points::
     from straggler import Detector, CallableId, Report, StragglerId, Statistic
 
 Importing is free: names load on first use, and nothing touches a GPU, NVML or a process group
-until `Detector.initialize()` and the first profiled section.
+until `Detector.initialize()` and the first profiled section. `straggler.__version__` is the
+package version.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Detector", "CallableId", "Report", "StragglerId", "Statistic", "SectionKind",
-           "PolicyConfig"]
+__all__ = ["__version__", "Detector", "CallableId", "Report", "StragglerId", "Statistic",
+           "SectionKind", "PolicyConfig"]
 
 _LAZY = {
     "Detector": ".detector",
@@ -36,6 +37,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from ._version import package_version
+
+        globals()[name] = version = package_version()
+        return version
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'straggler' has no attribute {name!r}")

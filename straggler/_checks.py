@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["check_bool", "check_fraction", "check_int", "check_seconds"]
+__all__ = ["check_bool", "check_fraction", "check_int", "check_roles", "check_seconds"]
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -50,3 +51,27 @@ def check_fraction(name: str, value: Any, allow_zero: bool = False) -> float:
         what = "a number between 0 and 1" if allow_zero else "a number in (0, 1]"
         raise ValueError(f"`{name}={value!r}` must be {what}")
     return float(value)
+
+
+def check_roles(roles: Any, group_ranks: Sequence[int]) -> None:
+    """Raise unless `roles` (None or a mapping) has only global ranks of the group as keys."""
+    if roles is None:
+        return
+    if not isinstance(roles, Mapping):
+        raise ValueError(f"`roles={roles!r}` must be a mapping global rank -> role")
+    members = set(group_ranks)
+    bad = [r for r in roles if isinstance(r, bool) or not isinstance(r, int) or r not in members]
+    if bad:
+        more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
+        shown = ", ".join(map(repr, bad[:8])) + more
+        raise ValueError(f"`roles` names {shown}, not global rank(s) of the detector's process "
+                         f"group ({_ranks_text(group_ranks)})")
+
+
+def _ranks_text(ranks: Sequence[int]) -> str:
+    """"ranks 0-3" for a contiguous range, else the first few ranks and the count."""
+    ranks = sorted(ranks)
+    if ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks[0]}-{ranks[-1]}"
+    head = ", ".join(map(str, ranks[:8]))
+    return f"ranks {head}" + (f", ... ({len(ranks)} ranks)" if len(ranks) > 8 else "")

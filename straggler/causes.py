@@ -13,7 +13,7 @@ import dataclasses
 import enum
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,11 +113,14 @@ def flagged_ranks(report: Any, threshold: float = 0.75) -> set[int]:
 
 def diagnose(report: Any, probe: Mapping[int, float] | None = None,
              rules: CauseRules = CauseRules(), flagged: Iterable[int] | None = None,
-             threshold: float = 0.75) -> dict[int, Diagnosis]:
+             threshold: float = 0.75,
+             no_gpu_timers: Mapping[int, str | None] | None = None) -> dict[int, Diagnosis]:
     """A `Diagnosis` for every flagged rank of ``report`` (see `flagged_ranks`).
 
     ``probe``: rank -> probe throughput relative to the other ranks (`Detector.run_probe`).
     ``flagged``: the ranks to diagnose instead of `flagged_ranks(report, threshold)`.
+    ``no_gpu_timers``: rank -> why that rank has no GPU timers (e.g. "no usable CUDA device:
+    ..."), quoted by the evidence when it matters; a rank not in it gets the possible reasons.
     """
     ranks = set(flagged) if flagged is not None else flagged_ranks(report, threshold)
     telemetry: Mapping[int, Mapping[str, float]] = getattr(report, "rank_telemetry", {}) or {}
@@ -127,7 +130,8 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
         healthy = [t for r, t in telemetry.items() if r != rank and r not in ranks]
         peers = healthy or [t for r, t in telemetry.items() if r != rank]
         cause, evidence, values = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
-                                                 (probe or {}).get(rank), rules)
+                                                 (probe or {}).get(rank), rules,
+                                                 (no_gpu_timers or {}).get(rank))
         out[rank] = Diagnosis(rank, cause, evidence, values, gpus.get(rank))
     return out
 
@@ -163,7 +167,8 @@ def _share(t: Mapping[str, float], *keys: str) -> float:
 
 def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
                    peers: list[Mapping[str, float]], probe: float | None,
-                   rules: CauseRules) -> tuple[Cause, str, dict[str, float]]:
+                   rules: CauseRules,
+                   no_gpu_timers: str | None = None) -> tuple[Cause, str, dict[str, float]]:
     gpu_score, sec_score, sec_name = _scores(report, rank)
     values: dict[str, float] = {"gpu_score": gpu_score, "section_score": sec_score}
     gpu_known = _finite(gpu_score)
@@ -256,10 +261,16 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
     if sec_slow:
         return (Cause.UNKNOWN,
                 f"section '{sec_name}' score {sec_score:.2f}; no GPU timers on this rank to tell "
-                "host from GPU time (use profile_cuda=True) and no telemetry evidence", values)
+                f"host from GPU time ({no_gpu_timers or _NO_GPU_TIMERS_UNKNOWN}) and no "
+                "telemetry evidence", values)
     return (Cause.UNKNOWN, "flagged, but no score of this report is below "
             f"{rules.slow_score:g} (flagged by the persistence policy on earlier reports?)",
             values)
+
+
+# What a rank without GPU timers may lack, when the diagnosing rank was not told which.
+_NO_GPU_TIMERS_UNKNOWN = ("its sections ran with profile_cuda=False, or it has no usable CUDA "
+                          "device: its log says which")
 
 
 def _telemetry_brief(t: Mapping[str, float]) -> str:
@@ -301,7 +312,7 @@ class ReportAnnotator:
     """Completes each report with GPU identities and causes; a collective on every rank.
 
     Once (first report, when the report covers the group): one ``all_gather_object`` of each
-    rank's `GpuIdentity`. With ``probe_suspects``: one all_reduce(MAX) of a flag per report and,
+    rank's `GpuIdentity` (and, with ``gpu_timing``, why it has no GPU timers, for the evidence). With ``probe_suspects``: one all_reduce(MAX) of a flag per report and,
     when a flagged rank's GPU is slow with no telemetry explanation, the health probe on every
     rank (`straggler.probe.probe_group`, a few ms) so its diagnosis can say whether the GPU
     itself is slow (`Cause.GPU_SLOW_PROBE_CONFIRMED`) or the rank has more work
@@ -311,9 +322,13 @@ class ReportAnnotator:
 
     def __init__(self, comm: Any, identity: Any, gather: bool, device: int | None = None, *,
                  probe_suspects: bool = False, rules: CauseRules = CauseRules(),
-                 probe_options: Mapping[str, Any] | None = None) -> None:
+                 probe_options: Mapping[str, Any] | None = None,
+                 gpu_timing: Callable[[], str | None] | None = None) -> None:
         self.comm = comm
         self.identity = identity
+        # Why this rank has no GPU timers (None: it has some); sent along with the identity.
+        self.gpu_timing = gpu_timing
+        self._no_gpu_timers: dict[int, str | None] = {}
         self.gather = gather
         self.device = device
         self.probe_suspects = probe_suspects
@@ -329,7 +344,7 @@ class ReportAnnotator:
         try:
             if report is not None:
                 report = _replace(report, gpus=gpus)
-                causes = diagnose(report, rules=self.rules)
+                causes = diagnose(report, rules=self.rules, no_gpu_timers=self._no_gpu_timers)
         except Exception as exc:  # noqa: BLE001 - a diagnosis bug must not stop detection
             self._warn(exc)
             causes = None
@@ -351,7 +366,8 @@ class ReportAnnotator:
                 if report is not None:
                     try:
                         relative = {r: p.relative for r, p in self.last_probe.items()}
-                        causes = diagnose(report, probe=relative, rules=self.rules)
+                        causes = diagnose(report, probe=relative, rules=self.rules,
+                                          no_gpu_timers=self._no_gpu_timers)
                     except Exception as exc:  # noqa: BLE001
                         self._warn(exc)
         if report is not None and causes is not None:
@@ -362,12 +378,19 @@ class ReportAnnotator:
         if self._gpus is None:
             # Read now, not at construction: the provider follows the job's choice of GPU.
             identity = self.identity() if callable(self.identity) else self.identity
+            timing = self.gpu_timing() if self.gpu_timing is not None else None
+            own = self.comm.global_ranks[self.comm.rank]
+            self._no_gpu_timers = {own: timing}
             if self.gather:
-                gathered = self.comm.all_gather_object(identity)
+                payload = (identity, timing) if self.gpu_timing is not None else identity
+                gathered = self.comm.all_gather_object(payload)
+                if self.gpu_timing is not None:
+                    self._no_gpu_timers = {self.comm.global_ranks[i]: t
+                                           for i, (_, t) in enumerate(gathered)}
+                    gathered = [g for g, _ in gathered]
                 self._gpus = {self.comm.global_ranks[i]: g for i, g in enumerate(gathered)
                               if g is not None and getattr(g, "known", True)}
             else:
-                own = self.comm.global_ranks[self.comm.rank]
                 known = identity is not None and getattr(identity, "known", True)
                 self._gpus = {own: identity} if known else {}
         return self._gpus

@@ -12,15 +12,22 @@ Why not ``torch.distributed.new_group(..., use_local_synchronization=True)``: it
 a hash of the ranks, so a second group over the same ranks (a detector shut down and initialized
 again) meets the first one's stale rendezvous keys and times out. Each `Comm` here takes a fresh
 prefix from a per-rank counter in the default store, which the members advance in lockstep.
+
+A collective that fails (a peer that did not make the same call within the timeout, or died)
+raises `CommError`, which names the detector call the peers did not make: set it with
+`Comm.during`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import io
+import os
 import pickle
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -28,9 +35,14 @@ import torch.distributed as dist
 
 from ._checks import check_seconds
 
-__all__ = ["Comm"]
+__all__ = ["Comm", "CommError"]
 
 _OPS = {"min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX, "sum": dist.ReduceOp.SUM}
+
+
+class CommError(RuntimeError):
+    """A collective of the detector failed: the peers did not make the same call in time, or a
+    peer died. The message names the call; the torch error is the ``__cause__``."""
 
 
 class Comm:
@@ -40,7 +52,7 @@ class Comm:
     is the global rank of group rank ``i``. ``calls`` counts the collectives issued, by method
     name. Every method is a collective: all ranks of the group call it, in the same order.
     Without an initialized ``torch.distributed`` the world is this process alone and every method
-    returns at once.
+    returns at once. ``call`` names the API call of the next collectives (see `during`).
     """
 
     def __init__(self, backend: Any, rank: int, global_ranks: list[int],
@@ -52,19 +64,35 @@ class Comm:
         self.global_ranks = list(global_ranks)
         self.calls: Counter[str] = Counter()
         self._closed = False
+        # The API call the next collectives belong to, named by a `CommError`.
+        self.call = "a straggler collective"
+
+    @contextlib.contextmanager
+    def during(self, call: str) -> Iterator[None]:
+        """Set `call` (e.g. "Detector.run_probe()") for the collectives inside this block."""
+        before, self.call = self.call, call
+        try:
+            yield
+        finally:
+            self.call = before
 
     @classmethod
-    def create(cls, process_group: Any = None, timeout_s: float = 120.0) -> Comm:
+    def create(cls, process_group: Any = None, timeout_s: float = 120.0,
+               call: str = "Comm.create()") -> Comm:
         """A `Comm` over the ranks of ``process_group`` (default: the whole world).
 
-        Collective among the group's members only. ``timeout_s`` bounds the set-up and every
-        later operation.
+        Collective among the group's members only (``call`` names it in a `CommError` when a
+        member does not join within ``timeout_s``). ``timeout_s`` bounds the set-up and every
+        later operation. Without an initialized ``torch.distributed`` the world is this process
+        alone, unless the environment says otherwise (``WORLD_SIZE`` > 1, as torchrun sets it):
+        then `RuntimeError`, since every rank would silently compare only with itself.
         """
         timeout = datetime.timedelta(seconds=check_seconds("timeout_s", timeout_s))
         if not (dist.is_available() and dist.is_initialized()):
             if process_group is not None:
                 raise ValueError(f"`process_group={process_group!r}` given but "
                                  "torch.distributed is not initialized")
+            _check_single_process(call)
             return cls(None, 0, [0], timeout)
         group = dist.group.WORLD if process_group is None else process_group
         global_rank = dist.get_rank()
@@ -86,7 +114,10 @@ class Comm:
         # How many Comms this rank made over these ranks before: equal on all members.
         serial = store.add(f"straggler/comm/{members}/count{global_rank}", 1)
         prefixed = dist.PrefixStore(f"straggler/comm/{members}/{serial}/", store)
-        backend = dist.ProcessGroupGloo(prefixed, rank, len(ranks), timeout)
+        try:
+            backend = dist.ProcessGroupGloo(prefixed, rank, len(ranks), timeout)
+        except RuntimeError as error:  # DistStoreError: a member did not join in time
+            raise _comm_error(error, call, global_rank, timeout, len(ranks)) from error
         return cls(backend, rank, ranks, timeout)
 
     def _start(self, name: str) -> None:
@@ -95,7 +126,11 @@ class Comm:
         self.calls[name] += 1
 
     def _wait(self, work: Any) -> None:
-        work.wait(self._timeout)
+        try:
+            work.wait(self._timeout)
+        except RuntimeError as error:
+            raise _comm_error(error, self.call, self.global_ranks[self.rank], self._timeout,
+                              self.world_size) from error
 
     def all_reduce(self, t: torch.Tensor, op: Any = dist.ReduceOp.SUM) -> torch.Tensor:
         """Reduce ``t`` over the group (``op``: a ``ReduceOp`` or "min"/"max"/"sum").
@@ -185,6 +220,34 @@ class Comm:
                 backend.shutdown()
             except Exception:  # noqa: BLE001 - a broken peer must not fail the close
                 pass
+
+
+def _check_single_process(call: str) -> None:
+    """Refuse a world of one when the launcher (torchrun, ft_launcher) started several ranks."""
+    world = os.environ.get("WORLD_SIZE", "").strip()
+    if world.isdigit() and int(world) > 1:
+        raise RuntimeError(
+            f"straggler: {call} was called before torch.distributed.init_process_group(), but "
+            f"`WORLD_SIZE={world}` says this process is one of {world} ranks: call "
+            "dist.init_process_group() first (without a process group each rank would run a "
+            "one-rank detector and never be compared with the others)")
+
+
+def _comm_error(error: BaseException, call: str, global_rank: int,
+                timeout: datetime.timedelta, world_size: int) -> CommError:
+    """A `CommError` saying which call the peers did not make (or that a peer was lost)."""
+    seconds = f"{timeout.total_seconds():g} s"
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if "timeout" in text.lower() or "timed out" in text.lower():
+        return CommError(
+            f"straggler: rank {global_rank} waited {seconds} for the other ranks of its group "
+            f"({world_size} ranks) to call {call}; at least one of them did not within "
+            f"comm_timeout_s={timeout.total_seconds():g} (it skipped the call, is stuck, or is "
+            f"slower than that; every rank must make the same detector calls) [{text}]")
+    return CommError(
+        f"straggler: rank {global_rank} lost contact with the other ranks of its group "
+        f"({world_size} ranks) during {call}: a peer died or closed its connection "
+        f"[{type(error).__name__}: {text}]")
 
 
 def _cpu(t: torch.Tensor) -> torch.Tensor:

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
-from ._checks import check_bool, check_int, check_seconds
+from ._checks import check_bool, check_int, check_roles, check_seconds
 from .callables import CallableId, CallableWrapper
 from .interval import ReportIntervalTracker
 from .sections import (NO_GPU, NULL_CONTEXT, UNRESOLVED, Section, SectionContext, SectionHook,
@@ -63,6 +63,10 @@ class TelemetryProvider(Protocol):
 
 
 # -- configuration ---------------------------------------------------------------------------
+def _bad_profile_cuda(value: Any) -> Any:
+    check_bool("profile_cuda", value)  # raises: value is neither True nor False
+
+
 def _check_kind(kind: Any) -> SectionKind:
     try:
         return SectionKind(kind)
@@ -174,8 +178,11 @@ class DetectorCore:
         from .comm import Comm
         from .reporting import ReportGenerator
 
-        self.comm = Comm.create(process_group=process_group, timeout_s=self.comm_timeout_s)
+        self.comm = Comm.create(process_group=process_group, timeout_s=self.comm_timeout_s,
+                                call="Detector.initialize()")
+        self._report_calls = 0  # reports attempted, named when a collective times out
         try:
+            check_roles(roles, self.comm.global_ranks)
             self.telemetry = self._create_telemetry_provider()
             fields = tuple(self.telemetry.fields) if self.telemetry is not None else ()
             try:
@@ -249,7 +256,20 @@ class DetectorCore:
                                gather=self.gather_on_rank0 and opts.enabled,
                                device=None,  # torch's current device when probing
                                probe_suspects=opts.probe_suspects,
-                               rules=opts.rules or CauseRules())
+                               rules=opts.rules or CauseRules(),
+                               gpu_timing=self.no_gpu_timers_reason)
+
+    def no_gpu_timers_reason(self) -> Optional[str]:
+        """Why this rank has no GPU timers so far, for the causes' evidence (None: it has some)."""
+        if self._gpu_section_timers or (self.capture is not None and self.capture.timer_names):
+            return None
+        if not self._engine_tried:
+            return "profile_cuda=False on every compute section it ran"
+        if self.engine is None:
+            return "the timing engine is unavailable on it (see its log)"
+        if self.engine.backend != "cuda":
+            return f"no usable CUDA device: {self._cuda_status()}"
+        return "profile_cuda=False on every compute section it ran"
 
     def run_probe(self) -> Any:
         """Collective: the GPU health probe on every rank (see `Detector.run_probe`)."""
@@ -259,7 +279,8 @@ class DetectorCore:
             from .probe import probe_group
             from .telemetry import _current_cuda_device
 
-            return probe_group(self.comm, _current_cuda_device())
+            with self.comm.during("Detector.run_probe()"):
+                return probe_group(self.comm, _current_cuda_device())
         except Exception as exc:  # noqa: BLE001 - fail open
             self.fail(exc)
             return None
@@ -370,7 +391,9 @@ class DetectorCore:
         elif kind is not s.kind and kind != s.kind:
             raise ValueError(f"`kind={kind!r}` differs from section {name!r}'s kind "
                              f"{s.kind.value!r}")
-        return s.gpu_ctx if profile_cuda else s.host_ctx
+        if profile_cuda is True:
+            return s.gpu_ctx
+        return s.host_ctx if profile_cuda is False else _bad_profile_cuda(profile_cuda)
 
     def located_section(self, code: Any, line: int, profile_cuda: bool,
                         kind: Union[SectionKind, str]) -> SectionContext:
@@ -388,7 +411,9 @@ class DetectorCore:
         elif kind is not s.kind and kind != s.kind:
             raise ValueError(f"`kind={kind!r}` differs from section {s.name!r}'s kind "
                              f"{s.kind.value!r}")
-        return s.gpu_ctx if profile_cuda else s.host_ctx
+        if profile_cuda is True:
+            return s.gpu_ctx
+        return s.host_ctx if profile_cuda is False else _bad_profile_cuda(profile_cuda)
 
     def _new_section(self, name: Any, kind: Any) -> Optional[Section]:
         """A new registered section; None when `max_names` live names are in use (logged once).
@@ -547,7 +572,7 @@ class DetectorCore:
     # -- callables -----------------------------------------------------------------------------
     def wrap_callables(self, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:
         """See `Detector.wrap_callables`."""
-        self.wrapper.wrap(callable_ids, profile_cuda)
+        self.wrapper.wrap(callable_ids, check_bool("profile_cuda", profile_cuda))
 
     def restore_original_callables(self) -> None:
         """See `Detector.restore_original_callables`."""
@@ -558,7 +583,11 @@ class DetectorCore:
         """MAX of `value` over the group (one small collective; the interval's first estimate)."""
         import torch
 
-        return float(self.comm.all_reduce(torch.tensor([value], dtype=torch.float64), "max")[0])
+        call = (f"Detector.generate_report_if_interval_elapsed() (iteration "
+                f"{self.tracker.current_iter}: the first estimate of the report interval)")
+        with self.comm.during(call):
+            reduced = self.comm.all_reduce(torch.tensor([value], dtype=torch.float64), "max")
+        return float(reduced[0])
 
     def section_summaries(self) -> Dict[str, Dict[Statistic, float]]:
         """This window's host-time statistics (ms) of every section with samples."""
@@ -602,10 +631,12 @@ class DetectorCore:
                 out[name] = {stat: float(row[j]) for j, stat in enumerate(_STAT_ORDER)}
         return out
 
-    def generate_report(self) -> Any:
+    def generate_report(self, _call: str = "Detector.generate_report()") -> Any:
         """Collective: every rank of the group calls it on the same iteration."""
         if self._done or not (self.enabled or self._leaving):
             return None
+        self._report_calls += 1
+        self.comm.call = f"{_call} (report {self._report_calls})"  # named if a collective fails
         try:
             start_s = time.perf_counter()
             sections = self.section_summaries()
@@ -678,7 +709,8 @@ class DetectorCore:
             self.fail(exc, in_report=True)
             return None
         if self.tracker.is_interval_elapsed():
-            return self.generate_report()
+            return self.generate_report("Detector.generate_report_if_interval_elapsed() on "
+                                        f"iteration {self.tracker.current_iter}")
         return None
 
     def is_interval_elapsed(self) -> bool:
@@ -911,5 +943,9 @@ class Detector:
     def load_state_dict(cls, state: Dict[str, Any]) -> None:
         """Restore `state_dict()` output; call after initialize()."""
         core = cls._require()
-        if core is not None and state:
+        if core is None:
+            return
+        if not isinstance(state, dict):
+            raise ValueError(f"`state={state!r:.200}` must be a dict from Detector.state_dict()")
+        if state:  # {}: the state_dict() of a detector that was not running
             core.load_state_dict(state)

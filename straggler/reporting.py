@@ -66,6 +66,10 @@ class ReportGenerator:
         relative_reference: ``"min"`` (NVRx: the fastest rank is the reference) or ``"median"``
             (the median rank is; robust to one unusually fast rank, scores may exceed 1).
         individual_window: number of recent reports whose best median is a rank's own reference.
+        individual_support: how many reports of the window must reach that best median (the
+            reference is their ``individual_support``-th smallest median, capped by the current
+            one): 2 keeps one fast report, e.g. the warm-up, from lowering the individual scores
+            of the whole window; 1 is NVRx's single minimum.
         communication_markers: substrings (case-insensitive) that mark a GPU timer as
             communication; such timers are left out of every score.
         policy: the persistence policy that fills ``Report.confirmed`` (a
@@ -101,6 +105,7 @@ class ReportGenerator:
                  gather_on_rank0: bool = True, node_name: str = "<unknown>",
                  comm: Comm | None = None, telemetry_fields: Sequence[str] = (), *,
                  relative_reference: str = "min", individual_window: int = 20,
+                 individual_support: int = 2,
                  communication_markers: Iterable[str] = scoring.COMMUNICATION_MARKERS,
                  policy: Any = None, roles: Mapping[int, Any] | None = None) -> None:
         kinds = check_scores_to_compute(scores_to_compute)
@@ -128,8 +133,10 @@ class ReportGenerator:
         self.telemetry_fields = fields
         self.relative_reference = relative_reference
         self.communication_markers = markers
-        self._section_baseline = scoring.WindowedMinBaseline(individual_window)
-        self._gpu_baseline = scoring.WindowedMinBaseline(individual_window)
+        self._section_baseline = scoring.WindowedMinBaseline(individual_window,
+                                                             support=individual_support)
+        self._gpu_baseline = scoring.WindowedMinBaseline(individual_window,
+                                                         support=individual_support)
         self.comm = comm if comm is not None else Comm.create()
         self._section_ids: dict[str, int] = {}
         self._gpu_ids: dict[str, int] = {}
@@ -144,6 +151,11 @@ class ReportGenerator:
     def individual_window(self) -> int:
         """Reports in the individual reference window."""
         return self._section_baseline.window
+
+    @property
+    def individual_support(self) -> int:
+        """Reports of the window that must reach the individual reference."""
+        return self._section_baseline.support
 
     # -- public API ------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ See docs/scores.md for the formulas and every deviation from NVRx.
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import re
 from collections import deque
@@ -160,18 +161,22 @@ def reference_from_min_reduce(reduced: npt.ArrayLike, group_size: int) -> np.nda
 
 
 class WindowedMinBaseline:
-    """A rank's own reference per timer: the smallest valid median of its last ``window`` reports.
+    """A rank's own reference per timer: the best valid median of its last ``window`` reports
+    that at least ``support`` of them reached (the ``support``-th smallest; 1: the smallest).
 
     NVRx keeps the smallest median ever seen, so one unusually fast interval (or a faster phase
     early in training) lowers every later individual score for good. A window lets the reference
-    recover: after ``window`` reports the old minimum has left it. The current report is part of
-    the window, so a score is at most 1.0 and a timer's first report scores exactly 1.0. Reports
-    in which a timer is absent (or invalid) do not advance that timer's window.
+    recover: after ``window`` reports the old minimum has left it. ``support=2`` (the report
+    generator's default) also keeps a single fast report, such as a warm-up, from being the
+    reference at all. The current report is part of the window and caps the reference, so a
+    score is at most 1.0 and a timer's first report scores exactly 1.0. Reports in which a timer
+    is absent (or invalid) do not advance that timer's window.
     """
 
-    def __init__(self, window: int, max_names: int = 4096) -> None:
+    def __init__(self, window: int, max_names: int = 4096, support: int = 1) -> None:
         self.window = check_int("individual_window", window)
         self.max_names = check_int("max_names", max_names)
+        self.support = check_int("individual_support", support)
         self._history: dict[str, deque[float]] = {}
         self._updates = 0
         self._last_update: dict[str, int] = {}  # least recently updated first
@@ -206,7 +211,11 @@ class WindowedMinBaseline:
             if history is None:
                 history = self._history[name] = deque(maxlen=self.window)
             history.append(value)
-            reference[i] = min(history)
+            if self.support == 1:
+                reference[i] = min(history)
+            else:  # the support-th smallest, at most the current median (a score <= 1)
+                kth = heapq.nsmallest(min(self.support, len(history)), history)[-1]
+                reference[i] = min(kth, value)
             last.pop(name, None)
             last[name] = self._updates
         if len(self._history) > min(4 * len(names) + 256, self.max_names):  # name churn

@@ -122,6 +122,19 @@ def test_unknown_is_honest():
     assert policy_only.cause is Cause.UNKNOWN and "persistence policy" in policy_only.evidence
 
 
+def test_a_slow_section_without_gpu_timers_quotes_why_the_rank_has_none():
+    report = _report(section={2: 0.3}, telemetry={2: None})
+    no_gpu_timer = Report(**{**report.__dict__, "gpu_relative_perf_scores": {}})
+    why = "no usable CUDA device: cannot load the CUDA driver 'libcuda.so.1'"
+    told = diagnose(no_gpu_timer, no_gpu_timers={2: why})[2]
+    assert told.cause is Cause.UNKNOWN
+    assert f"no GPU timers on this rank to tell host from GPU time ({why})" in told.evidence
+    # Not told: the possible reasons, never advice to set what may already be set.
+    untold = diagnose(no_gpu_timer)[2].evidence
+    assert "profile_cuda=False, or it has no usable CUDA device" in untold
+    assert "use profile_cuda=True" not in untold
+
+
 def test_diagnosis_carries_the_gpu_identity_and_formats_a_line():
     gpu = GpuIdentity("NVIDIA H100", "GPU-abc", "1650", "0000:3B:00.0", "555.42")
     report = _report(gpu={1: 0.4}, telemetry={1: {"reason_sw_thermal_frac": 1.0}},

@@ -99,3 +99,21 @@ def test_a_diagnosis_error_is_logged_once_and_the_report_goes_on(caplog, monkeyp
         annotate(_report(gpu={1: 0.4}))
     assert first.causes == {} and first.gpus[0] == GPU0
     assert caplog.text.count("diagnosing the report's stragglers failed") == 1
+
+
+class ReasonComm(FakeComm):
+    """Rank 0 of 4 whose peers send (identity, why no GPU timers) pairs."""
+
+    def all_gather_object(self, obj):
+        self.calls.append("all_gather_object")
+        return [obj] + [(None, "no usable CUDA device: no driver")] * 3
+
+
+def test_why_a_rank_has_no_gpu_timers_rides_with_the_identities_into_the_evidence():
+    comm = ReasonComm()
+    annotate = ReportAnnotator(comm, lambda: GPU0, gather=True, gpu_timing=lambda: None)
+    report = _report(section={2: 0.3}, telemetry={2: None})
+    report = annotate(type(report)(**{**report.__dict__, "gpu_relative_perf_scores": {}}))
+    assert comm.calls == ["all_gather_object"]
+    assert report.gpus == {0: GPU0}
+    assert "(no usable CUDA device: no driver)" in report.causes[2].evidence

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from straggler._checks import check_bool, check_fraction, check_int, check_seconds
+from straggler._checks import (check_bool, check_fraction, check_int, check_roles,
+                               check_seconds)
 from straggler.reporting import check_scores_to_compute
 
 
@@ -60,3 +61,15 @@ def test_integration_thresholds_accept_numpy_numbers():
 
     config = StragglerDetectionConfig(gpu_relative_perf_threshold=np.float32(0.5))
     assert config.gpu_relative_perf_threshold == 0.5
+
+
+def test_check_roles_names_the_ranks_outside_the_group():
+    check_roles(None, [0, 1])
+    check_roles({1: "a", 2: "b"}, [1, 2])
+    with pytest.raises(ValueError, match=r"^`roles` names 4, not global rank\(s\) of the "
+                       r"detector's process group \(ranks 0-3\)$"):
+        check_roles({0: "a", 4: "b"}, range(4))
+    with pytest.raises(ValueError, match=r"`roles` names '1', True, .*\(ranks 1, 5\)"):
+        check_roles({"1": "a", True: "b", 5: "c"}, [1, 5])
+    with pytest.raises(ValueError, match=r"names 100, 101, .* and 2 more, .*\(rank 0\)"):
+        check_roles({r: 0 for r in range(100, 110)}, [0])

@@ -1,11 +1,13 @@
 """Comm: collectives on a private gloo backend, with and without torch.distributed."""
 
+import time
+
 import pytest
 import torch
 import torch.distributed as dist
 
 from _multirank import run_ranks
-from straggler.comm import Comm
+from straggler.comm import Comm, CommError
 
 
 # -- no process group: a world of one ----------------------------------------------------------
@@ -46,6 +48,20 @@ def test_closed_comm_refuses_collectives_and_closes_twice():
     comm.close()
     with pytest.raises(RuntimeError, match=r"Comm.all_reduce\(\) called after close"):
         comm.all_reduce(torch.zeros(1), "max")
+
+
+@pytest.mark.parametrize("world", ["2", "16"])
+def test_a_launcher_world_without_a_process_group_is_an_error(monkeypatch, world):
+    monkeypatch.setenv("WORLD_SIZE", world)
+    with pytest.raises(RuntimeError, match=rf"Detector.initialize\(\) was called before "
+                       rf"torch.distributed.init_process_group\(\), but `WORLD_SIZE={world}`"):
+        Comm.create(call="Detector.initialize()")
+
+
+@pytest.mark.parametrize("world", ["1", "", "not-a-number"])
+def test_a_single_process_world_needs_no_process_group(monkeypatch, world):
+    monkeypatch.setenv("WORLD_SIZE", world)
+    assert Comm.create().world_size == 1
 
 
 def test_non_tensor_is_a_type_error():
@@ -102,3 +118,25 @@ def test_collectives_across_ranks_and_a_subgroup():
     assert "sub" not in results[0]
     assert results[1]["sub"] == (0, [1, 2], [1.0, 2.0])
     assert results[2]["sub"] == (1, [1, 2], None)
+
+
+def _partial_worker(rank, world_size):
+    """Rank 1 skips the second collective: rank 0's error names the call it waited for."""
+    comm = Comm.create(timeout_s=2)
+    comm.all_reduce(torch.zeros(1), "max")
+    if rank == 1:
+        time.sleep(6)  # longer than the timeout, shorter than run_ranks' bound
+        return None
+    with comm.during("Detector.generate_report() (report 3)"):
+        with pytest.raises(CommError) as info:
+            comm.all_reduce(torch.zeros(1), "max")
+    assert comm.call == "a straggler collective"  # restored after the block
+    return str(info.value)
+
+
+@pytest.mark.multirank
+def test_a_collective_some_ranks_skip_names_the_call_they_did_not_make():
+    message = run_ranks(_partial_worker, 2, timeout_s=60)[0]
+    assert message.startswith("straggler: rank 0 waited 2 s for the other ranks of its group "
+                              "(2 ranks) to call Detector.generate_report() (report 3);")
+    assert "comm_timeout_s=2" in message

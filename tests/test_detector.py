@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +45,92 @@ def test_initialize_twice_is_an_error():
     Detector.initialize()
     with pytest.raises(RuntimeError, match="already initialized"):
         Detector.initialize()
+
+
+def test_initialize_before_init_process_group_under_a_launcher_is_an_error(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun sets it
+    with pytest.raises(RuntimeError, match=r"call dist.init_process_group\(\) first"):
+        Detector.initialize()
+    assert not Detector.initialized and Detector.core() is None
+    monkeypatch.setenv("WORLD_SIZE", "1")  # a genuine single process needs no process group
+    Detector.initialize()
+    assert Detector.core().comm.world_size == 1
+
+
+def test_profile_cuda_must_be_a_boolean():
+    Detector.initialize(telemetry=False)
+    for call in (lambda: Detector.detection_section("named", profile_cuda="no"),
+                 lambda: Detector.detection_section(profile_cuda="no"),
+                 lambda: Detector.wrap_callables([CallableId(math, "sqrt")], profile_cuda="no")):
+        with pytest.raises(ValueError, match=r"^`profile_cuda='no'` must be True or False$"):
+            call()
+    assert math.sqrt(4.0) == 2.0 and not hasattr(math.sqrt, "__wrapped__")
+
+
+@pytest.mark.parametrize("state", [None, [], "state"])
+def test_load_state_dict_refuses_what_is_not_a_state(state):
+    Detector.initialize(telemetry=False)
+    with pytest.raises(ValueError, match=rf"^`state={re.escape(repr(state))}` must be a dict "):
+        Detector.load_state_dict(state)
+    Detector.load_state_dict({})  # a not-running detector's state_dict(): nothing to restore
+    Detector.load_state_dict(Detector.state_dict())
+
+
+def test_roles_outside_the_group_are_an_error():
+    with pytest.raises(ValueError, match=r"`roles` names 1, not global rank\(s\) of the "
+                       r"detector's process group \(rank 0\)"):
+        Detector.initialize(roles={0: "stage0", 1: "stage1"})
+    assert Detector.core() is None
+    Detector.initialize(roles={0: "stage0"})
+
+
+def test_version_comes_from_the_package_metadata_or_pyproject(tmp_path):
+    import importlib.metadata
+
+    import straggler
+    from straggler._version import pyproject_version
+
+    assert straggler.__version__ == importlib.metadata.version("straggler")
+    root = Path(straggler.__file__).resolve().parent.parent
+    assert pyproject_version(root / "pyproject.toml") == straggler.__version__
+    other = tmp_path / "pyproject.toml"
+    other.write_text('[tool.x]\nversion = "9"\n[project]\nname = "s"\nversion = "1.2.3"\n')
+    assert pyproject_version(other) == "1.2.3"
+    assert pyproject_version(tmp_path / "missing.toml") is None
+
+
+def test_a_healthy_one_rank_run_after_a_fast_warm_up_flags_nothing():
+    Detector.initialize(telemetry=False)
+    flagged = []
+    for window in range(6):  # the first report is the warm-up
+        for _ in range(8):  # the median of 8 steps: one stall of a loaded machine is not it
+            with Detector.detection_section("forward", profile_cuda=False):
+                time.sleep(0.002 if window == 0 else 0.010)  # 5x slower steady state
+        report = Detector.generate_report()
+        found = report.identify_stragglers()
+        flagged.append(found["straggler_sections_individual"] or report.causes)
+        flagged.append(report.confirmed)
+    assert len(flagged) == 12 and not any(flagged), flagged
+
+
+def test_a_rank_says_why_it_has_no_gpu_timers(monkeypatch):
+    Detector.initialize(telemetry=False)
+    core = Detector.core()
+    with Detector.detection_section("host", profile_cuda=False):
+        pass
+    assert core.no_gpu_timers_reason() == "profile_cuda=False on every compute section it ran"
+
+    class HostEngine:  # what the extension builds without a CUDA driver
+        backend = "host"
+
+        def close(self):
+            pass
+
+    core._engine_tried, core.engine = True, HostEngine()
+    monkeypatch.setattr(DetectorCore, "_cuda_status", staticmethod(lambda: "no driver here"))
+    with Detector.detection_section("gpu"):
+        pass
+    assert core.no_gpu_timers_reason() == "no usable CUDA device: no driver here"
 
 
 @pytest.mark.parametrize("kwargs, param", [
@@ -383,6 +471,7 @@ def test_state_dict_carries_the_individual_reference_across_a_restart():
 
     Detector.initialize(scores_to_compute=["individual_perf_scores"])
     window(0.01)
+    window(0.01)  # two reports reach the reference (individual_support=2, docs/scores.md)
     state = Detector.state_dict()
     Detector.shutdown()
 

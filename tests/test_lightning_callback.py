@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -267,14 +266,20 @@ def test_without_ptl_logging_nothing_reaches_the_lightning_logger(tmp_path, capl
     assert not metrics.exists() or "gpu_relative_perf" not in metrics.read_text()
 
 
+SLOW_AFTER = 40
+
+
 def _slowing_fit(tmp_path, caplog, **kwargs):
-    """One rank that becomes 3x slower after step 20: its individual score drops."""
+    """One rank that becomes 3x slower after step 40: its individual score drops.
+
+    Step 40 leaves two reports (~7 steps each, from step ~21) of healthy steps first: the
+    individual reference is a median that two reports reached (docs/scores.md)."""
     caplog.set_level(logging.INFO, logger=LOGGER)
     cb = StragglerDetectionCallback(report_time_interval=0.15, calc_relative_gpu_perf=False,
                                     stop_if_detected=True, logger_name=LOGGER, **kwargs)
     ckpt = ModelCheckpoint(dirpath=str(tmp_path / "ckpt"))
     trainer = _trainer(tmp_path, [cb, ckpt], max_steps=200)
-    return cb, trainer, TinyModule(step_s=0.02, slow_rank=0, slow_after=20)
+    return cb, trainer, TinyModule(step_s=0.02, slow_rank=0, slow_after=SLOW_AFTER)
 
 
 def test_stop_saves_last_checkpoint_and_exits_nonzero_by_default(tmp_path, caplog):
@@ -283,7 +288,7 @@ def test_stop_saves_last_checkpoint_and_exits_nonzero_by_default(tmp_path, caplo
         trainer.fit(module)
     assert info.value.code == 1
     assert cb.stopped and trainer.should_stop
-    assert 20 < trainer.global_step < 200
+    assert SLOW_AFTER < trainer.global_step < 200
     assert {s.rank for s in cb.last_stragglers["straggler_gpus_individual"]} == {0}
     assert "STRAGGLER DETECTION WARNING: Some GPUs performance dropped" in caplog.text
     assert "Detected stragglers. Terminating training..." in caplog.text
@@ -297,7 +302,7 @@ def test_exit_code_none_only_stops_the_fit_loop(tmp_path, caplog):
     cb, trainer, module = _slowing_fit(tmp_path, caplog, exit_code=None)
     trainer.fit(module)  # returns: no SystemExit
     assert cb.stopped and trainer.should_stop
-    assert 20 < trainer.global_step < 200
+    assert SLOW_AFTER < trainer.global_step < 200
     assert (tmp_path / "ckpt" / "last.ckpt").exists()
 
 
@@ -397,3 +402,20 @@ def test_straggler_disable_env_makes_the_callback_a_no_op(tmp_path, monkeypatch,
     assert trainer.global_step == 5 and cb.last_report is None and not cb.stopped
     assert trainer.strategy.training_step == original
     assert "was not wrapped" not in caplog.text
+
+
+def test_at_the_default_logging_level_a_stop_shows_the_scores_and_causes(tmp_path, caplog):
+    # No caplog.set_level and no logging configuration: WARNING is the effective level, as in a
+    # user's script that never configured logging.
+    assert logging.getLogger(LOGGER).getEffectiveLevel() == logging.WARNING
+    cb = StragglerDetectionCallback(report_time_interval=0.15, calc_relative_gpu_perf=False,
+                                    stop_if_detected=True, logger_name=LOGGER, exit_code=None)
+    trainer = _trainer(tmp_path, [cb], max_steps=200)
+    trainer.fit(TinyModule(step_s=0.02, slow_rank=0, slow_after=SLOW_AFTER))
+    assert cb.stopped
+    seen = "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
+    assert "STRAGGLER DETECTION WARNING: Some GPUs performance dropped" in seen
+    assert "\nGPU individual performance" in seen  # the scores block
+    assert "Rank=0 Node=" in seen and "Score=" in seen
+    assert "straggler detection: causes:\nrank 0 (" in seen  # each flagged rank's cause
+    assert "Detected stragglers. Terminating training..." in seen

@@ -179,9 +179,9 @@ def test_single_score_kind_leaves_the_other_dicts_empty():
     assert generator("relative_perf_scores").is_computing_indiv_scores is False
 
 
-def test_individual_sequence_matches_nvrx_within_the_window():
-    # NVRx's test_individual_gpu_scores_one_rank sequence.
-    gen = generator(["individual_perf_scores"])
+def test_individual_sequence_matches_nvrx_within_the_window_with_support_one():
+    # NVRx's test_individual_gpu_scores_one_rank sequence; individual_support=1 is NVRx's minimum.
+    gen = generator(["individual_perf_scores"], individual_support=1)
     steps = [({"k0": 1.0, "k1": 1.0}, 1.0), ({"k0": 1.25, "k1": 1.25}, 1 / 1.25),
              ({"k0": 2.0, "k1": 2.0}, 0.5), ({"k0": 3.0, "k1": 3.0}, 1 / 3),
              ({"k0": 4.0}, 0.25), ({"k1": 5.0}, 0.2), ({}, NAN), ({"k2": 1.0}, 1.0),
@@ -189,6 +189,23 @@ def test_individual_sequence_matches_nvrx_within_the_window():
     for kernels, expected in steps:
         report = gen.generate_report({}, {k: summary(v) for k, v in kernels.items()})
         assert report.gpu_individual_perf_scores[0] == pytest.approx(expected, nan_ok=True)
+
+
+def test_one_fast_warm_up_report_is_not_the_individual_reference():
+    # A healthy one-rank run: a fast first report (warm-up), then steady slower steps. NVRx's
+    # minimum scores every later report 0.67 and flags it; the default support of 2 does not.
+    gen = generator()
+    assert gen.individual_support == 2
+    reports = [gen.generate_report({"forward": summary(ms)}, {"k": summary(ms)})
+               for ms in [2.0, 3.0, 3.1, 2.9, 3.0, 3.05]]
+    for report in reports:
+        found = report.identify_stragglers()
+        assert not found["straggler_sections_individual"] and not found["straggler_gpus_individual"]
+        assert report.section_individual_perf_scores["forward"][0] >= 2.9 / 3.05
+    # A lasting slowdown after two reports that agree is still seen at once.
+    slow = gen.generate_report({"forward": summary(6.0)}, {"k": summary(6.0)})
+    assert slow.section_individual_perf_scores["forward"][0] == pytest.approx(2.9 / 6.0)
+    assert slow.identify_stragglers()["straggler_gpus_individual"]
 
 
 def test_relative_scores_of_a_single_rank_are_one():
@@ -225,7 +242,8 @@ def test_nothing_captured_warns_once_through_logging(caplog):
 
 def test_state_dict_carries_the_individual_baseline_across_a_restart():
     gen = generator(["individual_perf_scores"], individual_window=5)
-    gen.generate_report({"s": summary(1.0)}, {"k": summary(1.0)})
+    for _ in range(2):  # two reports reach the reference (individual_support=2)
+        gen.generate_report({"s": summary(1.0)}, {"k": summary(1.0)})
     state = gen.state_dict()
     resumed = generator(["individual_perf_scores"], individual_window=5)
     resumed.load_state_dict(pickle.loads(pickle.dumps(state)))

@@ -151,6 +151,17 @@ class TestWindowedMinBaseline:
         assert [score(2.0) for _ in range(2)] == [0.5, 0.5]  # the fast period is in the window
         assert score(2.0) == 1.0  # three reports later it has left the window
 
+    def test_with_support_two_a_single_fast_report_is_never_the_reference(self):
+        base = WindowedMinBaseline(window=5, support=2)
+        refs = [float(base.update(["k"], [med])[0]) for med in [1.0, 3.0, 3.0, 2.5, 3.0, 0.5]]
+        # warm-up 1.0 alone; then 3.0 reached twice; 2.5 caps as the current one and is then the
+        # second best after 1.0; the fast 0.5 is the current median (a score stays <= 1)
+        assert refs == [1.0, 3.0, 3.0, 2.5, 2.5, 0.5]
+
+    def test_support_must_be_a_positive_integer(self):
+        with pytest.raises(ValueError, match=r"^`individual_support=0` must be a positive"):
+            WindowedMinBaseline(3, support=0)
+
     def test_absent_and_invalid_medians_neither_score_nor_age_the_window(self):
         base = WindowedMinBaseline(window=2)
         base.update(["k"], [1.0])

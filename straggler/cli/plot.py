@@ -161,8 +161,8 @@ def run_plot(logs: Sequence[str], output: str, max_rows: int = 256, max_cols: in
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise ImportError("`straggler plot` needs matplotlib: pip install "
-                          "'matplotlib>=3.6' (or the straggler[plot] extra)") from exc
+        raise ImportError("`straggler plot` needs matplotlib: pip install 'matplotlib>=3.6' "
+                          "(or pip install '.[plot]' in a straggler checkout)") from exc
     data = load_log(logs)
     note = plot_heatmap(data, output, max_rows, max_cols, title)
     print(f"wrote {output}: {len(data.nodes)} ranks x {len(data.reports)} reports"

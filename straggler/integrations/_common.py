@@ -167,7 +167,10 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
     """Flag ranks and log NVRx's lines: warnings, then the worst/best ``num_to_print`` ranks.
 
     With ``num_to_print == 0`` the scores are listed only when a rank is flagged (3 each way).
-    Warns when every score is NaN (nothing was timed: e.g. the step was not wrapped).
+    When a rank is flagged, the scores and each flagged rank's cause with its evidence are logged
+    at WARNING, so Python's default logging set-up shows who is slow and why (a clean report's
+    scores stay at INFO). Warns when every score is NaN (nothing was timed: e.g. the step was not
+    wrapped).
     """
     rel, rel_src = step_scores(report, "relative", section)
     ind, ind_src = step_scores(report, "individual", section)
@@ -182,11 +185,16 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
         logger.warning("straggler detection: every score is NaN; no timed step was common to "
                        "all ranks in this interval (is the wrapped step the one being called?)")
     n = num_to_print or (3 if ev.found else 0)
+    level = logging.WARNING if ev.found else logging.INFO
     for title, scores, source in (("relative", rel, rel_src), ("individual", ind, ind_src)):
         if n and scores:
             note = "" if source == "gpu" else f" ({source}: no GPU time)"
-            logger.info("\nGPU %s performance%s:\n%s", title, note,
-                        format_score_block(report, scores, n, n))
+            logger.log(level, "\nGPU %s performance%s:\n%s", title, note,
+                       format_score_block(report, scores, n, n))
+    if ev.found and getattr(report, "causes", None):
+        from straggler.causes import format_causes
+
+        logger.warning("straggler detection: causes:\n%s", format_causes(report))
     return ev
 
 

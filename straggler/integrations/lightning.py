@@ -1,7 +1,7 @@
 """Lightning callback: NVRx's ``StragglerDetectionCallback`` on top of :class:`straggler.Detector`.
 
 Works with ``lightning`` (``lightning.pytorch``) or, when that is missing, ``pytorch_lightning``;
-Lightning is an optional dependency (``pip install 'straggler[lightning]'``)::
+Lightning is an optional dependency (``pip install '.[lightning]'`` in a checkout)::
 
     from straggler.integrations.lightning import StragglerDetectionCallback
 
@@ -32,7 +32,8 @@ except ImportError:
     except ImportError as _exc:
         raise ImportError(
             "straggler.integrations.lightning needs Lightning: install `lightning` "
-            "(pip install 'straggler[lightning]') or `pytorch_lightning`; neither could be "
+            "(pip install '.[lightning]' in a straggler checkout) or `pytorch_lightning`; neither "
+            "could be "
             "imported") from _exc
 
 __all__ = ["StragglerDetectionCallback", "LIGHTNING_PACKAGE"]
@@ -250,7 +251,8 @@ class StragglerDetectionCallback(_pl.Callback):
         if not self._initialized or self._failed or core is None or not core.enabled:
             return {}
         try:
-            states = core.comm.all_gather_object(Detector.state_dict())
+            with core.comm.during("StragglerDetectionCallback.state_dict() (a checkpoint save)"):
+                states = core.comm.all_gather_object(Detector.state_dict())
         except Exception:  # noqa: BLE001 - a checkpoint must not fail because of us
             self._fail("gathering the detector state for the checkpoint failed")
             return {}
