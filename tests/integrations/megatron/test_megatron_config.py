@@ -174,7 +174,7 @@ def test_every_bad_flag_value_exits_with_a_message(argv, flag, capsys):
 
 
 def test_config_from_hand_built_namespace_is_validated():
-    with pytest.raises(ValueError, match="`gpu_relative_perf_threshold=3.0`"):
+    with pytest.raises(ValueError, match=r"`gpu_relative_perf_threshold=3\.0`"):
         config_from_args(argparse.Namespace(straggler_gpu_relative_threshold=3.0))
     with pytest.raises(ValueError, match="`straggler_scores='both'`"):
         config_from_args(argparse.Namespace(straggler_scores="both"))
@@ -244,7 +244,7 @@ def test_steps_never_below_profiling_interval_nor_zero():
     frozen = ReportSchedule(clock=FakeClock())  # a clock that never moves: finite, positive
     for _ in range(16):
         frozen.tick()
-    report, steps = frozen.plan(10.0, timing=True)
+    _, steps = frozen.plan(10.0, timing=True)
     assert 1 <= steps <= ReportSchedule.MAX_STEPS
 
 
