@@ -672,3 +672,26 @@ def test_ft_cost_stays_out_of_our_timings(launcher_env):
     # >= 400 ms. The 200 ms bound leaves room for scheduling noise on 2 shared cores.
     assert longest_ms < 200.0
     assert client.calls[-1] == ("shutdown",)
+
+
+def test_options_object_and_dict_are_one_way_in(launcher_env):
+    opts = ft.FTOptions(client=FakeClient041(), warmup_iters=0, straggler_action="shutdown")
+    by_object = ft.create_bridge("required", opts)
+    by_dict = ft.create_bridge("required", client=FakeClient041(), warmup_iters=0,
+                               straggler_action="shutdown")
+    assert by_object.options is opts
+    assert by_dict.options == ft.FTOptions(client=by_dict.client, warmup_iters=0,
+                                           straggler_action="shutdown")
+    assert by_object.straggler_action == by_dict.straggler_action == "shutdown"
+    with pytest.raises(ValueError, match=r"`warmup_iters=-1` must be a non-negative integer"):
+        ft.FTOptions(warmup_iters=-1)
+    with pytest.raises(ValueError, match=r"pass one or the other"):
+        FTBridge("auto", opts, warmup_iters=1)
+    with pytest.raises(ValueError, match=r"`ft_options=3` must be a FTOptions, a dict or None"):
+        FTBridge("auto", 3)
+
+
+def test_ft_sections_modes_are_defined_once():
+    from straggler import _constants, detector
+
+    assert detector.FT_SECTIONS_MODES is ft.FT_SECTIONS_MODES is _constants.FT_SECTIONS_MODES
