@@ -17,7 +17,7 @@ from .. import _common
 from ..controller import ControlState, StragglerController
 from .config import StragglerDetectionConfig
 from .report import read_report
-from .schedule import ReportSchedule
+from .schedule import PLAN_WIDTH, ReportSchedule, decode_plan, encode_plan
 
 __all__ = ["StragglerDetectionManager", "TrainStep"]
 
@@ -48,11 +48,6 @@ class TrainStep:
     def is_wrapped(self) -> bool:
         """Whether the Detector's wrapper is in place."""
         return self.train_step is not self.original
-
-
-# Vector broadcast at a sync point: a marker (catches a peer that is somewhere else), the report
-# flag, the new state and the steps to the next meeting.
-_MARKER = 20251122.0
 
 
 class StragglerDetectionManager:
@@ -259,31 +254,23 @@ class StragglerDetectionManager:
         config, state, schedule = self.config, self._state, self._schedule
         assert config is not None and state is not None and schedule is not None
         group, timeout = self.process_group, config.sync_timeout_s
-        reporting = self.is_reporting_rank
-        if reporting:
+        if self.is_reporting_rank:
             wanted = self._controller.wanted() if self._controller else state
             # With a controller, meet at least every control_poll_s so that a change does not
             # wait for a long report interval to end.
             poll = self.control_poll_s if self._controller is not None else None
             report_now, steps = schedule.plan(wanted.report_time_interval, state.enabled, poll)
-            vector = [_MARKER, float(report_now), float(wanted.enabled),
-                      wanted.gpu_relative_perf_threshold, wanted.gpu_individual_perf_threshold,
-                      wanted.report_time_interval, float(steps)]
+            vector = encode_plan(report_now, wanted, steps)
         else:
-            vector = [0.0] * 7
-        got = _common.broadcast_values(vector, group, timeout)
-        if got[0] != _MARKER:
-            raise RuntimeError(f"sync point mismatch: got {got!r} from the reporting rank")
-        report_now, steps = bool(got[1]), int(got[6])
-        new_state = ControlState(enabled=bool(got[2]), gpu_relative_perf_threshold=got[3],
-                                 gpu_individual_perf_threshold=got[4],
-                                 report_time_interval=got[5])
+            vector = [0.0] * PLAN_WIDTH
+        report_now, new_state, steps = decode_plan(
+            _common.broadcast_values(vector, group, timeout))
 
         stop = False
         summary = None
         if report_now:
             report = Detector.generate_report()
-            self._warn_if_nothing_timed(report, reporting)
+            _warn_if_nothing_timed(self._steps, self._log)
             found = False
             if report is not None:
                 # Settings changed since the last meeting apply from this report on.
@@ -309,15 +296,6 @@ class StragglerDetectionManager:
                 self._log.info("Toggling straggler detection %s", "ON" if new.enabled else "OFF")
             self._log.info("straggler detection settings now: %s", new)
 
-    def _warn_if_nothing_timed(self, report: Any, reporting: bool) -> None:
-        calls = sum(step.calls_timed for step in self._steps)
-        for step in self._steps:
-            step.calls_timed = 0
-        if calls == 0:
-            self._log.warning("straggler detection: no train step was timed since the last "
-                              "report on this rank; call the function returned by "
-                              "wrap_train_step(), not the original")
-
     # -- report handling (reporting rank) ---------------------------------------------------------
 
     def _handle_report(self, report: Any, iteration: int,
@@ -335,3 +313,14 @@ class StragglerDetectionManager:
             _internal_log.exception("straggler: %s; straggler detection is now off on this rank "
                                     "and training goes on", what)
         self._failed = True
+
+
+def _warn_if_nothing_timed(steps: list[TrainStep], log: logging.Logger) -> None:
+    """At a report: warn when no call went through a wrapped step since the last one."""
+    calls = sum(step.calls_timed for step in steps)
+    for step in steps:
+        step.calls_timed = 0
+    if calls == 0:
+        log.warning("straggler detection: no train step was timed since the last "
+                    "report on this rank; call the function returned by "
+                    "wrap_train_step(), not the original")

@@ -14,8 +14,14 @@ import time
 from collections.abc import Callable
 
 from ...interval import _MAX_ITERS, ReportIntervalTracker
+from ..controller import ControlState
 
-__all__ = ["ReportSchedule"]
+__all__ = ["ReportSchedule", "encode_plan", "decode_plan", "PLAN_WIDTH"]
+
+# The vector broadcast at a sync point: a marker (catches a peer that is somewhere else), the
+# report flag, the new state and the steps to the next meeting.
+_MARKER = 20251122.0
+PLAN_WIDTH = 7
 
 
 class ReportSchedule:
@@ -74,3 +80,22 @@ class ReportSchedule:
         self._tracker.agree(float(max(1, int(steps))))
         if report or timing_started:
             self._window_start = self._clock()
+
+
+def encode_plan(report_now: bool, state: ControlState, steps: int) -> list[float]:
+    """The vector the reporting rank broadcasts at a sync point (`PLAN_WIDTH` floats)."""
+    return [_MARKER, float(report_now), float(state.enabled), state.gpu_relative_perf_threshold,
+            state.gpu_individual_perf_threshold, state.report_time_interval, float(steps)]
+
+
+def decode_plan(vector: list[float]) -> tuple[bool, ControlState, int]:
+    """(report now?, the state every rank applies, steps to the next meeting) from `vector`.
+
+    RuntimeError when it is not a plan (a peer that is somewhere else in its loop).
+    """
+    if vector[0] != _MARKER:
+        raise RuntimeError(f"sync point mismatch: got {vector!r} from the reporting rank")
+    state = ControlState(enabled=bool(vector[2]), gpu_relative_perf_threshold=vector[3],
+                         gpu_individual_perf_threshold=vector[4],
+                         report_time_interval=vector[5])
+    return bool(vector[1]), state, int(vector[6])
