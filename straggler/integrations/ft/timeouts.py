@@ -36,7 +36,7 @@ _CALC_FIELDS = ("initial_max_time", "subsequent_max_time", "out_of_section_max_t
 
 def default_reduce_max(t: torch.Tensor) -> torch.Tensor:
     """MAX over the default process group, on the device NVRx's TimeoutsCalc would use."""
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+    if _common.group_size() == 1:  # also without a process group
         return t
     backend = str(dist.get_backend())
     device = torch.device("cuda") if backend == "nccl" else torch.device("cpu")
