@@ -55,7 +55,8 @@ test: install sim
 # The gate: ruff (bug-finding rules), mypy on the package, the C++ style, and the `_core` stub
 # against the built module. Configuration: pyproject.toml, .clang-format, .clang-format-ignore,
 # tools/stubtest_allowlist.txt.
-CXX_STYLE_SOURCES := $(wildcard csrc/*.cpp csrc/*.h csrc/*.cu tests/sim/*.cpp tests/sim/*.c tests/sim/*.h)
+CXX_STYLE_SOURCES := $(wildcard csrc/*.cpp csrc/*.h csrc/*.cu csrc/*/*.cpp csrc/*/*.h tests/sim/*.cpp \
+                     tests/sim/*.c tests/sim/*.h)
 
 lint: install
 	$(VENV)/bin/ruff check .
