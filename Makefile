@@ -8,7 +8,7 @@ LOCK   := flock build/.install.lock
 CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*.cpp csrc/*.h csrc/ops/*.cpp csrc/*.cu csrc/*.ptx cmake/*.cmake)
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
-.PHONY: all install sim test demo bench gpu-check clean
+.PHONY: all install sim test lint demo bench gpu-check clean
 
 all: install sim
 
@@ -24,6 +24,8 @@ $(VENV)/.deps: pyproject.toml Makefile
 	# newest build for CPython 3.11 / glibc 2.36; --no-deps keeps its heavy extras out).
 	$(PY) -m pip install -q "lightning>=2.2" psutil pyyaml packaging defusedxml nvidia-ml-py
 	$(PY) -m pip install -q --no-deps nvidia-resiliency-ext==0.4.1
+	# The lint and type gate (`make lint`), pinned so every checkout sees the same findings.
+	$(PY) -m pip install -q ruff==0.17.6 mypy==2.4.1 clang-format==23.1.5
 	touch $@
 
 # The package, editable: Python edits apply at once, C++ edits rebuild here.
@@ -49,6 +51,18 @@ sim: $(SIM_LIBS)
 
 test: install sim
 	$(PY) -m pytest
+
+# The gate: ruff (bug-finding rules), mypy on the package, the C++ style, and the `_core` stub
+# against the built module. Configuration: pyproject.toml, .clang-format, .clang-format-ignore,
+# tools/stubtest_allowlist.txt.
+CXX_STYLE_SOURCES := $(wildcard csrc/*.cpp csrc/*.h csrc/*.cu csrc/*/*.cpp csrc/*/*.h tests/sim/*.cpp \
+                     tests/sim/*.c tests/sim/*.h)
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
+	$(VENV)/bin/clang-format --dry-run --Werror $(CXX_STYLE_SOURCES)
+	$(PY) -m mypy.stubtest straggler._core --allowlist tools/stubtest_allowlist.txt
 
 # The demo writes its report log to build/demo/report.jsonl (`straggler summarize` / `plot` read it).
 demo: install sim

@@ -211,7 +211,9 @@ void summarize(std::vector<double>& samples, double* row) {
   row[kMax] = hi;
   row[kMed] = median;
   row[kAvg] = mean;
-  row[kStd] = std::sqrt(ss / static_cast<double>(n));  // population (ddof=0)
+  // Sample standard deviation (ddof=1), as NVRx (torch.std) and the sections' statistics.
+  row[kStd] =
+      n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : std::numeric_limits<double>::quiet_NaN();
   row[kNum] = static_cast<double>(n);
   row[kTotal] = sum;
 }

@@ -35,7 +35,7 @@ __all__ = ["Detector", "DetectorCore", "TelemetryProvider"]
 
 log = logging.getLogger("straggler")
 
-FT_SECTIONS_MODES = ("auto", "required", "off")
+from ._constants import FT_SECTIONS_MODES  # noqa: E402 - shared with the FT integration
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
 DEFAULT_MAX_NAMES = 2048  # live section names; more are not timed until old ones expire
 DEFAULT_NAME_TTL_REPORTS = 2  # a section unused for this many reports is forgotten

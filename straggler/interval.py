@@ -95,6 +95,11 @@ class ReportIntervalTracker:
             return float(_MAX_ITERS)
         return self.time_interval_s / median
 
+    def median_step_s(self) -> float:
+        """The lower median of this rank's recent step times (s); NaN before any was measured."""
+        n = min(self._num_steps, self.WINDOW)
+        return sorted(self._steps[:n])[(n - 1) // 2] if n else math.nan
+
     def agree(self, global_estimate: float) -> None:
         """Adopt the ranks' agreed estimate (the MAX of `local_estimate()`) after a report.
 

@@ -339,7 +339,7 @@ class _MetricState:
         self.ind_obs = np.zeros(size, dtype=np.int64)
         self.groups: np.ndarray | None = None
         self.warmup_levels: list[np.ndarray] = []
-        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def grow(self, size: int) -> None:
         extra = size - self.baseline.size

@@ -75,7 +75,7 @@ def _flags(report: Any, threshold: float) -> dict[int, list[str]]:
 def _telemetry_summary(rank_telemetry: Mapping[int, Mapping[str, float]]
                        ) -> dict[str, dict[str, float | None]]:
     fields = sorted({f for values in rank_telemetry.values() for f in values})
-    out = {}
+    out: dict[str, dict[str, float | None]] = {}
     for name in fields:
         a = np.array([v[name] for v in rank_telemetry.values() if name in v], dtype=np.float64)
         a = a[np.isfinite(a)]

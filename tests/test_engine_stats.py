@@ -11,7 +11,8 @@ COLUMNS = ("MIN", "MAX", "MED", "AVG", "STD", "NUM", "TOTAL")
 
 
 def numpy_row(x: np.ndarray) -> list[float]:
-    return [x.min(), x.max(), np.median(x), x.mean(), x.std(), x.size, x.sum()]
+    std = x.std(ddof=1) if x.size > 1 else np.nan  # sample std, as NVRx and the sections
+    return [x.min(), x.max(), np.median(x), x.mean(), std, x.size, x.sum()]
 
 
 def test_summary_columns_are_exported():
@@ -50,7 +51,7 @@ def test_statistics_per_timer_on_host_durations():
         eng.timer_id("never")  # no samples: no row
         names, table = eng.summaries()
         assert names == ["a", "b", "c"]
-        for row, name in zip(table, names):
+        for row, name in zip(table, names, strict=True):
             np.testing.assert_allclose(row, numpy_row(eng.durations(name)), rtol=1e-12)
 
 
@@ -63,7 +64,7 @@ def test_statistics_cover_the_ring_buffer_only(sim_cuda):
             eng.stop("r")
         eng.flush()
         _, table = eng.summaries()
-    np.testing.assert_allclose(table[0], [1.0, 5.0, 3.0, 3.0, np.sqrt(2.0), 5, 15.0], atol=1e-3)
+    np.testing.assert_allclose(table[0], [1.0, 5.0, 3.0, 3.0, np.sqrt(2.5), 5, 15.0], atol=1e-3)
 
 
 def test_reset_empties_the_summaries():
@@ -77,3 +78,30 @@ def test_reset_empties_the_summaries():
         eng.start("a")
         eng.stop("a")
         assert eng.summaries()[1][0, COLUMNS.index("NUM")] == 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 50])
+def test_std_is_the_sample_std_for_sections_and_gpu_timers_alike(n):
+    """`Statistic.STD` means one thing: sections (Python) and engine timers (C++) agree."""
+    from collections import deque
+    from types import SimpleNamespace
+
+    from straggler import Statistic
+    from straggler.detector import DetectorCore
+
+    with _core.TimerEngine("host") as eng:
+        for i in range(n):
+            eng.start("k")
+            sum(range(200 * (i % 5 + 1)))  # uneven work: a spread to measure
+            eng.stop("k")
+        samples = eng.durations("k")
+        (row,) = eng.summaries()[1]
+    # The detector's section statistics, computed by its own code on the same samples.
+    owner = SimpleNamespace(sections={"k": SimpleNamespace(samples=deque(samples.tolist()))})
+    section_std = DetectorCore.section_summaries(owner)["k"][Statistic.STD]
+    engine_std = row[COLUMNS.index("STD")]
+    if n == 1:
+        assert np.isnan(section_std) and np.isnan(engine_std)
+    else:
+        assert engine_std == pytest.approx(section_std, rel=1e-12)
+        assert engine_std == pytest.approx(np.std(samples, ddof=1), rel=1e-12)

@@ -11,6 +11,7 @@ import datetime
 import enum
 import logging
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -198,9 +199,18 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
     return ev
 
 
-def group_rank(group: Any = None) -> int:
-    """This process's rank in ``group`` (0 without a process group)."""
+def group_rank(group: Any = None, *, env_rank: bool = False) -> int:
+    """This process's rank in ``group`` (0 without a process group).
+
+    With `env_rank`, a process with no process group up (before ``init_process_group`` or after
+    it was destroyed) answers the launcher's ``$RANK`` instead of 0.
+    """
     if not (dist.is_available() and dist.is_initialized()):
+        if env_rank:
+            try:
+                return int(os.environ.get("RANK", "0"))
+            except ValueError:
+                return 0
         return 0
     return dist.get_rank(group)
 

@@ -1,4 +1,4 @@
-"""Worker for tests/test_ft_launcher.py, started by ``ft_launcher`` on 2 gloo ranks.
+"""Worker for tests/integrations/ft/test_ft_launcher.py, started by ``ft_launcher`` on 2 gloo ranks.
 
 A small loop with its step in ``Detector.detection_section("step")`` and FT sections required.
 On the first cycle (``TORCHELASTIC_RESTART_COUNT=0``) rank ``HANG_RANK`` hangs inside the step

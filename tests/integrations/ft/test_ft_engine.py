@@ -1,7 +1,7 @@
 """FTBridge against NVRx's real rank monitor (RankMonitorServer in a subprocess, on CPU).
 
-The monitor kills a rank that overstays a section with ``rank_termination_signal``; here that
-is SIGUSR1, caught by a handler, so a test can see *that the server* saw a section open (a
+The monitor (ft_monitor.py) kills a rank that overstays a section with SIGUSR1, counted by the
+`kill_signal` fixture (conftest.py), so a test can see *that the server* saw a section open (a
 timeout fired) without the test process dying. Every wait is bounded.
 """
 
@@ -10,10 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import shutil
 import signal
-import tempfile
-import threading
 import time
 
 import pytest
@@ -23,59 +20,7 @@ fault_tolerance = pytest.importorskip("nvidia_resiliency_ext.fault_tolerance")
 from straggler.integrations import ft  # noqa: E402
 from straggler.integrations.ft import CHECKPOINTING, SETUP, STEP  # noqa: E402
 
-CHECK_INTERVAL_S = 0.2
-
-
-class Monitor:
-    """One RankMonitorServer subprocess with a catchable termination signal."""
-
-    def __init__(self, sections, oos=30.0):
-        self.dir = tempfile.mkdtemp(prefix="ftmon")  # short: AF_UNIX paths are limited
-        self.socket = os.path.join(self.dir, "rmon.socket")
-        cfg = fault_tolerance.FaultToleranceConfig(
-            rank_section_timeouts=dict(sections), rank_out_of_section_timeout=oos,
-            workload_check_interval=CHECK_INTERVAL_S, initial_rank_heartbeat_timeout=None,
-            rank_heartbeat_timeout=None, rank_termination_signal=signal.SIGUSR1)
-        if hasattr(cfg, "enable_nic_monitor"):
-            cfg.enable_nic_monitor = False
-        ctx = multiprocessing.get_context("fork")
-        self.proc = fault_tolerance.RankMonitorServer.run_in_subprocess(
-            cfg=cfg, ipc_socket_path=self.socket, mp_ctx=ctx)
-
-    def close(self):
-        self.proc.terminate()
-        self.proc.join(10)
-        if self.proc.is_alive():
-            self.proc.kill()
-            self.proc.join(5)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-@pytest.fixture
-def monitor_factory(monkeypatch):
-    monitors = []
-
-    def start(sections, oos=30.0):
-        m = Monitor(sections, oos)
-        monitors.append(m)
-        monkeypatch.setenv(ft.RANK_MONITOR_SOCKET_ENV, m.socket)
-        return m
-
-    monkeypatch.setenv("RANK", "0")
-    monkeypatch.delenv(ft.LAUNCHER_SOCKET_ENV, raising=False)
-    monkeypatch.delenv(ft.STATE_PATH_ENV, raising=False)
-    yield start
-    for m in monitors:
-        m.close()
-
-
-@pytest.fixture
-def kill_signal():
-    """Counts SIGUSR1s from the monitor (its 'kill') instead of dying of them."""
-    event = threading.Event()
-    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: event.set())
-    yield event
-    signal.signal(signal.SIGUSR1, previous)
+from ft_monitor import CHECK_INTERVAL_S, Monitor  # noqa: E402 - tests/integrations/ft/ft_monitor.py
 
 
 class Recording:
@@ -178,9 +123,8 @@ def test_unknown_section_names_do_not_break_nvrx(monitor_factory):
     client = fault_tolerance.RankMonitorClient()
     bridge = ft.create_bridge("required", client=client, warmup_iters=0)
     for _ in range(2):
-        with bridge.checkpointing():
-            with bridge.section("data_loading"):
-                _train(bridge, 1, 0.0)
+        with bridge.checkpointing(), bridge.section("data_loading"):
+            _train(bridge, 1, 0.0)
     assert bridge.enabled and bridge.open_sections() == {}
     assert client.timeouts_calc.section_to_max_time[STEP] > 0
     bridge.shutdown()
@@ -213,7 +157,7 @@ def test_fault_drill_kills_or_hangs_the_rank(monitor_factory, kind, exitcode):
     assert child.exitcode == exitcode
 
 
-# -- through the Detector ----------------------------------------------------------------------------
+# -- through the Detector --------------------------------------------------------------------------
 def test_detector_drives_ft_sections_and_learns_at_reports(monitor_factory, kill_signal,
                                                            tmp_path):
     from straggler import Detector

@@ -16,7 +16,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import pytest
 import torch
@@ -31,8 +31,8 @@ class FakeError(Exception):
 
 @dataclass
 class FakeSectionTimeouts:
-    section: Dict[str, Optional[float]]
-    out_of_section: Optional[float] = None
+    section: dict[str, float | None]
+    out_of_section: float | None = None
     calculated_sections: Any = field(default_factory=set)
     is_out_of_section_calculated: bool = False
 
@@ -59,13 +59,13 @@ class FakeClient041:
         self.cfg = SimpleNamespace(rank_section_timeouts=dict(sections),
                                    rank_out_of_section_timeout=oos, safety_factor=5.0)
         self.is_initialized = False
-        self.calls: List[tuple] = []
-        self.open: List[str] = []
-        self.section_timeouts: Optional[FakeSectionTimeouts] = None
-        self.timeouts_calc: Optional[FakeCalc] = None
+        self.calls: list[tuple] = []
+        self.open: list[str] = []
+        self.section_timeouts: FakeSectionTimeouts | None = None
+        self.timeouts_calc: FakeCalc | None = None
         self.calc_result = calc_result
-        self.fail_on: Optional[str] = None
-        self.requests: List[Any] = []
+        self.fail_on: str | None = None
+        self.requests: list[Any] = []
 
     def init_workload_monitoring(self):
         self.calls.append(("init",))
@@ -209,7 +209,7 @@ def test_required_without_the_launcher_says_what_is_missing(monkeypatch):
 
 def test_required_with_a_stale_socket_path(monkeypatch, tmp_path):
     monkeypatch.setenv(ft.RANK_MONITOR_SOCKET_ENV, str(tmp_path / "gone.socket"))
-    with pytest.raises(FTUnavailableError, match="gone.socket.*does not exist"):
+    with pytest.raises(FTUnavailableError, match=r"gone\.socket.*does not exist"):
         ft.create_bridge("required")
 
 
@@ -309,9 +309,8 @@ def test_nested_use_is_reference_counted(launcher_env, client_cls):
     bridge = ft.create_bridge("required", client=client, warmup_iters=0)
     bridge.on_training_step_start()
     bridge.on_training_step_start()           # e.g. a callback and a section both mark it
-    with bridge.checkpointing():
-        with bridge.checkpointing():
-            pass
+    with bridge.checkpointing(), bridge.checkpointing():
+        pass
     bridge.on_training_step_end()
     assert client.open == [STEP]              # still inside the outer step
     bridge.on_training_step_end()
@@ -673,3 +672,26 @@ def test_ft_cost_stays_out_of_our_timings(launcher_env):
     # >= 400 ms. The 200 ms bound leaves room for scheduling noise on 2 shared cores.
     assert longest_ms < 200.0
     assert client.calls[-1] == ("shutdown",)
+
+
+def test_options_object_and_dict_are_one_way_in(launcher_env):
+    opts = ft.FTOptions(client=FakeClient041(), warmup_iters=0, straggler_action="shutdown")
+    by_object = ft.create_bridge("required", opts)
+    by_dict = ft.create_bridge("required", client=FakeClient041(), warmup_iters=0,
+                               straggler_action="shutdown")
+    assert by_object.options is opts
+    assert by_dict.options == ft.FTOptions(client=by_dict.client, warmup_iters=0,
+                                           straggler_action="shutdown")
+    assert by_object.straggler_action == by_dict.straggler_action == "shutdown"
+    with pytest.raises(ValueError, match=r"`warmup_iters=-1` must be a non-negative integer"):
+        ft.FTOptions(warmup_iters=-1)
+    with pytest.raises(ValueError, match=r"pass one or the other"):
+        FTBridge("auto", opts, warmup_iters=1)
+    with pytest.raises(ValueError, match=r"`ft_options=3` must be a FTOptions, a dict or None"):
+        FTBridge("auto", 3)
+
+
+def test_ft_sections_modes_are_defined_once():
+    from straggler import _constants, detector
+
+    assert detector.FT_SECTIONS_MODES is ft.FT_SECTIONS_MODES is _constants.FT_SECTIONS_MODES

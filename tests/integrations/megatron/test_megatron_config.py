@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 
 import pytest
 
@@ -174,7 +175,7 @@ def test_every_bad_flag_value_exits_with_a_message(argv, flag, capsys):
 
 
 def test_config_from_hand_built_namespace_is_validated():
-    with pytest.raises(ValueError, match="`gpu_relative_perf_threshold=3.0`"):
+    with pytest.raises(ValueError, match=r"`gpu_relative_perf_threshold=3\.0`"):
         config_from_args(argparse.Namespace(straggler_gpu_relative_threshold=3.0))
     with pytest.raises(ValueError, match="`straggler_scores='both'`"):
         config_from_args(argparse.Namespace(straggler_scores="both"))
@@ -244,7 +245,7 @@ def test_steps_never_below_profiling_interval_nor_zero():
     frozen = ReportSchedule(clock=FakeClock())  # a clock that never moves: finite, positive
     for _ in range(16):
         frozen.tick()
-    report, steps = frozen.plan(10.0, timing=True)
+    _, steps = frozen.plan(10.0, timing=True)
     assert 1 <= steps <= ReportSchedule.MAX_STEPS
 
 
@@ -267,3 +268,33 @@ def test_meetings_are_capped_by_max_wait_without_reporting():
     # A 300 s interval, but the controller wants to be heard every 5 s: meet in 10 steps.
     assert s.plan(300.0, timing=True, max_wait_s=5.0) == (False, 10)
     assert s.plan(300.0, timing=False, max_wait_s=5.0) == (False, 10)
+
+
+def test_schedule_counts_on_the_detectors_interval_tracker():
+    """One mechanism: the manager's schedule counts and measures with `ReportIntervalTracker`."""
+    from straggler.interval import ReportIntervalTracker
+
+    clock = FakeClock()
+    s = ReportSchedule(clock=clock)
+    assert isinstance(s._tracker, ReportIntervalTracker)
+    assert ReportSchedule.FIRST_SYNC == ReportIntervalTracker.ESTIMATION_ITERS
+    assert _run_steps(s, clock, 0.5) == 16 and s.count == 16
+
+
+def test_plan_uses_the_lower_median_step_time_as_nvrx():
+    # 16 step times alternating 0.1 and 0.3 s: the lower median is 0.1 (statistics.median: 0.2).
+    clock = FakeClock()
+    s = ReportSchedule(clock=clock)
+    for i in range(17):
+        clock.t += 0.1 if i % 2 else 0.3
+        s.tick()
+    s.agree(False, 1)  # past the first meeting; the next tick is one
+    clock.t += 0.1
+    assert s.tick()
+    assert s._tracker.median_step_s() == pytest.approx(0.1)
+    assert s.plan(3.0, timing=False) == (False, 30)
+
+
+def test_median_step_time_is_nan_before_any_step():
+    s = ReportSchedule(clock=FakeClock())
+    assert math.isnan(s._tracker.median_step_s())

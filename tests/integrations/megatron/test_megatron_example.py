@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "megatron_style_train.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "megatron_style_train.py"
 
 
 @pytest.mark.multirank
@@ -21,7 +21,7 @@ def test_example_flags_slow_rank_and_stops_every_rank_with_status_1(tmp_path):
            "--straggler-stop-if-detected", "--slow-rank", "1", "--slowdown", "3",
            "--train-iters", "400", "--hidden-size", "128", "--save", str(tmp_path / "ckpt")]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=tmp_path,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+                         env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
     text = out.stdout + out.stderr
     assert out.returncode != 0, text  # torchrun reports the ranks' status 1 as a failure
     assert "Affected ranks: {StragglerId(rank=1," in text, text

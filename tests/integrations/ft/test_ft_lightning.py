@@ -1,6 +1,6 @@
 """The Lightning callback's FT option: each batch is FT's ``step`` on a real rank monitor, and
 with ``ft_autoresume`` rank 0 writes ``$FAULT_TOL_FINISHED_FLAG_FILE`` when training completes.
-One process on CPU; the monitor is NVRx's RankMonitorServer in a subprocess (test_ft_engine.py).
+One process on CPU; the monitor is NVRx's RankMonitorServer in a subprocess (ft_monitor.py).
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ from torch.utils.data import DataLoader, TensorDataset
 
 pytest.importorskip("nvidia_resiliency_ext.fault_tolerance")
 
-from straggler import Detector  # noqa: E402
-from straggler.integrations import ft  # noqa: E402
-from straggler.integrations.lightning import (  # noqa: E402
+from straggler import Detector
+from straggler.integrations import ft
+from straggler.integrations.lightning import (
     LIGHTNING_PACKAGE,
     StragglerDetectionCallback,
 )
-from test_ft_engine import kill_signal, monitor_factory  # noqa: E402,F401 - fixtures
 
 if LIGHTNING_PACKAGE == "lightning":
     import lightning.pytorch as pl
@@ -28,7 +27,8 @@ else:  # pragma: no cover - only pytorch_lightning installed
 pytestmark = [
     pytest.mark.filterwarnings("ignore::lightning.fabric.utilities.warnings.PossibleUserWarning"),
     pytest.mark.filterwarnings("ignore:.*does not have many workers.*"),
-    pytest.mark.filterwarnings("ignore:`isinstance.treespec, LeafSpec.` is deprecated:FutureWarning"),
+    pytest.mark.filterwarnings(
+        "ignore:`isinstance.treespec, LeafSpec.` is deprecated:FutureWarning"),
 ]
 
 
