@@ -219,7 +219,7 @@ class DetectorCore:
         """FT bridge: the NVRx fault-tolerance section hook, created here for `ft_sections`.
 
         Returns a `SectionHook` (appended to `self.hooks`) or None. Owned by the FT
-        integration (straggler/integrations/ft.py, docs/ft.md).
+        integration (straggler/integrations/ft/, docs/ft.md).
         """
         if mode == "off":
             return None

@@ -41,7 +41,8 @@ def load_ft_api() -> FTApi:
         import nvidia_resiliency_ext.fault_tolerance as module
     except ImportError as exc:
         raise ImportError("FT sections need nvidia-resiliency-ext: "
-                          "pip install '.[ft]' in a straggler checkout (or nvidia-resiliency-ext>=0.4.1)"
+                          "pip install '.[ft]' in a straggler checkout "
+                          "(or nvidia-resiliency-ext>=0.4.1)"
                           f" ({exc})") from exc
     try:
         from importlib.metadata import version
