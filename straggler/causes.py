@@ -312,7 +312,8 @@ class ReportAnnotator:
     """Completes each report with GPU identities and causes; a collective on every rank.
 
     Once (first report, when the report covers the group): one ``all_gather_object`` of each
-    rank's `GpuIdentity` (and, with ``gpu_timing``, why it has no GPU timers, for the evidence). With ``probe_suspects``: one all_reduce(MAX) of a flag per report and,
+    rank's `GpuIdentity` (and, with ``gpu_timing``, why it has no GPU timers, for the evidence).
+    With ``probe_suspects``: one all_reduce(MAX) of a flag per report and,
     when a flagged rank's GPU is slow with no telemetry explanation, the health probe on every
     rank (`straggler.probe.probe_group`, a few ms) so its diagnosis can say whether the GPU
     itself is slow (`Cause.GPU_SLOW_PROBE_CONFIRMED`) or the rank has more work

@@ -127,7 +127,7 @@ class _RecordCollector:
             g = gauge(f"straggler_gpu_{kind}_score",
                       f"GPU {kind} score per rank (1 = as fast as the reference).", ["rank"])
             for r, v in zip(ranks, _values(record["gpu"][kind]).tolist()):
-                if v == v:  # not NaN
+                if not math.isnan(v):
                     g.add_metric([str(r)], v)
             yield g
         # Per rank, the worst section score: one series per rank whatever the section count.
@@ -141,7 +141,7 @@ class _RecordCollector:
                 # fmin ignores NaN: NaN only where a rank has no finite score in any section.
                 worst = np.fmin.reduce([_values(s[kind]) for s in sections.values()], axis=0)
                 for r, v in zip(ranks, worst.tolist()):
-                    if v == v:
+                    if not math.isnan(v):
                         g.add_metric([str(r)], v)
             yield g
         yield from self._sections(record)
@@ -158,7 +158,7 @@ class _RecordCollector:
         def lowest(item: tuple[str, dict]) -> float:
             a = _values(item[1]["relative"])
             low = float(np.fmin.reduce(a)) if a.size else math.nan
-            return low if low == low else math.inf
+            return math.inf if math.isnan(low) else low
 
         kept = sorted(record["sections"].items(), key=lowest)[:MAX_SECTIONS]
         score = GaugeMetricFamily("straggler_section_score",

@@ -127,9 +127,8 @@ def _partial_worker(rank, world_size):
     if rank == 1:
         time.sleep(6)  # longer than the timeout, shorter than run_ranks' bound
         return None
-    with comm.during("Detector.generate_report() (report 3)"):
-        with pytest.raises(CommError) as info:
-            comm.all_reduce(torch.zeros(1), "max")
+    with comm.during("Detector.generate_report() (report 3)"), pytest.raises(CommError) as info:
+        comm.all_reduce(torch.zeros(1), "max")
     assert comm.call == "a straggler collective"  # restored after the block
     return str(info.value)
 

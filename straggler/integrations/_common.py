@@ -105,7 +105,8 @@ def step_scores(report: Any, kind: str, section: str | None) -> tuple[dict[int, 
 
     ``kind`` is "relative" or "individual". GPU scores (NVRx's choice) when any is finite; with
     no GPU time (every GPU score NaN: no GPU timers, or the step's sections saw no GPU work) the
-    scores of the wrapped step's section ``section``, which time the step on the host. Returns (rank -> score, source) with source
+    scores of the wrapped step's section ``section``, which time the step on the host. Returns
+    (rank -> score, source) with source
     "gpu" or "host time of <section>".
     """
     gpu = dict(getattr(report, f"gpu_{kind}_perf_scores", {}) or {})
