@@ -65,10 +65,14 @@ class CauseRules:
     """Probe throughput relative to the other ranks below this: the GPU itself is slow."""
     probe_ok: float = 0.95
     """Probe throughput relative to the other ranks at or above this: as fast as its peers."""
+    host_ratio: float = 0.75
+    """A slow section scoring below this times the rank's GPU score is a host-side slowdown even
+    when the GPU score is below ``slow_score`` too: the host lost far more than the GPU (ranks
+    time-slicing one GPU dip each other's GPU scores while one of them stalls on its host)."""
 
     def __post_init__(self) -> None:
         for name in ("slow_score", "throttle_share", "clock_ratio", "idle_share", "probe_slow",
-                     "probe_ok"):
+                     "probe_ok", "host_ratio"):
             check_fraction(name, getattr(self, name))
         check_fraction("throttle_margin", self.throttle_margin, allow_zero=True)
 
@@ -191,8 +195,10 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
             return (Cause.PCIE_LINK_DEGRADED,
                     f"PCIe link at {unit}{mean:g} of {unit}{top:g}{peers_txt}", values)
 
-    # 2. Host side: the GPU timers are normal, so the slow section time is spent on the host.
-    if gpu_known and not gpu_slow and sec_slow:
+    # 2. Host side: the GPU timers are normal (or far less slow than the section), so the slow
+    # section time is spent on the host. Before the GPU rules: a GPU score dipped by sharing the
+    # GPU must not turn a host stall into "more work" or a suspect board.
+    if gpu_known and sec_slow and (not gpu_slow or sec_score < rules.host_ratio * gpu_score):
         return (Cause.HOST_SIDE,
                 f"section '{sec_name}' score {sec_score:.2f} while the GPU score is "
                 f"{gpu_score:.2f}: time goes to CPU work, data loading, Python or I/O on this "

@@ -101,6 +101,24 @@ def test_host_side_when_sections_are_slow_and_gpu_timers_normal():
     assert _cause(hot, 3) is Cause.HOST_SIDE
 
 
+def test_host_stall_on_a_shared_gpu_is_host_side_not_more_work():
+    # Measured on one H100 shared by 4 ranks (examples/demo.py --gpu --gpu-slow host): the
+    # stalled rank's host section scores 0.34 while time-slicing dips its GPU score to 0.6-0.8.
+    # The host lost far more than the GPU: host_side, whatever the probe says.
+    for gpu in (0.61, 0.8):
+        report = _report(gpu={2: gpu}, section={2: 0.34})
+        d = diagnose(report, probe={0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0})[2]
+        assert d.cause is Cause.HOST_SIDE, d
+        assert f"score 0.34 while the GPU score is {gpu:.2f}" in d.evidence
+    # More GPU work slows the GPU-timed section as much as the GPU score: not the host's.
+    report = _report(gpu={2: 0.25}, section={2: 0.24})
+    assert _cause(report, 2, probe={0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}) is Cause.MORE_WORK
+    # The ratio is a rule like the others: at 0.4, 0.34 vs 0.8 is no longer host-dominated.
+    report = _report(gpu={2: 0.8}, section={2: 0.34})
+    assert _cause(report, 2, rules=CauseRules(host_ratio=0.4)) is \
+        Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
 def test_probe_separates_a_slow_gpu_from_a_rank_with_more_work():
     report = _report(gpu={1: 0.4, 2: 0.4})
     causes = diagnose(report, probe={0: 1.0, 1: 0.45, 2: 1.0, 3: 1.0})

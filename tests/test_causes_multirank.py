@@ -150,3 +150,18 @@ def test_healthy_telemetry_hw_slowdown_then_the_probe_tells_slow_gpu_from_more_w
     assert rel[3] == pytest.approx(1 / 1.5, rel=0.05)
     assert rel[0] == pytest.approx(rel[2], rel=0.05)
     assert probe[1].compute_relative == pytest.approx(probe[1].memory_relative, rel=0.05)
+
+
+def test_host_stall_with_a_dipped_gpu_score_is_host_side_not_more_work():
+    # As on one GPU shared by several ranks (examples/demo.py --gpu --gpu-slow host on an H100):
+    # rank 2's host "data" stalls 3x while time-slicing dips its GPU score too (here 1.3x the
+    # simulated work: a score of ~0.77, below slow_score). The probe, run on suspects, finds its
+    # GPU as fast as the others'; before the host_ratio rule that made it "more_work".
+    env, rank_env = _env(3)
+    plans = {0: [NORMAL], 1: [NORMAL], 2: [(13.0, 45.0)]}
+    results = run_ranks(_train, 3, plans, probe_from=0, env=env, rank_env=rank_env,
+                        timeout_s=180)
+    report = results[0][0][0]
+    assert report.gpu_relative_perf_scores[2] < 0.9  # the GPU score is "slow" too ...
+    assert _labels(report) == {2: Cause.HOST_SIDE}  # ... yet the host lost far more
+    assert "section 'data'" in report.causes[2].evidence
