@@ -75,10 +75,16 @@ bench: install sim
 	set -e; for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(PY) benchmarks/$$b.py; done
 
 # The GPU tier, on a host with an NVIDIA GPU: the system's python3 and its CUDA torch, no venv.
-# Builds in place, runs the suite, the `gpu` tests and benchmarks/gpu/*.py --quick, and prints one
-# summary (logs: $$GPU_CHECK_OUT, default build/gpu-check). See tools/gpu_check.py.
+# Builds in place, runs the suite (sharded over parallel pytest processes), the `gpu` tests and
+# benchmarks/gpu/*.py --quick, and prints one summary (logs: $$GPU_CHECK_OUT, default
+# build/gpu-check), within a 470 s budget: one device call of under 10 minutes. Options pass
+# through, e.g. make gpu-check GPU_CHECK_ARGS="--steps gpu,bench --limit gpu=200"; the
+# variables GPU_CHECK_OUT, GPU_CHECK_BUDGET_S, GPU_CHECK_STEPS, GPU_CHECK_SHARDS too. See
+# tools/gpu_check.py.
+GPU_CHECK_ARGS ?=
+
 gpu-check:
-	$(PYTHON) tools/gpu_check.py
+	$(PYTHON) tools/gpu_check.py $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf build $(VENV) straggler/_core*.so

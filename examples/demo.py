@@ -20,9 +20,12 @@ long as its own compute would (like a GPU clocked down by that factor). Because 
 evens out the whole step, only sections that exclude communication can see this.
 
 Output: ``injected straggler: rank R`` (or ``none``), each report as a table, then for each
-persistent straggler its cause (``Report.format_causes()``: node, label, evidence), then one line
-``stragglers: rank R (node N), ...`` naming the ranks flagged (relative section or GPU score
-below the threshold) in at least half of the reports, or ``stragglers: none``.
+confirmed straggler its cause (``Report.format_causes()``: node, label, evidence), then the
+verdict, one line ``stragglers: rank R (node N): CAUSE, ...`` naming the ranks the persistence
+policy has confirmed at the last report (``Report.confirmed``: slow in 4 of the last 5 reports,
+beyond the rank's own noise; docs/policy.md), each with the cause most of its reports gave, or
+``stragglers: none``. One report flagging a rank (a score below ``--threshold``, starred in the
+table) is not a verdict: ranks sharing a GPU dip each other's scores now and then.
 
 ``--simulated-gpu {thermal,power,clocks,healthy}`` shows the GPU half on a CPU machine, with the
 test doubles ``make sim`` builds (build/sim/libcuda.so.1, build/sim/libnvidia-ml.so.1). Each
@@ -46,7 +49,11 @@ forward). The slow rank is made by ``--gpu-slow``:
   gradients): more GPU work, on a healthy GPU. Expected cause: ``more_work`` (the probe finds its
   GPU as fast as the others'); ``gpu_slow_healthy_telemetry`` where the probe is inconclusive;
 - ``host``: its ``data`` section takes ``--slowdown`` times as long (a host-side stall: slow data
-  loading), its GPU work is the same. Expected cause: ``host_side``.
+  loading), its GPU work is the same. Expected cause: ``host_side`` (also where ranks share a GPU
+  and time-slicing dips the stalled rank's GPU score: its host section is far slower still).
+
+``--duration S`` bounds the training time (S seconds from the first step, agreed by the ranks
+each step; ``--steps`` stays the maximum): a run of known length on a GPU of unknown speed.
 
 The first line after ``injected straggler`` names the GPUs and versions (GPU, driver, CUDA, torch).
 In the CPU and simulated modes the real GPUs, if any, are hidden from the ranks
@@ -99,6 +106,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--slowdown", type=float, default=3.0,
                    help="factor on the slow rank's forward time; 1.0 = no straggler (default 3)")
     p.add_argument("--steps", type=int, default=1000, help="training steps (default 1000)")
+    p.add_argument("--duration", type=float, default=None, metavar="S",
+                   help="stop after S seconds of training (the ranks agree each step; "
+                        "default: run every --steps)")
     p.add_argument("--report-interval", type=float, default=2.0,
                    help="seconds between reports (Detector report_time_interval, default 2)")
     p.add_argument("--threshold", type=float, default=0.75,
@@ -127,6 +137,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         p.error(f"--slowdown={args.slowdown} must be >= 1.0")
     if args.steps < 20:
         p.error(f"--steps={args.steps} must be at least 20 (the interval is measured first)")
+    if args.duration is not None and not args.duration > 0:
+        p.error(f"--duration={args.duration} must be positive")
     if args.gpu and args.simulated_gpu:
         p.error(f"--gpu and --simulated-gpu={args.simulated_gpu} exclude each other")
     if args.gpu and not torch.cuda.is_available():
@@ -188,18 +200,6 @@ def simulated_gpu_env(rank: int, args: argparse.Namespace) -> None:
         "SIMNVML_SCENARIO": SIM_SCENARIOS[args.simulated_gpu] if slow else ""})
 
 
-def flagged_ranks(report, threshold: float) -> set:
-    """StragglerIds with a relative section or GPU score below `threshold` in this report."""
-    found = report.identify_stragglers(gpu_rel_threshold=threshold,
-                                       section_rel_threshold=threshold,
-                                       gpu_indiv_threshold=threshold,
-                                       section_indiv_threshold=threshold)
-    ids = set(found["straggler_gpus_relative"])
-    for by_section in found["straggler_sections_relative"].values():
-        ids |= by_section
-    return ids
-
-
 def gpu_placement(world_size: int) -> tuple:
     """(GPU count, process-group backend): NCCL with a GPU per rank, gloo when ranks share."""
     gpus = torch.cuda.device_count()
@@ -250,6 +250,11 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     x = torch.randn(args.batch, args.hidden, generator=gen).to(device)
     y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
 
+    # --duration: rank 0's clock decides, broadcast on a gloo group each step (outside the
+    # sections) so every rank runs the same number of DDP steps.
+    stop_group = dist.new_group(backend="gloo") if args.duration is not None else None
+    stop = torch.zeros(1)
+    start = time.monotonic()
     reports = []
     for _ in range(args.steps):
         with Detector.detection_section("forward", profile_cuda=gpu):
@@ -283,30 +288,42 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
         if report is not None:  # rank 0 only (gather_on_rank0=True)
             reports.append(report)
             print(report.format_table(threshold=args.threshold), flush=True)
+        if stop_group is not None:
+            stop[0] = float(rank == 0 and time.monotonic() - start >= args.duration)
+            dist.broadcast(stop, src=0, group=stop_group)
+            if stop[0] > 0:
+                break
     Detector.shutdown()
     if rank == 0:
-        named = persistent_stragglers(reports, args.threshold)
+        named = confirmed_stragglers(reports)
         for line in cause_lines(reports, named):
             print(line, flush=True)
-        print(verdict(reports, args.threshold), flush=True)
+        print(verdict(reports), flush=True)
     dist.destroy_process_group()
 
 
-def persistent_stragglers(reports, threshold: float) -> list:
-    """StragglerIds flagged in at least half of the reports, by rank."""
-    counts: dict = {}
-    for report in reports:
-        for sid in flagged_ranks(report, threshold):
-            counts[sid] = counts.get(sid, 0) + 1
-    return sorted((sid for sid, n in counts.items() if 2 * n >= len(reports)),
-                  key=lambda sid: sid.rank)
+def confirmed_stragglers(reports) -> list:
+    """The StragglerIds the persistence policy confirms at the last report, by rank."""
+    return sorted(reports[-1].confirmed, key=lambda sid: sid.rank) if reports else []
+
+
+def usual_cause(reports, rank: int):
+    """(label, the last report giving it): the cause most reports gave ``rank`` (ties: the
+    latest); (None, None) when no report diagnosed it."""
+    diagnosed = [r for r in reports if rank in r.causes]
+    if not diagnosed:
+        return None, None
+    labels = [r.causes[rank].cause.value for r in diagnosed]
+    label = max(reversed(labels), key=labels.count)  # reversed: a tie goes to the latest
+    return label, next(r for r in reversed(diagnosed) if r.causes[rank].cause.value == label)
 
 
 def cause_lines(reports, named) -> List[str]:
-    """`Report.format_causes()` lines of the named ranks, from the last report diagnosing each."""
+    """`Report.format_causes()` line of each named rank, from the last report giving its usual
+    cause (`usual_cause`)."""
     lines = []
     for sid in named:
-        report = next((r for r in reversed(reports) if sid.rank in r.causes), None)
+        _, report = usual_cause(reports, sid.rank)
         if report is not None:
             prefix = f"rank {sid.rank} ("
             lines += [line for line in report.format_causes().splitlines()
@@ -314,14 +331,16 @@ def cause_lines(reports, named) -> List[str]:
     return lines
 
 
-def verdict(reports, threshold: float) -> str:
-    """The final line: ranks flagged in at least half of the reports."""
+def verdict(reports) -> str:
+    """The final line: the confirmed stragglers, each with its node and usual cause."""
     if not reports:
         return "stragglers: none (no report was generated: run more --steps)"
-    named = persistent_stragglers(reports, threshold)
+    named = confirmed_stragglers(reports)
     if not named:
         return "stragglers: none"
-    return "stragglers: " + ", ".join(f"rank {s.rank} (node {s.node})" for s in named)
+    return "stragglers: " + ", ".join(
+        f"rank {s.rank} (node {s.node}): {usual_cause(reports, s.rank)[0] or 'no cause'}"
+        for s in named)
 
 
 def free_port() -> int:
