@@ -179,7 +179,9 @@ def default_shards() -> int:
 def pytest_count_map(log: Path) -> Dict[str, int]:
     """{'passed': 580, 'skipped': 12} from a pytest log's last summary line ({} when none)."""
     text = log.read_text(errors="replace") if log.exists() else ""
-    lines = [ln for ln in text.splitlines() if re.search(r" in [\d.]+s", ln) and "=" in ln]
+    # "== 3 failed, 580 passed in 201.3s ==", or with -q "3 failed, 580 passed in 201.3s (0:03:21)"
+    lines = [ln for ln in text.splitlines()
+             if re.search(r" in [\d.]+s\b", ln) and PYTEST_COUNT.search(ln)]
     if not lines:
         return {}
     counts: Dict[str, int] = {}
