@@ -1,7 +1,7 @@
 """Detector across ranks (spawned processes on gloo): who gets flagged, on which group, and
 what happens when a peer dies.
 
-Timing is injected with sleeps of 10 ms vs 30 ms (a 3x effect): under heavy CPU contention a
+Timing is injected with sleeps of 20 ms vs 60 ms (a 3x effect): under heavy CPU contention a
 sleep only overshoots by a few ms, so a slow rank scores about 1/3 and a healthy one stays far
 above the 0.75 threshold. No test asserts a speed.
 """
@@ -18,7 +18,7 @@ from straggler import Statistic, StragglerId
 
 pytestmark = pytest.mark.multirank
 
-FAST_S, SLOW_S = 0.010, 0.030
+FAST_S, SLOW_S = 0.020, 0.060
 
 
 def _window(steps, sleep_s, extra=None):
