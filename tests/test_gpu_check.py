@@ -111,3 +111,13 @@ def test_default_budget_fits_one_device_call():
     # the benchmarks their share.
     assert gpu_check.BUDGET_S <= 480
     assert sum(gpu_check.STEP_LIMIT_S.values()) < gpu_check.BUDGET_S
+
+
+def test_benchmarks_see_nvrx_only_when_gpu_check_nvrx_names_it(monkeypatch, tmp_path):
+    monkeypatch.delenv("GPU_CHECK_NVRX", raising=False)
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert gpu_check.bench_env()["PYTHONPATH"] == "/elsewhere"
+    monkeypatch.setenv("GPU_CHECK_NVRX", str(tmp_path))
+    env = gpu_check.bench_env()
+    assert env["PYTHONPATH"].split(":") == [str(tmp_path), "/elsewhere"]
+    assert env["LD_LIBRARY_PATH"].split(":")[0].endswith("nvidia/cu13/lib")  # libcupti.so.13

@@ -23,6 +23,7 @@ at the end; the exit status is 0 only when every step passed.
     python3 tools/gpu_check.py --steps gpu,bench  # a part (e.g. a second device call)
     python3 tools/gpu_check.py --steps sim,suite --limit suite=900 --budget-s 1000  # a CPU VM
     GPU_CHECK_OUT=$OUT GPU_CHECK_BUDGET_S=460 make gpu-check
+    GPU_CHECK_NVRX=/tmp/nvrx make gpu-check       # NVRx 0.5 (pip install --target) beside us
 """
 
 from __future__ import annotations
@@ -301,8 +302,26 @@ def benchmark_scripts() -> List[Path]:
                   if not p.name.startswith("_"))
 
 
+def bench_env() -> Dict[str, str]:
+    """The benchmarks' environment: with ``$GPU_CHECK_NVRX`` (a directory where
+    nvidia-resiliency-ext was installed with ``pip install --target``), NVRx on the path and
+    torch's CUDA libraries (libcupti) on the loader path, for the side-by-side rows. Only the
+    benchmarks see it: the suite's FT tests expect NVRx 0.4.1 or none."""
+    env = dict(os.environ)
+    nvrx = env.get("GPU_CHECK_NVRX")
+    if nvrx:
+        import torch  # the CUDA torch this host runs; its wheel ships libcupti
+
+        cu_lib = Path(torch.__file__).parent.parent / "nvidia" / "cu13" / "lib"
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (nvrx, env.get("PYTHONPATH")) if p)
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            p for p in (str(cu_lib), env.get("LD_LIBRARY_PATH")) if p)
+    return env
+
+
 def step_bench(out: Path, budget: Budget, cap_s: float = BENCH_CAP_S) -> List[Outcome]:
     scripts = benchmark_scripts()
+    env = bench_env()
     results = []
     for i, script in enumerate(scripts):
         # An equal share of what is left, so one slow script cannot starve the rest.
@@ -310,7 +329,7 @@ def step_bench(out: Path, budget: Budget, cap_s: float = BENCH_CAP_S) -> List[Ou
         table = out / f"bench-{script.stem}.md"
         res = run_logged(f"bench {script.name}", [sys.executable, str(script), "--quick"],
                          out / f"bench-{script.stem}.log", min(share, cap_s),
-                         stdout_to=table)
+                         env=env, stdout_to=table)
         res.detail = f"tables: {table}"
         if not res.ok:  # its last words, so the summary alone says why
             tail = [ln for ln in res.log.read_text(errors="replace").splitlines() if ln.strip()]
