@@ -238,3 +238,38 @@ def test_native_observer_is_switched_by_a_flag_and_its_failures_stay_inside(sim_
     obs.remove()
     eng.stop(sec, 0)
     eng.close()
+
+
+@pytest.mark.skipif(not native_observer_available(), reason="straggler._ops is not built")
+def test_native_callback_does_not_run_outside_sections(sim_cuda):
+    """The RecordFunction callback is disabled while no profiled section is open: ops there (on
+    any thread) pay neither the callback nor the boxing of their inputs."""
+    import threading
+
+    from straggler import _ops
+
+    eng = _core.TimerEngine("cuda")
+    cap = _SectionCapture(eng, lambda: 0, [].append, per_op=False, native=True)
+    a = torch.ones(4, 4)
+
+    def calls_for(fn) -> int:
+        before = _ops.callback_calls()
+        fn()
+        return _ops.callback_calls() - before
+
+    def on_a_thread() -> None:
+        t = threading.Thread(target=lambda: [a.add(1) for _ in range(10)])
+        t.start()
+        t.join()
+
+    assert calls_for(lambda: a.add(1)) == 0  # never enabled yet
+    for _ in range(3):
+        cap.push()
+        assert calls_for(lambda: a.add(1)) >= 1
+        cap.pop()
+        assert calls_for(lambda: [a.add(1) for _ in range(10)]) == 0
+        assert calls_for(on_a_thread) == 0
+    assert cap.observer.ops_timed == 3
+    cap.close()
+    eng.close()
+

@@ -6,12 +6,14 @@
 //
 // Cost per op: the callback (inputs are needed to tell device tensors from CPU ones), one
 // cuEventQuery and one cuEventRecord in the engine; with per-op timers also one hash lookup of
-// the op's name and input shapes (no string is built once the key was seen).
+// the op's name and input shapes (no string is built once the key was seen). Outside profiled
+// sections the callback is disabled (at::disableCallback): ops there pay nothing, not even the
+// boxing of their inputs.
 //
 // Robustness (first H100 run, docs/engine.md "Who reports ops"): the callback is registered
-// once with fixed needsInputs and stays registered until remove(); enable/disable flip an atomic
-// (adding and removing callbacks per section can leave a thread's cached callbacks stale). The
-// callbacks never throw: torch logs a full stack trace for every op whose callback throws, so
+// once with fixed needsInputs and stays registered until remove(); enable/disable re-enable and
+// disable it and also flip an atomic, so a thread that still ran it after disable() reports
+// nothing. The callbacks never throw: torch logs a full stack trace for every op whose callback throws, so
 // any failure is recorded (fail()) and the observer goes quiet. inputs() is never trusted to be
 // valid: no inputs means an unknown device, and the op is not reported. Must be compiled with
 // NDEBUG like torch (CMakeLists.txt): RecordFunction's layout differs without it.
@@ -47,6 +49,7 @@ bool is_communication(const char* name) {
 class Observer;
 std::atomic<Observer*> g_active{nullptr};
 std::atomic<std::uint64_t> g_generation{1};  // bumped on enable: stale thread state is ignored
+std::atomic<std::uint64_t> g_calls{0};       // start callbacks run, for tests (callback_calls)
 
 enum class Kind : std::uint8_t { kNone, kOp, kComm };
 
@@ -97,21 +100,29 @@ class Observer {
       throw std::runtime_error("another straggler op observer is enabled in this process");
     }
     g_generation.fetch_add(1, std::memory_order_acq_rel);
-    if (handle_ == 0) {  // once: later enable/disable only flip g_active
-      try {
+    try {
+      if (handle_ == 0) {  // registered once; later enable/disable only switch it
         handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                                             .needsInputs(true)
                                             .scopes({at::RecordScope::FUNCTION}));
-      } catch (...) {
-        disable();
-        throw;
+      } else {
+        at::reenableCallback(handle_);
       }
+    } catch (...) {
+      disable();
+      throw;
     }
   }
 
   void disable() noexcept {
     Observer* self = this;
-    g_active.compare_exchange_strong(self, nullptr);
+    if (!g_active.compare_exchange_strong(self, nullptr)) return;
+    if (handle_ != 0) {
+      try {
+        at::disableCallback(handle_);  // ops outside sections skip the callback and its boxing
+      } catch (...) {
+      }
+    }
   }
 
   void remove() noexcept {
@@ -168,6 +179,7 @@ class Observer {
   }
 
   static void start(const at::RecordFunction& fn) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
     ThreadState& t = tls;
     const std::uint64_t gen = g_generation.load(std::memory_order_acquire);
     if (t.outer != nullptr && t.generation == gen) return;  // nested: the parent's
@@ -386,4 +398,6 @@ PYBIND11_MODULE(_ops, m) {
       .def_property_readonly("error", &Observer::error, "The first failure's message, or ''.")
       .def_property_readonly("ops_timed", &Observer::ops_timed, "Ops reported so far.")
       .def("timer_names", &Observer::timer_names, "{per-op timer name: id}.");
+  m.def("callback_calls", [] { return g_calls.load(std::memory_order_relaxed); },
+        "Start callbacks run so far in this process, by any observer (for tests).");
 }
