@@ -9,7 +9,8 @@ without it a Python `TorchDispatchMode` does the same at a higher cost per op.
 
 Never timed: collectives and everything else in the c10d namespaces (a collective lasts
 longest on the ranks that wait for the straggler, so it would blame the wrong ranks), view
-and metadata ops (no kernel), profiler markers. Those ops still run, untouched.
+and metadata ops (no kernel; `untimed_ops.UNTIMED_OPS`, seen through: the ops they call are
+reported on their own), profiler markers. Those ops still run, untouched.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .untimed_ops import UNTIMED_OPS
+
 __all__ = ["OpCapture", "is_communication_op", "op_key"]
 
 log = logging.getLogger("straggler")
@@ -29,10 +32,7 @@ COMMUNICATION_NAMESPACES = frozenset(
     {"c10d", "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "_dtensor"})
 # Namespaces of bookkeeping ops that launch no work.
 _SKIPPED_NAMESPACES = frozenset({"profiler"})
-_METADATA_OPS = frozenset({"detach", "alias", "lift_fresh", "_to_copy_meta", "set_", "resize_",
-                           "empty", "empty_like", "empty_strided", "_local_scalar_dense", "item",
-                           "is_same_size", "sym_size", "sym_stride", "sym_numel",
-                           "sym_storage_offset"})
+
 
 
 def is_communication_op(func: Any) -> bool:
@@ -56,8 +56,8 @@ def _decide_timed(func: Any) -> bool:
         return False
     if getattr(func, "is_view", False):
         return False
-    base = getattr(getattr(func, "_schema", None), "name", "").split("::")[-1]
-    return base not in _METADATA_OPS
+    name = getattr(getattr(func, "_schema", None), "name", "")
+    return not (ns == "aten" and name.split("::")[-1] in UNTIMED_OPS)
 
 
 def op_key(func: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> str:
@@ -178,7 +178,8 @@ class OpCapture:
             # ones, on the stream the detector uses (0).
             self.observer = _ops.Observer(engine, per_op=per_op,
                                           device="cuda" if self.cuda else "cpu",
-                                          stream=-1 if self.cuda else 0)
+                                          stream=-1 if self.cuda else 0,
+                                          untimed=sorted(UNTIMED_OPS))
 
     @property
     def timer_names(self) -> Dict[str, None]:

@@ -273,3 +273,70 @@ def test_native_callback_does_not_run_outside_sections(sim_cuda):
     cap.close()
     eng.close()
 
+
+@pytest.mark.skipif(not native_observer_available(), reason="straggler._ops is not built")
+def test_native_observer_sees_through_views_and_markers(sim_cuda):
+    """Views and metadata ops are not timed; a reshape that copies still times its copy (the
+    nested clone is reported on its own); an op inside a FUNCTION-scope record that is not an
+    operator (Dynamo's "Torch-Compiled Region" marker) is reported, not swallowed by it (the
+    root of a compiled region's missing GPU samples on the H100)."""
+    eng = _core.TimerEngine("cuda")
+    cap = _SectionCapture(eng, lambda: 0, [].append, per_op=True, native=True)
+    x = torch.randn(64, 32)
+    cap.push()
+    for v in (x.view(-1), x.t(), x.reshape(32, 64), x[1:], x.unsqueeze(0), x.expand(2, 64, 32),
+              x.detach(), x.contiguous(), torch.empty_like(x)):
+        assert v is not None
+    x.sum().item()
+    cap.pop()
+    eng.flush()
+    names = set(cap.timer_names)
+    assert [n for n in names if not n.startswith("aten.sum.")] == [], names
+    assert len(eng.durations("section1")) == 1  # the sum
+
+    eng.reset()
+    big = torch.randn(512, 512).t()  # not contiguous: reshape(-1) must copy
+    cap.push()
+    flat = big.reshape(-1)
+    cap.pop()
+    eng.flush()
+    assert flat.is_contiguous() and not big.is_contiguous()
+    copies = [n for n in cap.timer_names if n.startswith("aten.clone.")]
+    assert copies, cap.timer_names
+    assert not any(n.startswith("aten.reshape.") for n in cap.timer_names)
+    (busy,) = eng.durations("section1")
+    (copy,) = eng.durations(copies[0])
+    assert busy >= copy > 0  # the copy is in the section's busy time
+
+    # torch.compile wraps the compiled graph's ops in a FUNCTION-scope record without an
+    # operator ("Torch-Compiled Region: 0/0"): seen through, so its ops are reported.
+    block = torch.compile(lambda y: torch.relu(y @ y) + 1.0, backend="aot_eager")
+    sq = torch.randn(16, 16)
+    block(sq)  # compiled outside the section
+    before = cap.observer.ops_timed
+    cap.push()
+    block(sq)
+    cap.pop()
+    assert cap.observer.ops_timed - before >= 2  # mm and relu at least
+    assert any(n.startswith("aten.mm.") for n in cap.timer_names), cap.timer_names
+    cap.close()
+    eng.close()
+
+
+@pytest.mark.skipif(not native_observer_available(), reason="straggler._ops is not built")
+def test_native_and_python_observers_skip_the_same_ops():
+    """Both observers take their untimed ops from straggler.untimed_ops: the Python one decides
+    per OpOverload, and views it knows from the schema are in the shared list too."""
+    from straggler.capture import _decide_timed
+    from straggler.untimed_ops import UNTIMED_OPS
+
+    for base in UNTIMED_OPS:
+        packet = getattr(torch.ops.aten, base, None)
+        if packet is None:
+            continue
+        for overload in packet.overloads():
+            assert not _decide_timed(getattr(packet, overload)), (base, overload)
+    assert _decide_timed(torch.ops.aten.add.Tensor) and _decide_timed(torch.ops.aten.clone.default)
+    views = {"view", "t", "transpose", "permute", "expand", "slice", "select", "squeeze",
+             "unsqueeze", "split", "narrow", "unbind", "as_strided", "alias", "_unsafe_view"}
+    assert views <= UNTIMED_OPS

@@ -10,6 +10,11 @@
 // sections the callback is disabled (at::disableCallback): ops there pay nothing, not even the
 // boxing of their inputs.
 //
+// Seen through (never the outermost op; the ops they call are considered on their own):
+// autograd's per-node records, records that are not operators (no "::" in the name: Dynamo's
+// "Torch-Compiled Region", _RecordFunctionFast markers) and the untimed aten ops handed in by
+// Python (straggler/untimed_ops.py: views and metadata ops, no kernel; item, a host sync).
+//
 // Robustness (first H100 run, docs/engine.md "Who reports ops"): the callback is registered
 // once with fixed needsInputs and stays registered until remove(); enable/disable re-enable and
 // disable it and also flip an atomic, so a thread that still ran it after disable() reports
@@ -20,13 +25,16 @@
 #include <ATen/record_function.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "../engine_api.h"
@@ -67,9 +75,11 @@ thread_local ThreadState tls;
 class Observer {
  public:
   Observer(std::uintptr_t engine, py::object engine_ref, bool per_op, const std::string& device,
-           long long stream)
+           long long stream, std::vector<std::string> untimed)
       : engine_(reinterpret_cast<void*>(engine)), engine_ref_(std::move(engine_ref)),
-        per_op_(per_op), fixed_stream_(stream) {
+        per_op_(per_op), fixed_stream_(stream), untimed_names_(std::move(untimed)) {
+    // Views into untimed_names_, which never changes again: lookups build no string.
+    for (const std::string& n : untimed_names_) untimed_.insert(n);
     py::object core = py::module_::import("straggler._core");
     py::object capsule = core.attr("ENGINE_API");
     api_ = static_cast<const StragglerEngineApi*>(
@@ -183,14 +193,13 @@ class Observer {
     ThreadState& t = tls;
     const std::uint64_t gen = g_generation.load(std::memory_order_acquire);
     if (t.outer != nullptr && t.generation == gen) return;  // nested: the parent's
-    // The autograd engine wraps each backward node in a FUNCTION-scope record of its own
-    // ("autograd::engine::evaluate_function: MmBackward0"): see through it to the node's ops.
-    if (std::strncmp(fn.name(), "autograd::", 10) == 0) return;
+    Observer* o = g_active.load(std::memory_order_acquire);
+    if (o == nullptr) return;
+    if (o->seen_through(fn.name())) return;
     t.outer = &fn;
     t.generation = gen;
     t.kind = Kind::kNone;
-    Observer* o = g_active.load(std::memory_order_acquire);
-    if (o == nullptr || o->failed() || o->paused_.load(std::memory_order_acquire)) return;
+    if (o->failed() || o->paused_.load(std::memory_order_acquire)) return;
     if (o->api_->open_scopes(o->engine_) == 0) return;
     o->begin(fn, t);
   }
@@ -214,6 +223,18 @@ class Observer {
     if (rc != 0) o->fail(err);
   }
 
+  // Whether `name` is never the outermost op (see the file comment). Collectives never are.
+  [[nodiscard]] bool seen_through(const char* name) const {
+    // The autograd engine wraps each backward node in a record of its own
+    // ("autograd::engine::evaluate_function: MmBackward0"): its ops are the node's.
+    if (std::strncmp(name, "autograd::", 10) == 0) return true;
+    if (std::strncmp(name, "aten::", 6) == 0) {
+      return untimed_.count(std::string_view(name + 6)) != 0;
+    }
+    // Not an operator (a profiler marker around other ops), unless it names a collective.
+    return std::strstr(name, "::") == nullptr && !is_communication(name);
+  }
+
   void begin(const at::RecordFunction& fn, ThreadState& t) {
     const char* name = fn.name();
     // Empty when torch kept no inputs for this record: an unknown device, so not reported.
@@ -229,7 +250,9 @@ class Observer {
           break;
         }
       } else if (v.isTensorList()) {
-        for (const at::Tensor& x : v.toTensorList().vec()) {
+        for (const c10::IValue& e : v.toListRef()) {  // no copy of the list
+          if (!e.isTensor()) continue;
+          const at::Tensor& x = e.toTensor();
           if (x.defined() && x.device().type() == device_) {
             on_device = true;
             index = x.device().index();
@@ -290,7 +313,9 @@ class Observer {
       if (v.isTensor()) {
         add(v.toTensor());
       } else if (v.isTensorList()) {
-        for (const at::Tensor& x : v.toTensorList().vec()) add(x);
+        for (const c10::IValue& e : v.toListRef()) {
+          if (e.isTensor()) add(e.toTensor());
+        }
       }
     }
     sig.push_back(dtype);
@@ -341,7 +366,9 @@ class Observer {
       if (v.isTensor()) {
         add(v.toTensor());
       } else if (v.isTensorList()) {
-        for (const at::Tensor& x : v.toTensorList().vec()) add(x);
+        for (const c10::IValue& e : v.toListRef()) {
+          if (e.isTensor()) add(e.toTensor());
+        }
       }
     }
     return key + ")" + dtype;
@@ -361,6 +388,8 @@ class Observer {
   const StragglerEngineApi* api_ = nullptr;
   bool per_op_;
   long long fixed_stream_;
+  std::vector<std::string> untimed_names_;
+  std::unordered_set<std::string_view> untimed_;  // views into untimed_names_
   c10::DeviceType device_ = c10::DeviceType::CUDA;
   at::CallbackHandle handle_ = 0;
   std::atomic<bool> paused_{false};
@@ -380,15 +409,17 @@ PYBIND11_MODULE(_ops, m) {
   py::class_<Observer>(m, "Observer",
                        "Reports outermost torch ops on `device` to a TimerEngine while enabled.")
       .def(py::init([](py::object engine, bool per_op, const std::string& device,
-                       long long stream) {
+                       long long stream, std::vector<std::string> untimed) {
              const auto address = engine.attr("_address")().cast<std::uintptr_t>();
-             return std::make_unique<Observer>(address, engine, per_op, device, stream);
+             return std::make_unique<Observer>(address, engine, per_op, device, stream,
+                                               std::move(untimed));
            }),
            py::arg("engine"), py::arg("per_op") = false, py::arg("device") = "cuda",
-           py::arg("stream") = -1,
+           py::arg("stream") = -1, py::arg("untimed") = std::vector<std::string>{},
            "engine: a straggler._core.TimerEngine; per_op: also time each op in a timer keyed "
            "by name and input shapes; device: 'cuda' ('cpu' for tests); stream: -1 for torch's "
-           "current CUDA stream, else a fixed raw stream.")
+           "current CUDA stream, else a fixed raw stream; untimed: aten base names never timed "
+           "and seen through (straggler.untimed_ops.UNTIMED_OPS).")
       .def("enable", &Observer::enable, "Start observing ops (one observer per process).")
       .def("disable", &Observer::disable, "Stop observing ops (cheap; enable() again later).")
       .def("remove", &Observer::remove, "Unregister the callback for good.")
