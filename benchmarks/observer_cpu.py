@@ -48,7 +48,7 @@ def main() -> None:
     eng.set_busy(sec)
 
     def no_observer(fn):
-        return lambda n: fn(n)
+        return fn
 
     def callback_on(fn):
         def run(n):
@@ -86,7 +86,7 @@ def main() -> None:
         "view, inside a section (seen through, not timed)": in_section(views),
     }
     samples = {k: [] for k in variants}
-    for name, fn in variants.items():  # warm-up
+    for fn in variants.values():  # warm-up
         fn(min(args.ops, 1000))
     for _ in range(args.rounds):
         for name, fn in variants.items():

@@ -15,13 +15,13 @@
 // "Torch-Compiled Region", _RecordFunctionFast markers) and the untimed aten ops handed in by
 // Python (straggler/untimed_ops.py: views and metadata ops, no kernel; item, a host sync).
 //
-// Robustness (first H100 run, docs/engine.md "Who reports ops"): the callback is registered
-// once with fixed needsInputs and stays registered until remove(); enable/disable re-enable and
+// Robustness (first H100 run, docs/engine.md "Who reports ops"): the callback is registered once
+// with fixed needsInputs and stays registered until remove(); enable/disable re-enable and
 // disable it and also flip an atomic, so a thread that still ran it after disable() reports
-// nothing. The callbacks never throw: torch logs a full stack trace for every op whose callback throws, so
-// any failure is recorded (fail()) and the observer goes quiet. inputs() is never trusted to be
-// valid: no inputs means an unknown device, and the op is not reported. Must be compiled with
-// NDEBUG like torch (CMakeLists.txt): RecordFunction's layout differs without it.
+// nothing. The callbacks never throw: torch logs a full stack trace for every op whose callback
+// throws, so any failure is recorded (fail()) and the observer goes quiet. inputs() is never
+// trusted to be valid: no inputs means an unknown device, and the op is not reported. Must be
+// compiled with NDEBUG like torch (CMakeLists.txt): RecordFunction's layout differs without it.
 #include <ATen/record_function.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <pybind11/pybind11.h>
