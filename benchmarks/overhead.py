@@ -2,7 +2,9 @@
 
 Measured in one process, interleaved so the machine's load affects every variant alike:
 
-- a bare loop (the baseline), ``with nullcontext()``, our ``Detector.detection_section`` (host
+- a bare loop (the baseline), ``with nullcontext()``, a lean class context manager that reads
+  ``perf_counter_ns()`` twice and appends to a deque (``_lean.LeanSection``: the reference for
+  section cost, "x lean" column), our ``Detector.detection_section`` (host
   timing; on a machine without a GPU ``profile_cuda=True`` falls back to host timing too), a call
   through ``wrap_callables`` versus the plain call, and NVRx 0.4.1's ``detection_section``
   (``nvidia_resiliency_ext.straggler``) with its CUPTI extension replaced by **no-op stand-ins**
@@ -16,6 +18,7 @@ Measured in one process, interleaved so the machine's load affects every variant
 
     python benchmarks/overhead.py            # a few minutes on 2 cores
     python benchmarks/overhead.py --quick    # fewer iterations
+    python benchmarks/overhead.py --sections-only   # the section table only (seconds)
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _lean import LeanSection  # noqa: E402
+
+LEAN_ROW = "lean class context manager: 2x perf_counter_ns + deque.append (reference)"
 
 
 # ------------------------------------------------------------------------------ micro timings
@@ -91,10 +99,24 @@ def micro(n: int, rounds: int) -> list[tuple[str, float]]:
             with contextlib.nullcontext():
                 pass
 
+    lean_section = LeanSection()
+
+    def lean(k: int) -> None:
+        cm = lean_section
+        for _ in range(k):
+            with cm:
+                pass
+
     def ours_host(k: int) -> None:
         section = Detector.detection_section
         for _ in range(k):
             with section("s", profile_cuda=False):
+                pass
+
+    def ours_held(k: int) -> None:
+        cm = Detector.detection_section("held", profile_cuda=False)
+        for _ in range(k):
+            with cm:
                 pass
 
     def ours_default(k: int) -> None:
@@ -145,6 +167,8 @@ def micro(n: int, rounds: int) -> list[tuple[str, float]]:
         Detector.wrap_callables([CallableId(wrapped_model, "step")], profile_cuda=False)
         NvDetector.wrap_callables([CallableId_nv(nv_model, "step")], profile_cuda=False)
         variants = {"bare loop": bare, "with nullcontext()": null,
+                    LEAN_ROW: lean,
+                    "ours: detection_section(profile_cuda=False), context held": ours_held,
                     "ours: detection_section(profile_cuda=False)": ours_host,
                     "ours: detection_section() (no GPU: host timing)": ours_default,
                     "ours: section + generate_report_if_interval_elapsed() (no report due)":
@@ -275,17 +299,24 @@ def ddp_overhead(step_ms: float, steps: int, blocks: int, report_s: float
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Host overhead of the detector")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sections-only", action="store_true",
+                        help="print the per-entry table only")
     args = parser.parse_args(argv)
     n, rounds = (20_000, 5) if args.quick else (200_000, 9)
     t_start = time.perf_counter()
     print(f"## Host overhead ({platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores shared with other jobs, Python {platform.python_version()})\n")
     rows = micro(n, rounds)
-    base = dict(rows)["bare loop"]
-    print("| what (per iteration) | ns | ns above bare loop |")
-    print("|---|---|---|")
+    base, lean = dict(rows)["bare loop"], dict(rows)[LEAN_ROW]
+    print("| what (per iteration) | ns | ns above bare loop | x lean |")
+    print("|---|---|---|---|")
     for name, ns in rows:
-        print(f"| {name} | {ns:,.0f} | {ns - base:,.0f} |")
+        ratio = f"{ns / lean:.2f}" if "section" in name or name == LEAN_ROW else "-"
+        print(f"| {name} | {ns:,.0f} | {ns - base:,.0f} | {ratio} |")
+    print("\nx lean: ns per iteration over the lean context manager's, same run (target for a "
+          "host-only section: at most 1.5).")
+    if args.sections_only:
+        return 0
     plain, capture, added = per_op(2_000 if args.quick else 20_000, 3 if args.quick else 7)
     print(f"\nPer-op capture (`torch.add` on 8x8 CPU tensors inside a section): {plain:,.0f} ns "
           f"per op without capture, {capture:,.0f} ns with capture: **{added:,.0f} ns per op** "

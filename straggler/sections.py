@@ -4,7 +4,18 @@ Hot path. One `Section` per name holds the state; two `SectionContext` objects p
 (with and without GPU timing) are created once and reused for every entry, so entering a
 section allocates nothing but the host-time sample. Only the outermost entry of a section is
 timed (recursion and re-entry are counted once). Every `profiling_interval`-th outermost entry
-is profiled, the first one always.
+is profiled, the first one always. Of the profiled entries of a GPU context, every
+`gpu_interval`-th (the detector's `gpu_sample_interval`; 1 with per-op capture) is also timed
+on the GPU (engine pair and op observer), the first one always; the others are timed on the
+host only and cost what a host section costs.
+
+Each context is specialised for the detector's current state by switching its class (the
+object users hold stays the same): in the common case (detector enabled, no hooks, every entry
+profiled, a compute section) `_HostContext`, `_GpuContext` or `_GpuCaptureContext` (the op
+observer on) run a short path; otherwise (and for an expired section, which the general path
+registers again) `SectionContext` runs the general one.
+`Section.specialise` picks the class; the detector calls it whenever that state changes. The
+stream is read once per entry and the stop is recorded on the stream the start used.
 
 Order on a profiled entry: section hooks' `on_section_enter`, then GPU timer start, per-op
 capture, host clock; on exit the reverse, and `on_section_exit` after our timers stopped.
@@ -65,37 +76,65 @@ _HOST = 1
 _GPU = 2
 _OPS = 4
 _PAUSED = 8
+_HOST_GPU = _HOST | _GPU
+_HOST_GPU_OPS = _HOST | _GPU | _OPS
 
 
 class Section:
     """State of one named detection section (shared by its two contexts)."""
 
     __slots__ = ("name", "kind", "interval", "count", "depth", "profiled", "start_ns",
-                 "samples", "timer_id", "gpu_ctx", "host_ctx", "seen", "seen_count", "expired",
-                 "location", "entered_report", "thread")
+                 "stream", "samples", "timer_id", "gpu_ctx", "host_ctx", "gpu_interval",
+                 "gpu_left", "seen", "expired", "location", "entered_report",
+                 "thread")
 
     def __init__(self, owner: Any, name: str, kind: SectionKind, interval: int,
-                 capacity: int) -> None:
+                 capacity: int, gpu_interval: int = 1) -> None:
         self.name = name
         self.kind = kind
         self.interval = interval
-        self.count = 0      # outermost entries so far
+        self.count = 0      # outermost entries on the general path (profiling_interval)
         self.depth = 0      # current nesting of this section
         self.profiled = 0   # _HOST|_GPU|_OPS|_PAUSED bits of the entry in progress
         self.start_ns = 0
+        self.stream = 0     # the stream the GPU timer of the entry in progress started on
         self.samples: Deque[float] = collections.deque(maxlen=capacity)  # host ms
         self.timer_id = UNRESOLVED
+        # GPU timing (engine pair and op observer) on every `gpu_interval`-th profiled entry of
+        # the GPU context, the first one always; `gpu_left` entries to go before the next one.
+        self.gpu_interval = gpu_interval
+        self.gpu_left = 0
         self.gpu_ctx = SectionContext(owner, self, True)
         self.host_ctx = SectionContext(owner, self, False)
-        # Name expiry (DetectorCore._expire_names): the report it was last used in, `count`
-        # then, whether it was forgotten, and its `with` location for unnamed sections.
+        # Name expiry (DetectorCore._expire_names): the report count when it was created or
+        # revived, whether it was forgotten, and its `with` location for unnamed sections.
         self.seen = 0
-        self.seen_count = 0
         self.expired = False
         self.location: Any = None
-        # The outermost entry in progress: the owner's report count then, and its thread.
-        self.entered_report = 0
+        # The latest outermost entry (every path sets them): the owner's report count then
+        # (-1: never entered; also the clock of name expiry), and its thread.
+        self.entered_report = -1
         self.thread = 0
+
+    def specialise(self, plain: bool, capture: bool) -> None:
+        """Give both contexts the fastest class that is correct now.
+
+        `plain`: the detector is enabled and has no hooks; `capture`: an op observer is on
+        (profiled GPU entries open and close it). Safe at any time, even inside an entry: a
+        `with` keeps the `__exit__` of the class that entered, and each short exit checks that
+        its own enter began the entry.
+        """
+        fast = (plain and self.interval == 1 and self.kind is SectionKind.COMPUTE
+                and not self.expired)  # an expired section re-registers on the general path
+        self.host_ctx.__class__ = _HostContext if fast else SectionContext
+        tid = self.timer_id
+        if not fast or tid == UNRESOLVED:
+            cls: type = SectionContext  # the general path resolves the timer on first entry
+        elif tid >= 0:
+            cls = _GpuCaptureContext if capture else _GpuContext
+        else:
+            cls = SectionContext if capture else _HostContext
+        self.gpu_ctx.__class__ = cls
 
 
 class SectionContext:
@@ -145,16 +184,24 @@ class SectionContext:
                 tid = s.timer_id
                 if tid == UNRESOLVED:
                     tid = owner.resolve_gpu_timer(s)
-                if tid >= 0:
-                    stream = owner.stream()
-                    if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
-                        owner.engine.start(tid, stream)
-                        mode |= _GPU
-                cap = owner.capture
-                if cap is not None:
-                    s.profiled = mode  # so that a failing push() still stops the GPU timer
-                    cap.push()
-                    mode |= _OPS
+                left = s.gpu_left
+                if left:  # not a GPU sample: host time only
+                    s.gpu_left = left - 1
+                else:
+                    s.gpu_left = s.gpu_interval - 1
+                    if tid >= 0:
+                        stream = owner.stream()
+                        if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
+                            owner.engine.start(tid, stream)
+                            s.stream = stream
+                            mode |= _GPU
+                        else:  # the GPU sample is taken on the next entry instead
+                            s.gpu_left = 0
+                    cap = owner.capture
+                    if cap is not None:
+                        s.profiled = mode  # so that a failing push() still stops the GPU timer
+                        cap.push()
+                        mode |= _OPS
             s.profiled = mode
             s.start_ns = perf_counter_ns()
         except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
@@ -181,7 +228,7 @@ class SectionContext:
                 if mode & _OPS:
                     owner.capture.pop()
                 if mode & _GPU:
-                    owner.engine.stop(s.timer_id, owner.stream())
+                    owner.engine.stop(s.timer_id, s.stream)
                 if exc_type is None and mode & _HOST:
                     s.samples.append((stop_ns - s.start_ns) * 1e-6)
             except Exception as err:  # noqa: BLE001 - fail open
@@ -206,9 +253,173 @@ def _drop_leaked_entry(owner: Any, s: Section) -> None:
         if mode & _OPS:
             owner.capture.pop()
         if mode & _GPU:  # close the engine's open timer (its one sample stays in the window)
-            owner.engine.stop(s.timer_id, owner.stream())
+            owner.engine.stop(s.timer_id, s.stream)
     except Exception as err:  # noqa: BLE001 - fail open
         owner.fail(err)
+
+
+class _HostContext(SectionContext):
+    """Short path: host time of every outermost entry; enabled, no hooks, no GPU timer."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        s = self._s
+        if s.depth:  # nested, or an entry leaked across a report: the general path decides
+            return SectionContext.__enter__(self)
+        s.depth = 1
+        s.entered_report = self._owner._reports
+        s.thread = _get_ident()
+        s.profiled = _HOST
+        s.start_ns = perf_counter_ns()
+        return None
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        stop_ns = perf_counter_ns()
+        s = self._s
+        depth = s.depth
+        if depth == 1 and s.profiled == _HOST:
+            s.depth = s.profiled = 0
+            if exc_type is None:
+                s.samples.append((stop_ns - s.start_ns) * 1e-6)
+            return False
+        if depth > 1:
+            s.depth = depth - 1
+            return False
+        return SectionContext.__exit__(self, exc_type, exc, tb)  # entered by another path
+
+
+class _GpuContext(SectionContext):
+    """Short path: host time of every outermost entry, GPU time of every `gpu_interval`-th;
+    enabled, no hooks, no op observer."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        s = self._s
+        if s.depth:  # nested, or an entry leaked across a report: the general path decides
+            return SectionContext.__enter__(self)
+        s.depth = 1
+        owner = self._owner
+        s.entered_report = owner._reports
+        s.thread = _get_ident()
+        left = s.gpu_left
+        if left:  # not a GPU sample: what a host section costs
+            s.gpu_left = left - 1
+            s.profiled = _HOST
+            s.start_ns = perf_counter_ns()
+            return None
+        s.gpu_left = s.gpu_interval - 1
+        try:
+            stream = owner.stream()
+            if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
+                owner.engine.start(s.timer_id, stream)
+                s.stream = stream
+                s.profiled = _HOST_GPU
+            else:
+                s.profiled = _HOST
+                s.gpu_left = 0  # the GPU sample is taken on the next entry instead
+        except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
+            s.profiled = 0
+            owner.fail(exc)
+            return None
+        s.start_ns = perf_counter_ns()
+        return None
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        stop_ns = perf_counter_ns()
+        s = self._s
+        depth = s.depth
+        if depth == 1:
+            mode = s.profiled
+            if mode == _HOST:
+                s.depth = s.profiled = 0
+                if exc_type is None:
+                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                return False
+            if mode == _HOST_GPU:
+                s.depth = s.profiled = 0
+                try:
+                    self._owner.engine.stop(s.timer_id, s.stream)
+                except Exception as err:  # noqa: BLE001 - fail open
+                    self._owner.fail(err)
+                    return False
+                if exc_type is None:
+                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                return False
+        elif depth > 1:
+            s.depth = depth - 1
+            return False
+        return SectionContext.__exit__(self, exc_type, exc, tb)  # entered by another path
+
+
+class _GpuCaptureContext(SectionContext):
+    """Short path of `_GpuContext` with the op observer on: a GPU sample opens it inside the
+    GPU timer; the other entries take the host-only path."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        s = self._s
+        if s.depth:  # nested, or an entry leaked across a report: the general path decides
+            return SectionContext.__enter__(self)
+        s.depth = 1
+        owner = self._owner
+        s.entered_report = owner._reports
+        s.thread = _get_ident()
+        left = s.gpu_left
+        if left:  # not a GPU sample: what a host section costs
+            s.gpu_left = left - 1
+            s.profiled = _HOST
+            s.start_ns = perf_counter_ns()
+            return None
+        s.gpu_left = s.gpu_interval - 1
+        try:
+            stream = owner.stream()
+            if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
+                owner.engine.start(s.timer_id, stream)
+                s.stream = stream
+                s.profiled = _HOST_GPU  # so that a failing push() still stops the GPU timer
+                owner.capture.push()
+                s.profiled = _HOST_GPU_OPS
+            else:
+                s.gpu_left = 0  # the GPU sample is taken on the next entry instead
+                s.profiled = _HOST
+                owner.capture.push()
+                s.profiled = _HOST | _OPS
+        except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
+            owner.fail(exc)  # the general exit stops what did start
+            return None
+        s.start_ns = perf_counter_ns()
+        return None
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        stop_ns = perf_counter_ns()
+        s = self._s
+        depth = s.depth
+        if depth == 1:
+            mode = s.profiled
+            if mode == _HOST:
+                s.depth = s.profiled = 0
+                if exc_type is None:
+                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                return False
+            if mode == _HOST_GPU_OPS:
+                s.depth = s.profiled = 0
+                owner = self._owner
+                try:
+                    owner.capture.pop()
+                    owner.engine.stop(s.timer_id, s.stream)
+                except Exception as err:  # noqa: BLE001 - fail open
+                    owner.fail(err)
+                    return False
+                if exc_type is None:
+                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                return False
+        elif depth > 1:
+            s.depth = depth - 1
+            return False
+        return SectionContext.__exit__(self, exc_type, exc, tb)  # other modes, or another path
 
 
 class NullContext:

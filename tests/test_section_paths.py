@@ -1,0 +1,277 @@
+"""Section hot path: the specialised contexts keep every behaviour of the general one.
+
+Sections switch between a short path (no hooks, enabled, every entry profiled, no per-op
+capture) and the general path whenever the detector's state changes, even inside an entry.
+A recording engine stands in for CUDA, so the start/stop calls and their streams are visible.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+
+from straggler import Detector, Statistic
+from straggler.detector import _stream_getter
+from straggler.sections import SectionContext
+
+
+@pytest.fixture(autouse=True)
+def _shutdown(monkeypatch):
+    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
+    Detector.shutdown()
+    yield
+    Detector.shutdown()
+
+
+class _Engine:
+    backend = "cuda"
+
+    def __init__(self, events, fail_on=None):
+        self.events = events
+        self.fail_on = fail_on
+
+    def timer_id(self, name):
+        return 7
+
+    def set_busy(self, timer, busy=True):
+        pass
+
+    def start(self, timer, stream):
+        if self.fail_on == "start":
+            raise RuntimeError("start exploded")
+        self.events.append(("start", timer, stream))
+
+    def stop(self, timer, stream):
+        if self.fail_on == "stop":
+            raise RuntimeError("stop exploded")
+        self.events.append(("stop", timer, stream))
+
+    def flush(self):
+        pass
+
+    def summaries(self):
+        return [], np.zeros((0, 7))
+
+    def reset(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class _Hook:
+    def __init__(self, events):
+        self.events = events
+
+    def on_section_enter(self, name):
+        self.events.append(("enter", name))
+
+    def on_section_exit(self, name):
+        self.events.append(("exit", name))
+
+
+def _detector_with_engine(events, **kwargs):
+    kwargs.setdefault("gpu_sample_interval", 1)  # every profiled entry GPU-timed unless asked
+    Detector.initialize(telemetry=False, **kwargs)
+    core = Detector.core()
+    core.engine, core._engine_tried = _Engine(events), True
+    return core
+
+
+def _samples(name):
+    return len(Detector.core().sections[name].samples)
+
+
+def test_plain_detector_sections_take_the_short_path():
+    events = []
+    _detector_with_engine(events)
+    gpu = Detector.detection_section("g")
+    host = Detector.detection_section("h", profile_cuda=False)
+    with gpu:  # the first entry resolves the GPU timer on the general path
+        pass
+    assert type(gpu) is not SectionContext and type(host) is not SectionContext
+    hook = _Hook([])
+    Detector.add_section_hook(hook)
+    assert type(gpu) is SectionContext and type(host) is SectionContext
+    Detector.remove_section_hook(hook)
+    assert type(gpu) is not SectionContext
+
+
+def test_the_stop_is_recorded_on_the_stream_the_start_used():
+    events = []
+    core = _detector_with_engine(events)
+    streams = iter([11, 22, 33, 44])
+    core.stream = lambda: next(streams)
+    for _ in range(2):  # general path (timer lookup), then the short path
+        with Detector.detection_section("step"):
+            pass
+    assert events == [("start", 7, 11), ("stop", 7, 11), ("start", 7, 22), ("stop", 7, 22)]
+    assert _samples("step") == 2
+
+
+def test_short_paths_time_recursion_once_and_drop_samples_of_failed_bodies():
+    events = []
+    _detector_with_engine(events)
+    for profile_cuda in (True, False):
+        name = f"s{profile_cuda}"
+        for _ in range(2):
+            with Detector.detection_section(name, profile_cuda):
+                with Detector.detection_section(name, profile_cuda):
+                    with Detector.detection_section(name, profile_cuda):
+                        pass
+        with pytest.raises(KeyError):
+            with Detector.detection_section(name, profile_cuda):
+                raise KeyError("body")
+        assert _samples(name) == 2
+        assert Detector.core().sections[name].depth == 0
+    assert events.count(("start", 7, 0)) == events.count(("stop", 7, 0)) == 3
+
+
+def test_a_hook_added_later_is_called_and_one_removed_inside_a_section_stops_cleanly():
+    events = []
+    _detector_with_engine(events)
+    with Detector.detection_section("step"):
+        pass
+    hook = _Hook(events)
+    Detector.add_section_hook(hook)
+    with Detector.detection_section("step"):
+        Detector.remove_section_hook(hook)  # the general path finishes the entry it began
+    with Detector.detection_section("step"):
+        pass
+    assert events == [("start", 7, 0), ("stop", 7, 0),
+                      ("enter", "step"), ("start", 7, 0), ("stop", 7, 0),
+                      ("start", 7, 0), ("stop", 7, 0)]
+    assert _samples("step") == 3
+
+
+def test_a_hook_added_inside_a_short_path_entry_sees_only_later_entries():
+    events = []
+    _detector_with_engine(events)
+    with Detector.detection_section("step", profile_cuda=False):
+        pass
+    with Detector.detection_section("step", profile_cuda=False):
+        Detector.add_section_hook(_Hook(events))
+    with Detector.detection_section("step", profile_cuda=False):
+        pass
+    # The entry in progress when the hook arrived finishes as it began: timed, no exit call.
+    assert events == [("enter", "step"), ("exit", "step")]
+    assert _samples("step") == 3
+
+
+@pytest.mark.parametrize("fail_on", ["start", "stop"])
+def test_engine_failure_on_the_short_path_disables_without_reaching_the_loop(caplog, fail_on):
+    events = []
+    core = _detector_with_engine(events)
+    with Detector.detection_section("step"):
+        pass  # resolves the timer: the next entries take the short path
+    core.engine.fail_on = fail_on
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        for _ in range(3):
+            with Detector.detection_section("step"):
+                value = 1
+    assert value == 1 and not core.enabled
+    assert type(Detector.detection_section("step")) is SectionContext
+    assert sum(f"{fail_on} exploded" in r.getMessage() for r in caplog.records) == 1
+    assert Detector.generate_report() is None
+
+
+def test_interval_and_communication_sections_stay_on_the_general_path():
+    events = []
+    _detector_with_engine(events, profiling_interval=2)
+    ctx = Detector.detection_section("step")
+    for _ in range(4):
+        with ctx:
+            pass
+    assert type(ctx) is SectionContext
+    assert events.count(("start", 7, 0)) == 2
+    comm = Detector.detection_section("ar", kind="communication")
+    assert type(comm) is SectionContext
+    report = Detector.generate_report()
+    assert report.local_section_summaries["step"][Statistic.NUM] == 2
+
+
+def test_stream_getter_reads_the_raw_stream_of_the_current_device(monkeypatch):
+    capturing = [False]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 3, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 1000 + d, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_isCurrentStreamCapturing", lambda: capturing[0],
+                        raising=False)
+    stream = _stream_getter()
+    assert stream() == 1003
+    capturing[0] = True
+    assert stream() == -1
+
+
+def test_stream_getter_falls_back_to_the_public_api(monkeypatch):
+    class _Stream:
+        cuda_stream = 42
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.delattr(torch._C, "_cuda_getCurrentRawStream", raising=False)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda: _Stream())
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    assert _stream_getter()() == 42
+
+
+def test_stream_getter_without_cuda_is_the_null_stream(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert _stream_getter()() == 0
+
+
+class _Capture:
+    """Stands in for the op observer: records push/pop; `fail_push` makes push() raise."""
+
+    timer_names: dict = {}
+    per_op = False
+
+    def __init__(self, events, fail_push=False):
+        self.events, self.fail_push, self.enabled = events, fail_push, True
+
+    def push(self):
+        if self.fail_push:
+            raise RuntimeError("push exploded")
+        self.events.append(("push",))
+
+    def pop(self):
+        self.events.append(("pop",))
+
+    def close(self):
+        pass
+
+
+def _detector_with_capture(events, fail_push=False):
+    core = _detector_with_engine(events)
+    core.capture, core._capture_tried = _Capture(events, fail_push), True
+    core.specialise_sections()
+    return core
+
+
+def test_with_the_op_observer_on_it_opens_inside_the_gpu_timer_on_every_path():
+    events = []
+    core = _detector_with_capture(events)
+    ctx = Detector.detection_section("step")
+    for _ in range(2):  # general path (timer lookup), then the short path
+        with ctx:
+            with ctx:
+                pass
+    assert type(ctx) is not SectionContext
+    assert events == [("start", 7, 0), ("push",), ("pop",), ("stop", 7, 0)] * 2
+    assert _samples("step") == 2 and core.enabled
+
+
+def test_a_failing_observer_still_stops_the_gpu_timer_and_disables(caplog):
+    events = []
+    core = _detector_with_capture(events)
+    with Detector.detection_section("step"):
+        pass
+    core.capture.fail_push = True
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        with Detector.detection_section("step"):
+            value = 1
+    assert value == 1 and not core.enabled
+    assert events[-2:] == [("start", 7, 0), ("stop", 7, 0)]
+    assert sum("push exploded" in r.getMessage() for r in caplog.records) == 1
