@@ -472,7 +472,7 @@ class DetectorCore:
                 return None
             s = Section(self, name, kind, self.profiling_interval, self.timer_capacity,
                         self.gpu_interval)
-            s.seen = self._reports
+            s.seen = s.entered_report = self._reports
             self.specialise(s)
             self.sections[name] = s  # readers iterate a copy (dict.copy() holds the GIL)
         return s
@@ -484,7 +484,7 @@ class DetectorCore:
                 return
             if self.sections.get(s.name) is None and len(self.sections) < self.max_names:
                 s.expired = False
-                s.seen = self._reports
+                s.seen = s.entered_report = self._reports
                 self.sections[s.name] = s
         self.specialise(s)  # back on the short paths (the GPU one once its timer is resolved)
 
@@ -494,9 +494,7 @@ class DetectorCore:
         ttl = self.name_ttl_reports
         stale = []
         for name, s in self.sections.copy().items():
-            # An entry in the window before report r has entered_report == r - 1.
-            last_used = max(s.seen, s.entered_report + 1)
-            if now - last_used >= ttl and s.depth == 0:
+            if now - s.seen >= ttl and s.depth == 0:  # seen: set by _new_window
                 stale.append(name)
         if not stale:
             return
@@ -734,11 +732,23 @@ class DetectorCore:
             return None
 
     def _new_window(self) -> None:
+        """Start the next window: clear samples, note which sections were used, expire names.
+
+        The short paths keep no entry count and no report number (a cost per entry): a section
+        was used in the window if it has samples or its general-path count moved; a section
+        not open now gets the new report number, so that only an entry left open across this
+        report looks like a leak to the same thread's next entry (sections.py).
+        """
+        self._reports += 1
+        now = self._reports
         for s in self.sections.copy().values():
+            if s.samples or s.count != s.seen_count:
+                s.seen, s.seen_count = now, s.count
             s.samples.clear()
+            if not s.depth:
+                s.entered_report = now
         if self.engine is not None:
             self.engine.reset()
-        self._reports += 1
         self._expire_names()
 
     def generate_report_if_interval_elapsed(self) -> Any:
@@ -916,6 +926,12 @@ class Detector:
 
         `kind="communication"` marks a section of collectives: never timed or scored.
         """
+        try:  # every step after the first: one lookup, no further call
+            s = cls._core.sections[name]
+            if kind is s.kind:
+                return s.gpu_ctx if profile_cuda else s.host_ctx
+        except Exception:  # noqa: BLE001 - not initialized, a new, unnamed or bad name: below
+            pass
         core = cls._core
         if core is None:
             cls._require()
@@ -923,9 +939,6 @@ class Detector:
         if name is None:
             frame = sys._getframe(1)
             return core.located_section(frame.f_code, frame.f_lineno, profile_cuda, kind)
-        s = core.sections.get(name)
-        if s is not None and kind is s.kind:  # every step after the first: no further call
-            return s.gpu_ctx if profile_cuda else s.host_ctx
         return core.section(name, profile_cuda, kind)
 
     @classmethod

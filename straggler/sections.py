@@ -85,7 +85,7 @@ class Section:
 
     __slots__ = ("name", "kind", "interval", "count", "depth", "profiled", "start_ns",
                  "stream", "samples", "timer_id", "gpu_ctx", "host_ctx", "gpu_interval",
-                 "gpu_left", "seen", "expired", "location", "entered_report",
+                 "gpu_left", "seen", "seen_count", "expired", "location", "entered_report",
                  "thread")
 
     def __init__(self, owner: Any, name: str, kind: SectionKind, interval: int,
@@ -106,14 +106,17 @@ class Section:
         self.gpu_left = 0
         self.gpu_ctx = SectionContext(owner, self, True)
         self.host_ctx = SectionContext(owner, self, False)
-        # Name expiry (DetectorCore._expire_names): the report count when it was created or
-        # revived, whether it was forgotten, and its `with` location for unnamed sections.
+        # Name expiry (DetectorCore._new_window, _expire_names): the report it was last seen
+        # used at, `count` then, whether it was forgotten, and its `with` location for unnamed
+        # sections.
         self.seen = 0
+        self.seen_count = 0
         self.expired = False
         self.location: Any = None
-        # The latest outermost entry (every path sets them): the owner's report count then
-        # (-1: never entered; also the clock of name expiry), and its thread.
-        self.entered_report = -1
+        # Leak detection: the owner's report count when the entry in progress began (the
+        # general path sets it at entry; each report sets it on sections not open then, which
+        # covers the short paths), and the thread of the latest outermost entry (every path).
+        self.entered_report = 0
         self.thread = 0
 
     def specialise(self, plain: bool, capture: bool) -> None:
@@ -268,7 +271,6 @@ class _HostContext(SectionContext):
         if s.depth:  # nested, or an entry leaked across a report: the general path decides
             return SectionContext.__enter__(self)
         s.depth = 1
-        s.entered_report = self._owner._reports
         s.thread = _get_ident()
         s.profiled = _HOST
         s.start_ns = perf_counter_ns()
@@ -300,8 +302,6 @@ class _GpuContext(SectionContext):
         if s.depth:  # nested, or an entry leaked across a report: the general path decides
             return SectionContext.__enter__(self)
         s.depth = 1
-        owner = self._owner
-        s.entered_report = owner._reports
         s.thread = _get_ident()
         left = s.gpu_left
         if left:  # not a GPU sample: what a host section costs
@@ -310,6 +310,7 @@ class _GpuContext(SectionContext):
             s.start_ns = perf_counter_ns()
             return None
         s.gpu_left = s.gpu_interval - 1
+        owner = self._owner
         try:
             stream = owner.stream()
             if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
@@ -364,8 +365,6 @@ class _GpuCaptureContext(SectionContext):
         if s.depth:  # nested, or an entry leaked across a report: the general path decides
             return SectionContext.__enter__(self)
         s.depth = 1
-        owner = self._owner
-        s.entered_report = owner._reports
         s.thread = _get_ident()
         left = s.gpu_left
         if left:  # not a GPU sample: what a host section costs
@@ -374,6 +373,7 @@ class _GpuCaptureContext(SectionContext):
             s.start_ns = perf_counter_ns()
             return None
         s.gpu_left = s.gpu_interval - 1
+        owner = self._owner
         try:
             stream = owner.stream()
             if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
