@@ -45,8 +45,9 @@ def detector_run(a, b, per_op: bool, sleep_s: float, entries: int) -> dict[str, 
 
     from straggler import Detector, Statistic
 
+    # Every entry GPU-timed (gpu_sample_interval=1): this checks what a GPU sample measures.
     Detector.initialize(report_time_interval=3600, node_name="bench", telemetry=False,
-                        per_op_capture=per_op)
+                        per_op_capture=per_op, gpu_sample_interval=1)
     try:
         def entry(pairs: list) -> None:
             with Detector.detection_section("gemm_sleep_gemm"):

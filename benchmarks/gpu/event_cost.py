@@ -6,7 +6,11 @@ Rows, in ns per entry (or pair), variants taking turns in one process (median of
   detector uses (``straggler.detector._stream_getter()``);
 - our ``TimerEngine("cuda")`` start+stop pair on the current stream (**the floor**);
 - ``Detector.detection_section(profile_cuda=True)`` around an empty body, the context held and
-  looked up by name every entry (target: at most the engine pair + 1 µs);
+  looked up by name every entry, every entry GPU-timed (``gpu_sample_interval=1``; target: at
+  most the engine pair + 1 µs);
+- the same section at the default ``gpu_sample_interval`` (10: one entry in 10 GPU-timed, the
+  others host-timed), held, in a phase of its own with the host section and the engine pair
+  measured again beside it (expected: about 0.9 x host section + 0.1 x GPU section);
 - the host-only section (``profile_cuda=False``) next to a lean class context manager that
   reads ``perf_counter_ns`` twice and appends to a deque (target: at most 1.5x);
 - NVRx 0.5's ``detection_section`` (CUPTI) with and without ``profile_cuda``, when
@@ -35,6 +39,9 @@ SECTION_GPU_HELD = "ours: detection_section(profile_cuda=True), context held"
 SECTION_GPU = "ours: detection_section('s', profile_cuda=True)"
 SECTION_HOST_HELD = "ours: detection_section(profile_cuda=False), context held"
 SECTION_HOST = "ours: detection_section('h', profile_cuda=False)"
+SAMPLED_PHASE = ", sampling phase"
+SECTION_SAMPLED = ("ours: detection_section(profile_cuda=True), context held, "
+                   "gpu_sample_interval=10 (default)")
 LEAN = "lean class context manager: 2x perf_counter_ns + deque.append"
 NVRX_GPU = "NVRx 0.5: detection_section('n', profile_cuda=True) (CUPTI)"
 NVRX_HOST = "NVRx 0.5: detection_section('m', profile_cuda=False)"
@@ -110,7 +117,7 @@ def ours(n: int, rounds: int) -> dict[str, float]:
         return body
 
     Detector.initialize(report_time_interval=3600, node_name="bench", telemetry=False,
-                        timer_capacity=max(n, 1024))
+                        timer_capacity=max(n, 1024), gpu_sample_interval=1)
     try:
         for name in ("sg", "s"):
             with Detector.detection_section(name):  # resolves the GPU timer: short path next
@@ -135,6 +142,50 @@ def ours(n: int, rounds: int) -> dict[str, float]:
     engine.close()
     if harvest is not None:
         rows["TimerEngine.harvest(), per finished pair"] = harvest
+    return rows
+
+
+def sampled(n: int, rounds: int) -> dict[str, float]:
+    """Phase 1b: the GPU section at the default sampling, host section and engine pair beside."""
+    import torch
+
+    from straggler import Detector, _core
+
+    stream = torch.cuda.current_stream().cuda_stream
+    engine = _core.TimerEngine("cuda", capacity=n)
+    tid = engine.timer_id("pair")
+
+    def engine_pair(k: int) -> None:
+        start, stop = engine.start, engine.stop
+        for _ in range(k):
+            start(tid, stream)
+            stop(tid, stream)
+        engine.flush()
+        engine.reset()
+
+    def held(name: str, profile_cuda: bool):
+        def body(k: int) -> None:
+            cm = Detector.detection_section(name, profile_cuda=profile_cuda)
+            for _ in range(k):
+                with cm:
+                    pass
+            core = Detector.core()
+            if profile_cuda and core is not None and core.engine is not None:
+                core.engine.flush()
+                core.engine.reset()
+        return body
+
+    Detector.initialize(report_time_interval=3600, node_name="bench", telemetry=False,
+                        timer_capacity=max(n, 1024))
+    try:
+        with Detector.detection_section("ss"):  # resolves the GPU timer: short path next
+            pass
+        rows = interleaved_ns({ENGINE_PAIR + SAMPLED_PHASE: engine_pair,
+                               SECTION_HOST_HELD + SAMPLED_PHASE: held("hs", False),
+                               SECTION_SAMPLED: held("ss", True)}, n, rounds)
+    finally:
+        Detector.shutdown()
+        engine.close()
     return rows
 
 
@@ -200,6 +251,7 @@ def main() -> int:
     print_header("GPU timing cost per section entry (benchmarks/gpu/event_cost.py)")
     n, rounds = (2_000, 7) if args.quick else (20_000, 15)
     rows = guarded("our rows", lambda: ours(n, rounds), {}) or {}
+    rows.update(guarded("sampled GPU section", lambda: sampled(n, rounds), {}) or {})
     nv = import_nvrx()
     nv_rows = guarded("NVRx rows", lambda: nvrx(n, rounds, nv), {}) if nv is not None else {}
     rows.update(nv_rows or {})
@@ -225,6 +277,11 @@ def main() -> int:
     compare("GPU section (by name) / engine pair", SECTION_GPU, ENGINE_PAIR, "diff <= +1 µs")
     compare("host section (held) / lean context manager", SECTION_HOST_HELD, LEAN, "<= 1.5x")
     compare("host section (by name) / lean context manager", SECTION_HOST, LEAN, "<= 1.5x")
+    compare("sampled GPU section (held, 1 in 10) / host section (held), sampling phase",
+            SECTION_SAMPLED, SECTION_HOST_HELD + SAMPLED_PHASE,
+            "~1 + 0.1 x (GPU - host) / host")
+    compare("sampled GPU section (held, 1 in 10) / engine pair, sampling phase",
+            SECTION_SAMPLED, ENGINE_PAIR + SAMPLED_PHASE, "well below 1")
     if nv_rows:
         compare("NVRx GPU section / our GPU section (by name)", NVRX_GPU, SECTION_GPU,
                 "> 1 (ours cheaper)")

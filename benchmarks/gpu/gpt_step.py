@@ -9,7 +9,9 @@ backward and ``optimizer.step()``; the script counts its aten ops once (a counti
 Configurations, in rounds (the order rotates each round, so drift hits all alike); each step
 is timed from its start to ``torch.cuda.synchronize()``; medians over every timed step:
 - no detector (the baseline of the same run);
-- ours, sections only: the step inside one ``detection_section("step")`` (GPU timing on);
+- ours, sections only: the step inside one ``detection_section("step")`` (GPU timing on), at
+  the default ``gpu_sample_interval`` (one step in 10 GPU-timed: engine pair and busy-time op
+  observer; the others host-timed) and at ``gpu_sample_interval=1`` (every step GPU-timed);
 - ours, per-op capture: ``per_op_capture=True``, every compute op of every step timed;
 - NVRx 0.5 (CUPTI): the step inside its ``detection_section("step", profile_cuda=True)``,
   when ``nvidia_resiliency_ext.attribution.straggler`` imports.
@@ -17,6 +19,8 @@ is timed from its start to ``torch.cuda.synchronize()``; medians over every time
 Two tables: a device-bound size (the GPU is the bottleneck) and a host-bound one (batch 1,
 short sequence: the host launches ops as fast as it can, so host overhead shows first). Per-op
 µs = (per-op step - baseline step) / timed ops per step (from the detector's own report).
+``--quick`` (about 30 s on an H100): both tables, fewer steps per round and as many rounds as
+fit a time budget per table (at least 3).
 
     python benchmarks/gpu/gpt_step.py [--quick]
 """
@@ -33,7 +37,10 @@ from typing import Any
 
 from _common import fmt, guarded, import_nvrx, print_header, require_gpu
 
-TARGETS = {"ours: sections only": "<= 0.3 %", "ours: per-op capture": "<= 3 %"}
+SECTIONS = "ours: sections only (gpu_sample_interval=10, default)"
+SECTIONS_EVERY = "ours: sections only, gpu_sample_interval=1 (every step GPU-timed)"
+PER_OP = "ours: per-op capture"
+TARGETS = {SECTIONS: "<= 0.3 %", PER_OP: "<= 3 %"}
 
 
 def build_model(vocab: int, d: int, heads: int, layers: int, seq: int):
@@ -128,15 +135,17 @@ def configs(nv: Any) -> list[Config]:
 
     from straggler import Detector
 
-    def ours(per_op: bool) -> Callable[[], None]:
+    def ours(per_op: bool, **options: Any) -> Callable[[], None]:
         return lambda: Detector.initialize(report_time_interval=3600, node_name="bench",
-                                           telemetry=False, per_op_capture=per_op)
+                                           telemetry=False, per_op_capture=per_op, **options)
+
+    def step() -> Any:
+        return Detector.detection_section("step")
 
     out = [Config("no detector", lambda: None, contextlib.nullcontext, lambda: None),
-           Config("ours: sections only", ours(False),
-                  lambda: Detector.detection_section("step"), Detector.shutdown),
-           Config("ours: per-op capture", ours(True),
-                  lambda: Detector.detection_section("step"), Detector.shutdown)]
+           Config(SECTIONS, ours(False), step, Detector.shutdown),
+           Config(SECTIONS_EVERY, ours(False, gpu_sample_interval=1), step, Detector.shutdown),
+           Config(PER_OP, ours(True), step, Detector.shutdown)]
     if nv is not None:
         out.append(Config("NVRx 0.5: sections (CUPTI)",
                           lambda: nv.Detector.initialize(report_time_interval=3600,
@@ -157,14 +166,22 @@ def timed_ops_per_step() -> float:
     return sum(s[Statistic.NUM] for s in report.local_kernel_summaries.values()) / steps
 
 
-def measure(work: Workload, cfgs: list[Config], rounds: int, steps: int
-            ) -> tuple[dict[str, list[float]], float]:
-    """Step times (ms) per configuration over all rounds, and timed ops per step (per-op)."""
+def measure(work: Workload, cfgs: list[Config], rounds: int, steps: int,
+            budget_s: float | None = None) -> tuple[dict[str, list[float]], float, int]:
+    """Step times (ms) per configuration, timed ops per step (per-op) and the rounds run.
+
+    With ``budget_s``, no round starts once that many seconds have passed (at least 3 run).
+    """
     torch = work.torch
     times: dict[str, list[float]] = {c.name: [] for c in cfgs}
     live = list(cfgs)
     timed_ops = float("nan")
+    start = time.perf_counter()
+    done = 0
     for r in range(rounds):
+        if budget_s is not None and r >= 3 and time.perf_counter() - start > budget_s:
+            break
+        done += 1
         order = live[r % len(live):] + live[:r % len(live)]
         for cfg in order:
             try:
@@ -180,7 +197,7 @@ def measure(work: Workload, cfgs: list[Config], rounds: int, steps: int
                             work.step()
                         torch.cuda.synchronize()
                         times[cfg.name].append((time.perf_counter() - t0) * 1e3)
-                    if cfg.name == "ours: per-op capture":
+                    if cfg.name == PER_OP:
                         timed_ops = timed_ops_per_step()
                 finally:
                     cfg.teardown()
@@ -188,16 +205,18 @@ def measure(work: Workload, cfgs: list[Config], rounds: int, steps: int
                 print(f"\n**error in {cfg.name}**: `{type(exc).__name__}: {exc}`\n", flush=True)
                 live.remove(cfg)
                 times[cfg.name] = []
-    return times, timed_ops
+    return times, timed_ops, done
 
 
-def table(title: str, work: Workload, cfgs: list[Config], rounds: int, steps: int) -> None:
+def table(title: str, work: Workload, cfgs: list[Config], rounds: int, steps: int,
+          budget_s: float | None = None) -> None:
     """Measure one size and print its table."""
-    times, timed_ops = measure(work, cfgs, rounds, steps)
+    times, timed_ops, done = measure(work, cfgs, rounds, steps, budget_s)
     base = statistics.median(times["no detector"]) if times["no detector"] else None
     print(f"### {title}\n")
-    print(f"{rounds} rounds x {steps} steps per configuration, medians of synchronized steps; "
-          f"timed ops per step with per-op capture: {fmt(timed_ops, ',.0f')}.\n")
+    print(f"{done} rounds x {steps} steps per configuration (order rotating each round), "
+          f"medians of synchronized steps; timed ops per step with per-op capture: "
+          f"{fmt(timed_ops, ',.0f')}.\n")
     print("| configuration | step ms (median) | overhead vs no detector | per timed op (µs) | "
           "target |")
     print("|---|---:|---:|---:|---|")
@@ -206,11 +225,11 @@ def table(title: str, work: Workload, cfgs: list[Config], rounds: int, steps: in
         med = statistics.median(t) if t else None
         pct = (med - base) / base * 100 if med is not None and base else None
         per_op = None
-        if cfg.name == "ours: per-op capture" and med is not None and base and timed_ops > 0:
+        if cfg.name == PER_OP and med is not None and base and timed_ops > 0:
             per_op = (med - base) * 1e3 / timed_ops
         print(f"| {cfg.name} | {fmt(med, '.3f')} | "
               f"{'-' if cfg.name == 'no detector' else fmt(pct, '+.2f') + ' %'} | "
-              f"{fmt(per_op, '.2f') if cfg.name == 'ours: per-op capture' else '-'} | "
+              f"{fmt(per_op, '.2f') if cfg.name == PER_OP else '-'} | "
               f"{TARGETS.get(cfg.name, '-')} |", flush=True)
     print()
 
@@ -227,7 +246,10 @@ def main() -> int:
     require_gpu()
     logging.getLogger("straggler").setLevel(logging.WARNING)
     print_header("Step overhead on a GPT-style model (benchmarks/gpu/gpt_step.py)")
-    rounds, steps = (3, 8) if args.quick else (7, 25)
+    # --quick: the whole script in ~30 s on an H100 (gpu_check caps each script at ~50 s):
+    # 6 steps a round, as many rounds as fit 12 s (device-bound) and 6 s (host-bound).
+    rounds, steps = (12, 6) if args.quick else (7, 25)
+    budgets = {"device-bound": 12.0, "host-bound": 6.0} if args.quick else {}
     nv = import_nvrx()
     cfgs = configs(nv)
     sizes = [("device-bound: d=1024, 16 heads, batch 16, seq 1024, vocab 8192",
@@ -245,7 +267,7 @@ def main() -> int:
             print(f"{title}, {args.layers} layers, bf16 autocast, AdamW: **{n_ops:,} aten ops "
                   f"per training step** (forward, backward, optimizer)"
                   f"{'' if n_ops >= 1000 else ' (below 1,000: raise --layers)'}.\n", flush=True)
-            table(title, work, cfgs, rounds, steps)
+            table(title, work, cfgs, rounds, steps, budgets.get(title.split(":")[0]))
         guarded(title, run)
     return 0
 
