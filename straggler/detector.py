@@ -642,6 +642,7 @@ class DetectorCore:
             if not s.samples:
                 continue
             a = np.array(tuple(s.samples), dtype=np.float64)  # a snapshot (other threads append)
+            a *= 1e-6  # ns -> ms
             n = a.size
             out[name] = {
                 Statistic.MIN: float(a.min()), Statistic.MAX: float(a.max()),

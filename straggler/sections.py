@@ -98,7 +98,7 @@ class Section:
         self.profiled = 0   # _HOST|_GPU|_OPS|_PAUSED bits of the entry in progress
         self.start_ns = 0
         self.stream = 0     # the stream the GPU timer of the entry in progress started on
-        self.samples: Deque[float] = collections.deque(maxlen=capacity)  # host ms
+        self.samples: Deque[int] = collections.deque(maxlen=capacity)  # host ns
         self.timer_id = UNRESOLVED
         # GPU timing (engine pair and op observer) on every `gpu_interval`-th profiled entry of
         # the GPU context, the first one always; `gpu_left` entries to go before the next one.
@@ -233,7 +233,7 @@ class SectionContext:
                 if mode & _GPU:
                     owner.engine.stop(s.timer_id, s.stream)
                 if exc_type is None and mode & _HOST:
-                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                    s.samples.append(stop_ns - s.start_ns)
             except Exception as err:  # noqa: BLE001 - fail open
                 owner.fail(err)
         if self._owner.hooks:
@@ -283,7 +283,7 @@ class _HostContext(SectionContext):
         if depth == 1 and s.profiled == _HOST:
             s.depth = s.profiled = 0
             if exc_type is None:
-                s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                s.samples.append(stop_ns - s.start_ns)
             return False
         if depth > 1:
             s.depth = depth - 1
@@ -336,7 +336,7 @@ class _GpuContext(SectionContext):
             if mode == _HOST:
                 s.depth = s.profiled = 0
                 if exc_type is None:
-                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                    s.samples.append(stop_ns - s.start_ns)
                 return False
             if mode == _HOST_GPU:
                 s.depth = s.profiled = 0
@@ -346,7 +346,7 @@ class _GpuContext(SectionContext):
                     self._owner.fail(err)
                     return False
                 if exc_type is None:
-                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                    s.samples.append(stop_ns - s.start_ns)
                 return False
         elif depth > 1:
             s.depth = depth - 1
@@ -402,7 +402,7 @@ class _GpuCaptureContext(SectionContext):
             if mode == _HOST:
                 s.depth = s.profiled = 0
                 if exc_type is None:
-                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                    s.samples.append(stop_ns - s.start_ns)
                 return False
             if mode == _HOST_GPU_OPS:
                 s.depth = s.profiled = 0
@@ -414,7 +414,7 @@ class _GpuCaptureContext(SectionContext):
                     owner.fail(err)
                     return False
                 if exc_type is None:
-                    s.samples.append((stop_ns - s.start_ns) * 1e-6)
+                    s.samples.append(stop_ns - s.start_ns)
                 return False
         elif depth > 1:
             s.depth = depth - 1
