@@ -420,6 +420,8 @@ class DetectorCore:
     def section(self, name: str, profile_cuda: bool = True,
                 kind: Union[SectionKind, str] = SectionKind.COMPUTE) -> SectionContext:
         """The reusable context of section `name` (created on first use)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"`name={name!r}` must be a non-empty string or None")
         s = self.sections.get(name)
         if s is None:
             s = self._new_section(name, kind)

@@ -505,3 +505,18 @@ def test_a_section_used_only_on_the_short_path_does_not_expire():
             pass
         Detector.generate_report()
     assert type(ctx) is _HostContext and "step" in Detector.core().sections
+
+
+@pytest.mark.parametrize("bad", [["list"], "", 7])
+def test_a_bad_name_is_refused_by_the_by_name_lookup(bad):
+    _detector_with_engine([])
+    with pytest.raises(ValueError, match="must be a non-empty string or None"):
+        Detector.detection_section(bad)
+
+
+def test_by_name_a_known_section_of_another_kind_is_refused():
+    _detector_with_engine([])
+    Detector.detection_section("ar", kind="communication")
+    with pytest.raises(ValueError, match="differs from section 'ar'"):
+        Detector.detection_section("ar")
+    assert Detector.detection_section("ar", kind="communication") is not None
