@@ -932,8 +932,11 @@ class Detector:
         try:  # every step after the first: one lookup, no further call
             s = cls._core.sections[name]
             if kind is s.kind:
-                return s.gpu_ctx if profile_cuda else s.host_ctx
-        except Exception:  # noqa: BLE001 - not initialized, a new, unnamed or bad name: below
+                if profile_cuda is True:
+                    return s.gpu_ctx
+                if profile_cuda is False:
+                    return s.host_ctx
+        except Exception:  # noqa: BLE001 - not initialized, new, unnamed, bad arguments: below
             pass
         core = cls._core
         if core is None:
