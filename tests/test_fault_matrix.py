@@ -35,8 +35,9 @@ def _loop(rank, fail_at=None, how=None, comm_timeout_s=LONG_TIMEOUT_S, sleep_s=0
 
     from straggler import Detector
 
+    # gpu_sample_interval=1: every entry records events, so "driver" fails at its iteration.
     Detector.initialize(report_time_interval=0, profiling_interval=1, comm_timeout_s=comm_timeout_s,
-                        node_name=f"n{rank}", telemetry=False, **init)
+                        node_name=f"n{rank}", telemetry=False, gpu_sample_interval=1, **init)
     core = Detector.core()
     reports, start = [], time.monotonic()
     for it in range(STEPS):
