@@ -737,6 +737,9 @@ class DetectorCore:
     def _new_window(self) -> None:
         """Start the next window: clear samples, note which sections were used, expire names.
 
+        The first profiled GPU entry of each section in the new window is a GPU sample (then
+        every `gpu_sample_interval`-th), so a short window still has GPU time.
+
         The short paths keep no entry count and no report number (a cost per entry): a section
         was used in the window if it has samples or its general-path count moved; a section
         not open now gets the new report number, so that only an entry left open across this
@@ -748,6 +751,7 @@ class DetectorCore:
             if s.samples or s.count != s.seen_count:
                 s.seen, s.seen_count = now, s.count
             s.samples.clear()
+            s.gpu_left = 0  # every window gets a GPU sample: its first profiled GPU entry
             if not s.depth:
                 s.entered_report = now
         if self.engine is not None:

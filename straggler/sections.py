@@ -6,8 +6,8 @@ section allocates nothing but the host-time sample. Only the outermost entry of 
 timed (recursion and re-entry are counted once). Every `profiling_interval`-th outermost entry
 is profiled, the first one always. Of the profiled entries of a GPU context, every
 `gpu_interval`-th (the detector's `gpu_sample_interval`; 1 with per-op capture) is also timed
-on the GPU (engine pair and op observer), the first one always; the others are timed on the
-host only and cost what a host section costs.
+on the GPU (engine pair and op observer), counting from the first one of each report window;
+the others are timed on the host only and cost what a host section costs.
 
 Each context is specialised for the detector's current state by switching its class (the
 object users hold stays the same): in the common case (detector enabled, no hooks, every entry

@@ -96,8 +96,10 @@ def test_std_is_the_sample_std_for_sections_and_gpu_timers_alike(n):
             eng.stop("k")
         samples = eng.durations("k")
         (row,) = eng.summaries()[1]
-    # The detector's section statistics, computed by its own code on the same samples.
-    owner = SimpleNamespace(sections={"k": SimpleNamespace(samples=deque(samples.tolist()))})
+    # The detector's section statistics, computed by its own code on the same samples (sections
+    # keep theirs in ns).
+    ns = deque((samples * 1e6).tolist())
+    owner = SimpleNamespace(sections={"k": SimpleNamespace(samples=ns)})
     section_std = DetectorCore.section_summaries(owner)["k"][Statistic.STD]
     engine_std = row[COLUMNS.index("STD")]
     if n == 1:

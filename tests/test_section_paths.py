@@ -520,3 +520,15 @@ def test_by_name_a_known_section_of_another_kind_is_refused():
     with pytest.raises(ValueError, match="differs from section 'ar'"):
         Detector.detection_section("ar")
     assert Detector.detection_section("ar", kind="communication") is not None
+
+
+def test_each_report_window_starts_with_a_gpu_sample():
+    events = []
+    _detector_with_engine(events, gpu_sample_interval=10, report_time_interval=0)
+    ctx = Detector.detection_section("step")
+    for _ in range(3):  # windows of 4 entries: the first of each is GPU-timed
+        for _ in range(4):
+            with ctx:
+                pass
+        Detector.generate_report()
+    assert _pairs(events) == (3, 3)
