@@ -237,8 +237,10 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
                                      probe_suspects=True)
     else:
         telemetry = True
+    # gpu_sample_interval=1: GPU-time every step. The demo's windows hold a few dozen steps,
+    # too few for the default sampling (1 in 10) to give steady GPU scores.
     Detector.initialize(report_time_interval=args.report_interval, comm_timeout_s=60.0,
-                        telemetry=telemetry, report_log=args.report_log)
+                        telemetry=telemetry, report_log=args.report_log, gpu_sample_interval=1)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),

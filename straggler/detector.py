@@ -934,7 +934,7 @@ class Detector:
         `kind="communication"` marks a section of collectives: never timed or scored.
         """
         try:  # every step after the first: one lookup, no further call
-            s = cls._core.sections[name]
+            s = cls._core.sections[name]  # type: ignore[index]  # None: KeyError, below
             if kind is s.kind:
                 if profile_cuda is True:
                     return s.gpu_ctx

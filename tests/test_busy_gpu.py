@@ -30,7 +30,8 @@ def detector(request):
     from straggler import Detector
 
     Detector.shutdown()
-    Detector.initialize(per_op_capture=request.param, report_time_interval=0)
+    Detector.initialize(per_op_capture=request.param, report_time_interval=0,
+                        gpu_sample_interval=1)  # every entry GPU-timed: 5 samples
     yield Detector
     Detector.shutdown()
 
@@ -105,7 +106,7 @@ def test_host_side_straggler_gets_host_side_cause():
 def _host_side_worker(rank, world_size):
     from straggler import Detector
 
-    Detector.initialize(report_time_interval=0)
+    Detector.initialize(report_time_interval=0, gpu_sample_interval=1)
     a = torch.randn(1024, 1024, device="cuda")
     report = None
     for _ in range(3):

@@ -37,6 +37,10 @@ def test_an_empty_variable_means_the_default_library_name():
     out = run_python(STATUS, STRAGGLER_LIBCUDA="", STRAGGLER_LIBNVML="")
     cuda_line, nvml_line = out.splitlines()[:2]
     if cuda_line.startswith("(False"):
-        assert "cannot load the CUDA driver 'libcuda.so.1'" in cuda_line
+        # No driver here: the message names the default soname it tried. On a GPU host the real
+        # driver loads by that name and then sees no device (the suite hides GPUs from
+        # simulator runs), so the error comes from cuInit instead.
+        assert ("cannot load the CUDA driver 'libcuda.so.1'" in cuda_line
+                or "cuInit(0) failed" in cuda_line), cuda_line
     if nvml_line.startswith("(False"):
         assert "'libnvidia-ml.so.1'" in nvml_line

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo.py"
-SHORT = ["--world-size", "3", "--slow-rank", "1", "--steps", "100000", "--duration", "6",
+SHORT = ["--gpu", "--world-size", "3", "--slow-rank", "1", "--steps", "100000", "--duration", "6",
          "--report-interval", "0.5", "--hidden", "1024", "--batch", "1024"]
 
 pytestmark = [pytest.mark.gpu, pytest.mark.multirank]

@@ -47,7 +47,8 @@ def _shared_gpu_worker(rank: int, world_size: int, slow_rank: int) -> dict:
     from straggler import Detector
 
     torch.cuda.set_device(rank % torch.cuda.device_count())  # one GPU: all ranks share it
-    Detector.initialize(report_time_interval=0, comm_timeout_s=60, telemetry=False)
+    Detector.initialize(report_time_interval=0, comm_timeout_s=60, telemetry=False,
+                        gpu_sample_interval=1)  # every entry GPU-timed
     a = torch.randn(N, N, device="cuda")
     reps = 16 if rank == slow_rank else 8  # the slow rank does twice the GEMMs
     for _ in range(30):
@@ -79,7 +80,7 @@ def _side_stream_worker(rank: int, world_size: int) -> dict:
     from straggler import Detector
 
     warnings = _Warnings()
-    Detector.initialize(report_time_interval=0, telemetry=False)
+    Detector.initialize(report_time_interval=0, telemetry=False, gpu_sample_interval=1)
     a = torch.randn(N, N, device="cuda")
     side = torch.cuda.Stream()
     for _ in range(5):
@@ -108,7 +109,7 @@ def _graph_worker(rank: int, world_size: int) -> dict:
     from straggler import Detector
 
     warnings = _Warnings()
-    Detector.initialize(report_time_interval=0, telemetry=False)
+    Detector.initialize(report_time_interval=0, telemetry=False, gpu_sample_interval=1)
     static = torch.randn(N, N, device="cuda")
     warm = torch.cuda.Stream()  # warm-up on a side stream, as torch.cuda.graphs asks
     warm.wait_stream(torch.cuda.current_stream())
@@ -141,7 +142,7 @@ def _compiled_worker(rank: int, world_size: int) -> dict:
     from straggler import Detector
 
     warnings = _Warnings()
-    Detector.initialize(report_time_interval=0, telemetry=False)
+    Detector.initialize(report_time_interval=0, telemetry=False, gpu_sample_interval=1)
 
     @torch.compile
     def block(x: torch.Tensor) -> torch.Tensor:
@@ -202,7 +203,7 @@ def test_nvml_sampler_under_a_gemm_loop_shows_the_load():
 def _probe_worker(rank: int, world_size: int) -> dict:
     from straggler import Detector
 
-    Detector.initialize(report_time_interval=0, telemetry=False)
+    Detector.initialize(report_time_interval=0, telemetry=False, gpu_sample_interval=1)
     probe = Detector.run_probe()[0]
     Detector.shutdown()
     # The same board's FP32 GEMM throughput (TF32 off, as torch's default for matmul).

@@ -10,6 +10,7 @@ name expiry.
 from __future__ import annotations
 
 import logging
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -121,13 +122,12 @@ def test_short_paths_time_recursion_once_and_drop_samples_of_failed_bodies():
     for profile_cuda in (True, False):
         name = f"s{profile_cuda}"
         for _ in range(2):
-            with Detector.detection_section(name, profile_cuda):
-                with Detector.detection_section(name, profile_cuda):
-                    with Detector.detection_section(name, profile_cuda):
-                        pass
-        with pytest.raises(KeyError):
-            with Detector.detection_section(name, profile_cuda):
-                raise KeyError("body")
+            with (Detector.detection_section(name, profile_cuda),
+                  Detector.detection_section(name, profile_cuda),
+                  Detector.detection_section(name, profile_cuda)):
+                pass
+        with pytest.raises(KeyError), Detector.detection_section(name, profile_cuda):
+            raise KeyError("body")
         assert _samples(name) == 2
         assert Detector.core().sections[name].depth == 0
     assert events.count(("start", 7, 0)) == events.count(("stop", 7, 0)) == 3
@@ -215,7 +215,7 @@ def test_stream_getter_falls_back_to_the_public_api(monkeypatch):
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.delattr(torch._C, "_cuda_getCurrentRawStream", raising=False)
-    monkeypatch.setattr(torch.cuda, "current_stream", lambda: _Stream())
+    monkeypatch.setattr(torch.cuda, "current_stream", _Stream)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
     assert _stream_getter()() == 42
 
@@ -228,7 +228,7 @@ def test_stream_getter_without_cuda_is_the_null_stream(monkeypatch):
 class _Capture:
     """Stands in for the op observer: records push/pop; `fail_push` makes push() raise."""
 
-    timer_names: dict = {}
+    timer_names: ClassVar[dict] = {}
     per_op = False
 
     def __init__(self, events, fail_push=False):
@@ -258,9 +258,8 @@ def test_with_the_op_observer_on_it_opens_inside_the_gpu_timer_on_every_path():
     core = _detector_with_capture(events)
     ctx = Detector.detection_section("step")
     for _ in range(2):  # general path (timer lookup), then the short path
-        with ctx:
-            with ctx:
-                pass
+        with ctx, ctx:
+            pass
     assert type(ctx) is not SectionContext
     assert events == [("start", 7, 0), ("push",), ("pop",), ("stop", 7, 0)] * 2
     assert _samples("step") == 2 and core.enabled
@@ -272,9 +271,8 @@ def test_a_failing_observer_still_stops_the_gpu_timer_and_disables(caplog):
     with Detector.detection_section("step"):
         pass
     core.capture.fail_push = True
-    with caplog.at_level(logging.ERROR, logger="straggler"):
-        with Detector.detection_section("step"):
-            value = 1
+    with caplog.at_level(logging.ERROR, logger="straggler"), Detector.detection_section("step"):
+        value = 1
     assert value == 1 and not core.enabled
     assert events[-2:] == [("start", 7, 0), ("stop", 7, 0)]
     assert sum("push exploded" in r.getMessage() for r in caplog.records) == 1
@@ -443,9 +441,9 @@ def test_a_gpu_entry_left_open_across_a_report_is_dropped_and_its_timer_stopped(
         pass
     ctx.__enter__()  # the short path, never exited (stream 6)
     Detector.generate_report()
-    with caplog.at_level(logging.WARNING, logger="straggler"):
-        with ctx:  # the leak is dropped, its timer stopped on its own stream; timed anew (7)
-            pass
+    # the leak is dropped, its timer stopped on its own stream; timed anew (7)
+    with caplog.at_level(logging.WARNING, logger="straggler"), ctx:
+        pass
     assert events == [("start", 7, 5), ("stop", 7, 5), ("start", 7, 6), ("stop", 7, 6),
                       ("start", 7, 7), ("stop", 7, 7)]
     assert core.sections["step"].depth == 0 and _samples("step") == 1
@@ -460,12 +458,11 @@ def test_nested_short_path_entries_within_a_report_are_not_taken_for_leaks(caplo
         pass
     with caplog.at_level(logging.WARNING, logger="straggler"):
         for _ in range(3):  # the creation's window, then windows after reports
-            with ctx:
-                with ctx:
-                    pass
-            with Detector.detection_section("other", profile_cuda=False):
-                with Detector.detection_section("other", profile_cuda=False):
-                    pass
+            with ctx, ctx:
+                pass
+            with (Detector.detection_section("other", profile_cuda=False),
+                  Detector.detection_section("other", profile_cuda=False)):
+                pass
             Detector.generate_report()
     assert core.sections["step"].depth == 0 and _pairs(events) == (4, 4)
     assert not [r for r in caplog.records if "not exited" in r.getMessage()]

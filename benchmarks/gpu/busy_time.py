@@ -108,7 +108,7 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|---:|---|")
     for per_op in (False, True):
         r = guarded(f"per_op_capture={per_op}",
-                    lambda: detector_run(a, b, per_op, args.sleep_ms / 1e3, entries))
+                    lambda per_op=per_op: detector_run(a, b, per_op, args.sleep_ms / 1e3, entries))
         label = "on" if per_op else "off"
         if r is None:
             print(f"| {label} | error | error | error | error | error | GPU < 0.5 ms |")

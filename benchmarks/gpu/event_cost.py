@@ -78,7 +78,7 @@ def ours(n: int, rounds: int) -> dict[str, float]:
     def torch_stream(k: int) -> None:
         current = torch.cuda.current_stream
         for _ in range(k):
-            current().cuda_stream
+            _ = current().cuda_stream
 
     def our_stream(k: int) -> None:
         for _ in range(k):

@@ -83,7 +83,8 @@ def main() -> int:
                 Detector.shutdown()
         base = statistics.median(times["none"])
         for mode, label in (("none", "no detector"), ("host", "section, host timing"),
-                            ("gpu", "section, GPU events (1 entry in 10)"), ("per-op", "per-op capture")):
+                            ("gpu", "section, GPU events (1 entry in 10)"),
+                            ("per-op", "per-op capture")):
             t = statistics.median(times[mode])
             print(f"| ~{target:g} ms ({mm} matmuls 8192² bf16) | {label} | {t:.3f} | "
                   f"{100 * (t - base) / base:+.2f} % |", flush=True)
