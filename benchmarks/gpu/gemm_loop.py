@@ -1,4 +1,4 @@
-"""Step-time overhead on a GEMM-heavy loop. NOT YET RUN (no GPU was available): see README.md.
+"""Step-time overhead on a GEMM-heavy loop. H100 results: see README.md.
 
 A loop of bf16 matmuls (sized for ~10 ms and ~100 ms steps) runs in blocks that take turns:
 no detector; the step in ``detection_section(profile_cuda=False)`` (host timing); in

@@ -1,4 +1,4 @@
-"""NVML call latency on a real GPU. NOT YET RUN (no GPU was available): see README.md.
+"""NVML call latency on a real GPU. H100 results: see README.md.
 
 For each NVML getter our sampler relies on, µs per call (median of repeated timed batches,
 through ``nvidia-ml-py``'s ctypes binding, so the figures include a few hundred ns of Python),
