@@ -72,3 +72,14 @@ def sim_cuda() -> Iterator[SimCuda]:
     sim.reset()
     yield sim
     sim.reset()
+
+
+@pytest.fixture
+def clean_detector(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No detector before or after the test, and ``STRAGGLER_DISABLE`` unset."""
+    from straggler import Detector
+
+    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
+    Detector.shutdown()
+    yield
+    Detector.shutdown()

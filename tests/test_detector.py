@@ -17,12 +17,7 @@ from straggler import CallableId, Detector, Report, Statistic
 from straggler.detector import DetectorCore
 
 
-@pytest.fixture(autouse=True)
-def _shutdown(monkeypatch):
-    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
-    Detector.shutdown()
-    yield
-    Detector.shutdown()
+pytestmark = pytest.mark.usefixtures("clean_detector")
 
 
 def _num(report: Report, section: str) -> int:

@@ -14,15 +14,8 @@ from straggler import Detector, Statistic
 from straggler.policy import PolicyConfig
 from straggler.reporting import ReportGenerator
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_detector")]
 
-
-@pytest.fixture(autouse=True)
-def _shutdown(monkeypatch):
-    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
-    Detector.shutdown()
-    yield
-    Detector.shutdown()
 
 
 def test_new_section_names_from_threads_during_reports_keep_detection_on(caplog):

@@ -22,12 +22,7 @@ from straggler.sections import (SectionContext, _GpuCaptureContext, _GpuContext,
                                 _HostContext)
 
 
-@pytest.fixture(autouse=True)
-def _shutdown(monkeypatch):
-    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
-    Detector.shutdown()
-    yield
-    Detector.shutdown()
+pytestmark = pytest.mark.usefixtures("clean_detector")
 
 
 class _Engine:

@@ -35,12 +35,7 @@ from straggler.integrations.megatron import (
 LOGGER = "test.straggler.megatron"
 
 
-@pytest.fixture(autouse=True)
-def _clean_detector(monkeypatch):
-    monkeypatch.delenv("STRAGGLER_DISABLE", raising=False)
-    Detector.shutdown()
-    yield
-    Detector.shutdown()
+pytestmark = pytest.mark.usefixtures("clean_detector")
 
 
 def _config(**kwargs) -> StragglerDetectionConfig:
