@@ -57,10 +57,10 @@ def missing_gpu() -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every `gpu` test skips, naming the missing GPU, where there is none."""
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
-    why = missing_gpu() if gpu_items else None
-    if why:
+    no_gpu = missing_gpu() if gpu_items else None
+    if no_gpu:
         for item in gpu_items:
-            item.add_marker(pytest.mark.skip(reason=why))
+            item.add_marker(pytest.mark.skip(reason=no_gpu))
 
 
 @pytest.fixture

@@ -76,7 +76,7 @@ def test_committed_ptx_is_valid_ptx_6_3_for_sm_75(tmp_path):
         "straggler_probe_compute", "straggler_probe_memory"]
     ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     if not Path(ptxas).exists():
-        pytest.skip("no ptxas here to assemble the PTX")
+        pytest.skip("no ptxas (CUDA toolkit) here to assemble the PTX")
     subprocess.run([ptxas, "-arch=sm_75", "-o", str(tmp_path / "probe.cubin"), str(PTX)],
                    check=True, capture_output=True, timeout=300)
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import logging
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ log = logging.getLogger("straggler")
 DEFAULT_WARMUP_ITERS = 1  # Megatron-Bridge's default
 
 
-class BridgeHooks:
+class BridgeHooks(abc.ABC):
     """The training progress (steps, checkpoints) counted from hooks; sections opened to match.
 
     The base of `FTBridge`, which provides `enabled` (whether FT is on now).
@@ -45,9 +46,9 @@ class BridgeHooks:
         self.persistent_checkpoint_loaded = False
 
     @property
+    @abc.abstractmethod
     def enabled(self) -> bool:
-        """Whether sections are forwarded to FT now."""
-        raise NotImplementedError
+        """Whether sections are forwarded to FT now (the bridge decides)."""
 
     def open_section(self, name: str) -> None:
         """Open FT section `name` (reference-counted: only the first open reaches FT)."""
