@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from _fakes import RecordingEngine, RecordingHook
 
 from straggler import CallableId, Detector, Report, Statistic
 from straggler.detector import DetectorCore
-
 
 pytestmark = pytest.mark.usefixtures("clean_detector")
 
@@ -307,56 +307,16 @@ def test_engine_failure_inside_a_section_never_reaches_the_loop(caplog):
     assert sum("driver exploded" in r.getMessage() for r in caplog.records) == 1
 
 
-class _RecordingEngine:
-    backend = "cuda"
-
-    def __init__(self, events):
-        self.events = events
-
-    def set_busy(self, timer, busy=True):
-        pass
-
-    def timer_id(self, name):
-        return 7
-
-    def start(self, timer, stream):
-        self.events.append(("start", timer, stream))
-
-    def stop(self, timer, stream):
-        self.events.append(("stop", timer, stream))
-
-    def flush(self):
-        pass
-
-    def summaries(self):
-        import numpy as np
-
-        return [], np.zeros((0, 7))
-
-    def reset(self):
-        pass
-
-    def close(self):
-        pass
 
 
-class _Hook:
-    def __init__(self, events):
-        self.events = events
-
-    def on_section_enter(self, name):
-        self.events.append(("enter", name))
-
-    def on_section_exit(self, name):
-        self.events.append(("exit", name))
 
 
 def test_hooks_run_before_timers_start_and_after_they_stop():
     Detector.initialize(profiling_interval=2)
     core = Detector.core()
     events = []
-    core.engine, core._engine_tried = _RecordingEngine(events), True
-    Detector.add_section_hook(_Hook(events))
+    core.engine, core._engine_tried = RecordingEngine(events), True
+    Detector.add_section_hook(RecordingHook(events))
     for _ in range(2):
         with Detector.detection_section("step"):
             with Detector.detection_section("step"):  # nested: no second hook call
@@ -370,7 +330,7 @@ def test_no_gpu_timing_while_a_cuda_graph_is_captured():
     Detector.initialize()
     core = Detector.core()
     events = []
-    core.engine, core._engine_tried = _RecordingEngine(events), True
+    core.engine, core._engine_tried = RecordingEngine(events), True
     core.stream = lambda: -1  # what the stream getter says while the stream is capturing
     with Detector.detection_section("step"):
         pass

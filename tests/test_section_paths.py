@@ -12,71 +12,26 @@ from __future__ import annotations
 import logging
 from typing import ClassVar
 
-import numpy as np
 import pytest
 import torch
+from _fakes import RecordingEngine, RecordingHook
 
 from straggler import Detector, Statistic
 from straggler.detector import _stream_getter
 from straggler.sections import (SectionContext, _GpuCaptureContext, _GpuContext,
                                 _HostContext)
 
-
 pytestmark = pytest.mark.usefixtures("clean_detector")
 
 
-class _Engine:
-    backend = "cuda"
 
-    def __init__(self, events, fail_on=None):
-        self.events = events
-        self.fail_on = fail_on
-
-    def timer_id(self, name):
-        return 7
-
-    def set_busy(self, timer, busy=True):
-        pass
-
-    def start(self, timer, stream):
-        if self.fail_on == "start":
-            raise RuntimeError("start exploded")
-        self.events.append(("start", timer, stream))
-
-    def stop(self, timer, stream):
-        if self.fail_on == "stop":
-            raise RuntimeError("stop exploded")
-        self.events.append(("stop", timer, stream))
-
-    def flush(self):
-        pass
-
-    def summaries(self):
-        return [], np.zeros((0, 7))
-
-    def reset(self):
-        pass
-
-    def close(self):
-        pass
-
-
-class _Hook:
-    def __init__(self, events):
-        self.events = events
-
-    def on_section_enter(self, name):
-        self.events.append(("enter", name))
-
-    def on_section_exit(self, name):
-        self.events.append(("exit", name))
 
 
 def _detector_with_engine(events, **kwargs):
     kwargs.setdefault("gpu_sample_interval", 1)  # every profiled entry GPU-timed unless asked
     Detector.initialize(telemetry=False, **kwargs)
     core = Detector.core()
-    core.engine, core._engine_tried = _Engine(events), True
+    core.engine, core._engine_tried = RecordingEngine(events), True
     return core
 
 
@@ -92,7 +47,7 @@ def test_plain_detector_sections_take_the_short_path():
     with gpu:  # the first entry resolves the GPU timer on the general path
         pass
     assert type(gpu) is not SectionContext and type(host) is not SectionContext
-    hook = _Hook([])
+    hook = RecordingHook([])
     Detector.add_section_hook(hook)
     assert type(gpu) is SectionContext and type(host) is SectionContext
     Detector.remove_section_hook(hook)
@@ -133,7 +88,7 @@ def test_a_hook_added_later_is_called_and_one_removed_inside_a_section_stops_cle
     _detector_with_engine(events)
     with Detector.detection_section("step"):
         pass
-    hook = _Hook(events)
+    hook = RecordingHook(events)
     Detector.add_section_hook(hook)
     with Detector.detection_section("step"):
         Detector.remove_section_hook(hook)  # the general path finishes the entry it began
@@ -151,7 +106,7 @@ def test_a_hook_added_inside_a_short_path_entry_sees_only_later_entries():
     with Detector.detection_section("step", profile_cuda=False):
         pass
     with Detector.detection_section("step", profile_cuda=False):
-        Detector.add_section_hook(_Hook(events))
+        Detector.add_section_hook(RecordingHook(events))
     with Detector.detection_section("step", profile_cuda=False):
         pass
     # The entry in progress when the hook arrived finishes as it began: timed, no exit call.
@@ -346,7 +301,7 @@ def test_with_the_op_observer_only_gpu_samples_open_it_on_the_short_path(monkeyp
 
 def test_the_general_path_samples_the_same_way():
     events = []
-    hook = _Hook([])  # a hook keeps every entry on the general path
+    hook = RecordingHook([])  # a hook keeps every entry on the general path
     _detector_with_capture(events, gpu_sample_interval=2)
     Detector.add_section_hook(hook)
     ctx = Detector.detection_section("step")
