@@ -28,8 +28,14 @@ $(VENV)/.deps: pyproject.toml Makefile
 	$(PY) -m pip install -q ruff==0.17.6 mypy==2.4.1 clang-format==23.1.5
 	touch $@
 
+# The editable install maps each module to its file when it is made: a module added, moved or
+# removed re-installs (build/.pyfiles, the list of the package's files, changes only then).
+PY_FILES_STAMP := build/.pyfiles
+$(shell mkdir -p build; find straggler -name '*.py' | sort >$(PY_FILES_STAMP).new; \
+        cmp -s $(PY_FILES_STAMP).new $(PY_FILES_STAMP) || mv $(PY_FILES_STAMP).new $(PY_FILES_STAMP))
+
 # The package, editable: Python edits apply at once, C++ edits rebuild here.
-$(VENV)/.installed: $(VENV)/.deps $(CORE_SOURCES)
+$(VENV)/.installed: $(VENV)/.deps $(CORE_SOURCES) $(PY_FILES_STAMP)
 	mkdir -p build
 	$(LOCK) $(PY) -m pip install -q --no-build-isolation -e ".[test]"
 	touch $@

@@ -17,7 +17,7 @@ import time
 import torch
 
 from straggler import _core, _ops
-from straggler.untimed_ops import UNTIMED_OPS
+from straggler.timing.untimed_ops import UNTIMED_OPS
 
 
 def _ns_per_op(fn, n: int) -> float:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import simulator  # noqa: E402
-from straggler.policy import (  # noqa: E402
+from straggler.analysis.policy import (  # noqa: E402
     PolicyConfig, StragglerPolicy, observation_from_report)
 
 

@@ -35,7 +35,7 @@ def report_times(world: int, timers: int, reports: int, policy: bool
                  ) -> tuple[float, float, float, dict, dict, float]:
     """Rank-0 ms of steady-state reports (median, best), first-report ms, steady and first
     bytes per rank, and the median ms spent in the policy (NaN without one)."""
-    import straggler.reporting as reporting
+    import straggler.reporting.generator as reporting
 
     sim = simulator.SimWorld(world, policy=policy)
     sc = simulator.scenario("slow20")
@@ -67,8 +67,8 @@ def report_times(world: int, timers: int, reports: int, policy: bool
 
 def memory_report_generator(timers: int, sections: int, reports: int) -> int:
     """Bytes held by one rank's ReportGenerator (individual baselines, registry) after a run."""
-    from straggler.reporting import ReportGenerator
-    from straggler.statistics import Statistic
+    from straggler.reporting.generator import ReportGenerator
+    from straggler.analysis.statistics import Statistic
 
     rng = np.random.default_rng(0)
     names = simulator.gpu_timer_names(timers)
@@ -111,7 +111,7 @@ def memory_detector(sections: int, entries: int, report_every: int) -> int:
 
 def memory_policy(world: int, reports: int) -> int:
     """Bytes of rank 0's policy state for ``world`` ranks and three metrics."""
-    from straggler.policy import StragglerPolicy
+    from straggler.analysis.policy import StragglerPolicy
 
     rng = np.random.default_rng(0)
     ranks = np.arange(world)

@@ -5,9 +5,9 @@ timers, in ms) from a scenario: a healthy baseline (per-GPU silicon spread, job-
 drift, report-to-report noise) plus injected faults (a slow rank, a slow node, transient spikes,
 gradual degradation, noisy ranks, a heavier pipeline stage). It then builds exactly what the
 report's collectives would deliver on the gathering rank from those per-rank inputs and runs the
-*real* ``straggler.reporting.ReportGenerator`` on it (through `SimComm`, a stand-in for
-`straggler.comm.Comm` whose collectives combine the contributions of all simulated ranks), and
-the real `straggler.policy.StragglerPolicy` on the resulting reports. Up to 16,384 ranks.
+*real* ``straggler.reporting.generator.ReportGenerator`` on it (through `SimComm`, a stand-in for
+`straggler.dist.comm.Comm` whose collectives combine the contributions of all simulated ranks), and
+the real `straggler.analysis.policy.StragglerPolicy` on the resulting reports. Up to 16,384 ranks.
 
 Run ``python benchmarks/simulator.py --scenario slow20 --world 256`` to watch one scenario.
 """
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from straggler.statistics import Statistic  # noqa: E402
+from straggler.analysis.statistics import Statistic  # noqa: E402
 
 __all__ = ["Scenario", "SCENARIOS", "WindowSample", "generate", "scenario"]
 
@@ -294,12 +294,13 @@ def node_name(rank: int) -> str:
 
 
 class SimComm:
-    """`straggler.comm.Comm` as seen from group rank 0 of a simulated world.
+    """`straggler.dist.comm.Comm` as seen from group rank 0 of a simulated world.
 
     Each collective returns what the real one would: the simulator computes every other rank's
-    contribution from the current `WindowSample` with the same `straggler.scoring` functions the
-    ranks would run, and checks that its own version of rank 0's contribution equals the one the
-    real `ReportGenerator` handed in (so the simulation cannot drift from the real code).
+    contribution from the current `WindowSample` with the same `straggler.analysis.scoring`
+    functions the ranks would run, and checks that its own version of rank 0's contribution
+    equals the one the real `ReportGenerator` handed in (so the simulation cannot drift from the
+    real code).
     ``bytes_sent`` counts the payload one rank contributes per collective; ``sim_ns`` the time
     spent simulating the other ranks (to subtract from rank-0 timings).
     """
@@ -394,7 +395,7 @@ class SimComm:
             self._sec_hist = (self._sec_hist + [s.section_med])[-self._window:]
             self._gpu_hist = (self._gpu_hist + [s.gpu_med])[-self._window:]
             # The generator's individual reference: the support-th smallest recent median,
-            # capped by the current one (straggler.scoring.WindowedMinBaseline).
+            # capped by the current one (straggler.analysis.scoring.WindowedMinBaseline).
             k = min(gen.individual_support, len(self._sec_hist)) - 1
             sec_ref = np.minimum(np.sort(np.stack(self._sec_hist), axis=0)[k], s.section_med)
             gpu_ref = np.minimum(np.sort(np.stack(self._gpu_hist), axis=0)[k], s.gpu_med)
@@ -445,7 +446,7 @@ class SimWorld:
 
     def __init__(self, world: int, policy: Any = None, roles: Mapping[int, Any] | None = None,
                  relative_reference: str = "min", individual_window: int = 20) -> None:
-        from straggler.reporting import ReportGenerator
+        from straggler.reporting.generator import ReportGenerator
 
         self.comm = SimComm(world, individual_window)
         self.generator = ReportGenerator("all", True, node_name(0), self.comm,

@@ -4,7 +4,7 @@
 # without one, or if that compile fails, the committed csrc/probe_kernel.ptx is used. Either way
 # the PTX ISA version is lowered to 6.3 (CUDA 10.0, the first with sm_75) so that older drivers
 # can JIT it: nvcc 13 emits its own newest version (9.0, drivers R580+) although the kernels use
-# nothing newer. tests/test_probe.py checks the committed file against a fresh compile and runs
+# nothing newer. tests/telemetry/test_probe.py checks the committed file against a fresh compile and runs
 # ptxas on it. STRAGGLER_PROBE_PTX_FROM=committed forces the committed file.
 set(_probe_cu ${CMAKE_CURRENT_SOURCE_DIR}/csrc/probe_kernel.cu)
 set(_probe_ptx ${CMAKE_CURRENT_SOURCE_DIR}/csrc/probe_kernel.ptx)

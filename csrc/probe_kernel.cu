@@ -3,7 +3,7 @@
 // Shipped as PTX (csrc/probe_kernel.ptx, embedded in the extension) and loaded at run time with
 // cuModuleLoadData, so the build needs no CUDA toolkit. CMakeLists.txt recompiles this file with
 // nvcc when one is installed (`nvcc -ptx -arch=compute_75`, then the PTX ISA version lowered to
-// 6.3 so drivers back to CUDA 10 can JIT it); tests/test_probe.py checks that the committed PTX
+// 6.3 so drivers back to CUDA 10 can JIT it); tests/telemetry/test_probe.py checks that the committed PTX
 // and a fresh compile agree. The kernels use only instructions PTX 6.3 has; keep it that way.
 //
 // - straggler_probe_compute: eight independent FMA chains per thread, `iterations` long (FP32

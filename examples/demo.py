@@ -34,7 +34,7 @@ simulated GPU work (``simcuda_enqueue`` on stream 0) in ``forward`` and ``optimi
 for it after each, as a real step waits for its GPU. Instead of sleeping, the slow rank's simulated GPU runs
 ``--slowdown`` times slower (``SIMCUDA_SLOWDOWN``) and its simulated NVML reports the matching
 evidence (``SIMNVML_SCENARIO``): thermal throttling, a power cap, low clocks with no reason, or
-healthy telemetry. The reports then carry GPU scores and the cause straggler.causes computes
+healthy telemetry. The reports then carry GPU scores and the cause straggler.analysis.causes computes
 (``gpu_thermal_throttling``, ``gpu_power_capping``, ``gpu_clocks_low``,
 ``gpu_slow_healthy_telemetry``). The output says that the GPU and NVML are simulated.
 
@@ -221,7 +221,7 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
         simulated_gpu_env(rank, args)
         sim = SimulatedGpu()
     from straggler import Detector
-    from straggler.telemetry import TelemetryOptions
+    from straggler.telemetry.nvml import TelemetryOptions
 
     is_slow = rank == args.slow_rank and args.slowdown > 1.0
     slow = is_slow and sim is None and not args.gpu  # the CPU mode's injected sleep

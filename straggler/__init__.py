@@ -14,26 +14,30 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _compat
+
 __all__ = ["__version__", "Detector", "CallableId", "Report", "StragglerId", "Statistic",
            "SectionKind", "PolicyConfig"]
 
 _LAZY = {
     "Detector": ".detector",
-    "CallableId": ".callables",
-    "Report": ".report",
-    "StragglerId": ".report",
-    "Statistic": ".statistics",
-    "SectionKind": ".sections",
-    "PolicyConfig": ".policy",
+    "CallableId": ".timing.callables",
+    "Report": ".reporting.report",
+    "StragglerId": ".reporting.report",
+    "Statistic": ".analysis.statistics",
+    "SectionKind": ".timing.sections",
+    "PolicyConfig": ".analysis.policy",
 }
 
+_compat.install()  # the module paths from before the sub-packages (straggler.report, ...)
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .callables import CallableId
+    from .timing.callables import CallableId
     from .detector import Detector
-    from .policy import PolicyConfig
-    from .report import Report, StragglerId
-    from .sections import SectionKind
-    from .statistics import Statistic
+    from .analysis.policy import PolicyConfig
+    from .reporting.report import Report, StragglerId
+    from .timing.sections import SectionKind
+    from .analysis.statistics import Statistic
 
 
 def __getattr__(name: str) -> Any:

@@ -92,7 +92,7 @@ class TimerEngine:
 # ---- NVML sampler (csrc/nvml_sampler.h) ---------------------------------------------------------
 
 NVML_FIELDS: tuple[str, ...]
-"""Columns of NvmlSampler.drain() values (straggler.telemetry.RAW_FIELDS)."""
+"""Columns of NvmlSampler.drain() values (straggler.telemetry.nvml.RAW_FIELDS)."""
 
 def nvml_status() -> tuple[bool, str]:
     """(available, reason): NVML ($STRAGGLER_LIBNVML or libnvidia-ml.so.1) loads and initialises.

@@ -25,11 +25,11 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from ._checks import check_bool, check_int, check_roles, check_seconds
-from .callables import CallableId, CallableWrapper
-from .interval import ReportIntervalTracker
-from .sections import (NO_GPU, NULL_CONTEXT, UNRESOLVED, Section, SectionContext, SectionHook,
-                       SectionKind)
-from .statistics import Statistic
+from .timing.callables import CallableId, CallableWrapper
+from .timing.interval import ReportIntervalTracker
+from .timing.sections import (NO_GPU, NULL_CONTEXT, UNRESOLVED, Section, SectionContext,
+                              SectionHook, SectionKind)
+from .analysis.statistics import Statistic
 
 __all__ = ["Detector", "DetectorCore", "TelemetryProvider"]
 
@@ -123,7 +123,7 @@ class DetectorCore:
                  name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
                  gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL) -> None:
         # Validate everything before building anything, so bad input leaves nothing behind.
-        from .reporting import check_scores_to_compute
+        from .reporting.generator import check_scores_to_compute
 
         self.scores_to_compute = check_scores_to_compute(scores_to_compute, allow_name=False)
         self.gather_on_rank0 = check_bool("gather_on_rank0", gather_on_rank0)
@@ -151,14 +151,14 @@ class DetectorCore:
         if report_options is not None and not isinstance(report_options, dict):
             raise ValueError(f"`report_options={report_options!r}` must be a dict or None")
         self.report_options = dict(report_options or {})
-        from .policy import make_policy
+        from .analysis.policy import make_policy
 
         # The persistence policy behind Report.confirmed (docs/policy.md); None: no policy.
         self.policy = make_policy(policy, roles)
-        from .telemetry import telemetry_options
+        from .telemetry.nvml import telemetry_options
 
         self.telemetry_options = telemetry_options(telemetry)  # NVML, causes, probe (telemetry.py)
-        from .observers import make_observers
+        from .sinks.observers import make_observers
 
         # Report log and Prometheus exporter on the reporting rank (observers.py); None: off.
         self.observers = make_observers(report_log, prometheus)
@@ -194,8 +194,8 @@ class DetectorCore:
         self.telemetry: Optional[TelemetryProvider] = None
         self.ft_bridge: Any = None
 
-        from .comm import Comm
-        from .reporting import ReportGenerator
+        from .dist.comm import Comm
+        from .reporting.generator import ReportGenerator
 
         self.comm = Comm.create(process_group=process_group, timeout_s=self.comm_timeout_s,
                                 call="Detector.initialize()")
@@ -223,7 +223,7 @@ class DetectorCore:
             self.ft_bridge = self._create_ft_bridge(self.ft_sections)
             if self.ft_bridge is not None:
                 self.hooks.append(self.ft_bridge)
-            from .failopen import ReportGate
+            from .dist.failopen import ReportGate
 
             self.gate = ReportGate(self.comm)
         except BaseException:
@@ -262,13 +262,13 @@ class DetectorCore:
         """Telemetry provider: the per-report vector of device telemetry (NVML), or None."""
         if not self.telemetry_options.enabled:
             return None
-        from .telemetry import NvmlTelemetry
+        from .telemetry.nvml import NvmlTelemetry
 
         return NvmlTelemetry(period_s=self.telemetry_options.period_s)
 
     def _create_annotator(self) -> Callable[[Any], Any]:
         """After each report: GPU identities, the probe on suspects, causes (causes.py)."""
-        from .causes import CauseRules, ReportAnnotator
+        from .analysis.causes import CauseRules, ReportAnnotator
 
         opts = self.telemetry_options
         return ReportAnnotator(self.comm, lambda: getattr(self.telemetry, "identity", None),
@@ -295,8 +295,8 @@ class DetectorCore:
         if not self.enabled:
             return None
         try:
-            from .probe import probe_group
-            from .telemetry import _current_cuda_device
+            from .telemetry.probe import probe_group
+            from .telemetry.nvml import _current_cuda_device
 
             with self.comm.during("Detector.run_probe()"):
                 return probe_group(self.comm, _current_cuda_device())
@@ -591,7 +591,7 @@ class DetectorCore:
         Python one costs too much per op); a section then gets a GPU sample only when the GPU
         never caught up with it (busy from its start to its stop), see docs/engine.md.
         """
-        from .capture import OpCapture, native_observer_available
+        from .timing.capture import OpCapture, native_observer_available
 
         if engine.backend != "cuda":
             log.info("straggler: per-op capture times ops with the host clock (%s)",
@@ -861,7 +861,7 @@ class Detector:
                    gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
-        ``policy`` (a `straggler.policy.PolicyConfig`, a `StragglerPolicy`, True for the
+        ``policy`` (a `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the
         defaults, None/False for none) and ``roles`` (global rank -> role, e.g. the pipeline
         stage) configure the persistence policy behind ``Report.confirmed``; see docs/policy.md.
         ``report_log`` (a path; env ``STRAGGLER_REPORT_LOG``) appends one JSON line per report
@@ -990,10 +990,10 @@ class Detector:
         """Collective GPU health probe: call on every rank of the group together.
 
         Runs fixed-work kernels (FMA-bound and memory-bound, a few ms) on each rank's GPU and
-        returns ``{global rank: straggler.probe.ProbeResult}`` on every rank, with throughputs
-        relative to the median of the other ranks (`ProbeResult.relative`: 1.0 typical, 0.6 is
-        40% slower), whatever the job does. A rank whose probe fails has NaN values. None when
-        disabled.
+        returns ``{global rank: straggler.telemetry.probe.ProbeResult}`` on every rank, with
+        throughputs relative to the median of the other ranks (`ProbeResult.relative`: 1.0
+        typical, 0.6 is 40% slower), whatever the job does. A rank whose probe fails has NaN
+        values. None when disabled.
         """
         core = cls._require()
         return core.run_probe() if core is not None else None

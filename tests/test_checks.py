@@ -9,7 +9,7 @@ import pytest
 
 from straggler._checks import (check_bool, check_fraction, check_int, check_roles,
                                check_seconds)
-from straggler.reporting import check_scores_to_compute
+from straggler.reporting.generator import check_scores_to_compute
 
 
 def test_check_bool_accepts_only_booleans():

@@ -11,8 +11,8 @@ import threading
 import pytest
 
 from straggler import Detector, Statistic
-from straggler.policy import PolicyConfig
-from straggler.reporting import ReportGenerator
+from straggler.analysis.policy import PolicyConfig
+from straggler.reporting.generator import ReportGenerator
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_detector")]
 
@@ -48,7 +48,7 @@ def test_new_section_names_from_threads_during_reports_keep_detection_on(caplog)
 FORK_SCRIPT = textwrap.dedent("""
     import os, sys, time
     from straggler import Detector
-    from straggler.telemetry import TelemetryOptions
+    from straggler.telemetry.nvml import TelemetryOptions
     Detector.initialize(report_time_interval=0, telemetry=TelemetryOptions(period_s=0.01))
     assert Detector.core().telemetry.running
     with Detector.detection_section("step"):  # the simulated driver: a live engine
@@ -162,8 +162,8 @@ def test_non_positive_samples_are_logged_once_with_the_section_name(caplog):
 def test_policy_and_baselines_keep_at_most_their_cap_of_names_least_recent_out_first():
     import numpy as np
 
-    from straggler.policy import StragglerPolicy
-    from straggler.scoring import WindowedMinBaseline
+    from straggler.analysis.policy import StragglerPolicy
+    from straggler.analysis.scoring import WindowedMinBaseline
 
     policy = StragglerPolicy(PolicyConfig(max_metrics=5, forget_after_reports=1000))
     for i in range(20):

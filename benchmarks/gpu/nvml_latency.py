@@ -3,7 +3,7 @@
 For each NVML getter our sampler relies on, µs per call (median of repeated timed batches,
 through ``nvidia-ml-py``'s ctypes binding, so the figures include a few hundred ns of Python),
 plus NVML's own ``latencyUsec`` for field-value queries and the cost of one
-``straggler.telemetry.NvmlTelemetry.sample()`` (one report's reduction of the background
+``straggler.telemetry.nvml.NvmlTelemetry.sample()`` (one report's reduction of the background
 samples). The literature has one hard figure (~0.36 ms per GetPowerUsage on a K40m) and none for
 H100/H200.
 
@@ -69,7 +69,7 @@ def main() -> int:
         print(f"\nNVML's own latencyUsec for POWER_INSTANT, POWER_AVERAGE field values: {lat}")
     except (n.NVMLError, AttributeError) as exc:
         print(f"\nField values not available: {exc}")
-    from straggler.telemetry import NvmlTelemetry
+    from straggler.telemetry.nvml import NvmlTelemetry
 
     tel = NvmlTelemetry(device=0)
     time.sleep(2.0)  # let the background sampler collect a window

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reportlog import log_files, read_records
+from ..sinks.reportlog import log_files, read_records
 
 __all__ = ["LogData", "ReportRow", "load_log"]
 

@@ -32,7 +32,7 @@ DEFAULT_SYNC_TIMEOUT_S = 300.0
 def cause_label(report: Any, rank: int) -> str | None:
     """The cause label of ``rank`` in ``report``, or None when the report has no diagnosis for it.
 
-    ``report.causes`` maps rank -> diagnosis: a `straggler.causes.Diagnosis` (its ``cause``
+    ``report.causes`` maps rank -> diagnosis: a `straggler.analysis.causes.Diagnosis` (its ``cause``
     enum's value is the label), an object with a ``label``, a `Cause`-like enum, or a string.
     """
     causes = getattr(report, "causes", None) or {}
@@ -194,7 +194,7 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
             logger.log(level, "\nGPU %s performance%s:\n%s", title, note,
                        format_score_block(report, scores, n, n))
     if ev.found and getattr(report, "causes", None):
-        from straggler.causes import format_causes
+        from straggler.analysis.causes import format_causes
 
         logger.warning("straggler detection: causes:\n%s", format_causes(report))
     return ev

@@ -1,5 +1,5 @@
 // Stress driver for the timer engine in C++, built with -fsanitize=thread by
-// tests/test_engine_sanitizers.py together with csrc/ and the simulated driver. Threads share one
+// tests/core/test_engine_sanitizers.py together with csrc/ and the simulated driver. Threads share one
 // engine: start/stop on their own streams, harvest, flush, summaries, a flusher thread, and in
 // the second phase injected driver errors. The busy phases run busy scopes with op_begin/op_end
 // (per-op timers too) and comm_end on several threads, ops from a thread without a scope (they

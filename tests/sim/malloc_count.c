@@ -1,6 +1,6 @@
 /* LD_PRELOAD shim counting malloc/calloc/realloc calls while switched on, for tests that prove
  * a code path allocates nothing. Controls (ctypes): malloc_count_start(), malloc_count_stop().
- * Built by tests/test_engine_alloc.py into a temporary directory. */
+ * Built by tests/core/test_engine_alloc.py into a temporary directory. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // Stress driver for the NVML sampler in C++, built with -fsanitize=thread by
-// tests/test_nvml_sanitizers.py against the simulated NVML: the sampler thread started and
+// tests/telemetry/test_nvml_sanitizers.py against the simulated NVML: the sampler thread started and
 // stopped over and over while three threads take samples, read `unsupported` and drain. With
 // argument "fails" the scenario makes NVML fail after a few samples, so the thread also stops
 // itself (the error path) while the others go on. Prints OK; a race or deadlock is TSan's.

@@ -1,9 +1,9 @@
 """When the ranks of a hand-written loop meet, and whether they report then.
 
 The counting of steps, the window of step times and the due iteration are
-`straggler.interval.ReportIntervalTracker`'s, as for the `Detector`'s own reports; what differs
-is who decides the interval: here the reporting rank plans it from its own step times, the time
-since the last report and the controller's poll period, and broadcasts it (with the
+`straggler.timing.interval.ReportIntervalTracker`'s, as for the `Detector`'s own reports; what
+differs is who decides the interval: here the reporting rank plans it from its own step times,
+the time since the last report and the controller's poll period, and broadcasts it (with the
 controller's settings) in the manager's one sync-point broadcast.
 """
 
@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Callable
 
-from ...interval import _MAX_ITERS, ReportIntervalTracker
+from ...timing.interval import _MAX_ITERS, ReportIntervalTracker
 from ..controller import ControlState
 
 __all__ = ["ReportSchedule", "encode_plan", "decode_plan", "PLAN_WIDTH"]

@@ -272,7 +272,7 @@ def test_meetings_are_capped_by_max_wait_without_reporting():
 
 def test_schedule_counts_on_the_detectors_interval_tracker():
     """One mechanism: the manager's schedule counts and measures with `ReportIntervalTracker`."""
-    from straggler.interval import ReportIntervalTracker
+    from straggler.timing.interval import ReportIntervalTracker
 
     clock = FakeClock()
     s = ReportSchedule(clock=clock)

@@ -420,7 +420,7 @@ def test_without_gpu_timers_the_host_time_of_the_step_is_judged():
 
 
 def test_cause_label_reads_the_diagnosis_of_straggler_causes():
-    causes = pytest.importorskip("straggler.causes")
+    causes = pytest.importorskip("straggler.analysis.causes")
     diagnosis = causes.Diagnosis(rank=1, cause=causes.Cause.GPU_THERMAL_THROTTLING,
                                  evidence="clocks cut 40% for temperature")
     report = _fake_report({0: 1.0, 1: 0.4}, causes={1: diagnosis})

@@ -1,0 +1,418 @@
+"""A cause for every flagged straggler: a label from `Cause` and the evidence behind it.
+
+`diagnose` is pure: it reads a `Report` (scores, per-rank telemetry from `straggler.telemetry.nvml`,
+optional probe results) and returns `{rank: Diagnosis}` for the flagged ranks. Each label and
+its rule are documented on `Cause` and in docs/telemetry.md. The rules compare a rank with its
+healthy peers of the same report wherever they can, so a condition every GPU shares (all GPUs
+at their power cap under a heavy load, a warm machine room) is never blamed on one rank.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._checks import check_fraction
+
+__all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
+
+
+class Cause(str, enum.Enum):
+    """Why a rank is slow. The value is the stable label written to logs and JSON."""
+
+    GPU_THERMAL_THROTTLING = "gpu_thermal_throttling"
+    """Clocks cut for temperature: SW/HW thermal slowdown reasons or thermal violation time."""
+    GPU_POWER_CAPPING = "gpu_power_capping"
+    """Clocks cut for power: SW power cap / HW power brake reasons or power violation time."""
+    GPU_HW_SLOWDOWN = "gpu_hw_slowdown"
+    """HW slowdown (clocks cut by 2x or more: temperature, power brake or power supply) alone."""
+    GPU_CLOCKS_LOW = "gpu_clocks_low"
+    """SM clock well below its peers (or its maximum) with no thermal or power reason reported."""
+    PCIE_LINK_DEGRADED = "pcie_link_degraded"
+    """PCIe link running below its maximum generation or width, and below its peers."""
+    GPU_SLOW_PROBE_CONFIRMED = "gpu_slow_probe_confirmed"
+    """The health probe (fixed work, independent of the job) ran slower than on the peers."""
+    GPU_SLOW_HEALTHY_TELEMETRY = "gpu_slow_healthy_telemetry"
+    """GPU timers slow, telemetry healthy: suspect the hardware, run `Detector.run_probe()`."""
+    MORE_WORK = "more_work"
+    """GPU timers slow but the probe shows a GPU as fast as its peers: the rank has more work."""
+    HOST_SIDE = "host_side"
+    """Section (host) time slow while the rank's GPU timers are normal: CPU, data, Python."""
+    UNKNOWN = "unknown"
+    """Not enough evidence for any rule above (e.g. no GPU timers and no telemetry)."""
+
+
+@dataclass(frozen=True)
+class CauseRules:
+    """Thresholds of the rules; the defaults are documented in docs/telemetry.md."""
+
+    slow_score: float = 0.9
+    """A GPU or section score below this is "slow" for a flagged rank; at or above, "normal"."""
+    throttle_share: float = 0.10
+    """Share of the window a throttle reason must cover to count as evidence ..."""
+    throttle_margin: float = 0.10
+    """... and by how much it must exceed the healthy peers' median share."""
+    clock_ratio: float = 0.90
+    """Mean SM clock below this times the reference (peers' median, else the maximum) is low."""
+    idle_share: float = 0.5
+    """Windows idle more often than this are not judged on clocks (idle GPUs clock down)."""
+    probe_slow: float = 0.90
+    """Probe throughput relative to the other ranks below this: the GPU itself is slow."""
+    probe_ok: float = 0.95
+    """Probe throughput relative to the other ranks at or above this: as fast as its peers."""
+    host_ratio: float = 0.75
+    """A slow section scoring below this times the rank's GPU score is a host-side slowdown even
+    when the GPU score is below ``slow_score`` too: the host lost far more than the GPU (ranks
+    time-slicing one GPU dip each other's GPU scores while one of them stalls on its host)."""
+
+    def __post_init__(self) -> None:
+        for name in ("slow_score", "throttle_share", "clock_ratio", "idle_share", "probe_slow",
+                     "probe_ok", "host_ratio"):
+            check_fraction(name, getattr(self, name))
+        check_fraction("throttle_margin", self.throttle_margin, allow_zero=True)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The cause of one flagged rank, with the evidence a human can check."""
+
+    rank: int
+    cause: Cause
+    evidence: str
+    """One sentence with the numbers the rule used."""
+    values: Mapping[str, float] = field(default_factory=dict)
+    """The scores, telemetry and probe values behind the label."""
+    gpu: Any = None
+    """The rank's `straggler.telemetry.nvml.GpuIdentity`, when known."""
+
+    def __str__(self) -> str:
+        return f"{self.cause.value}: {self.evidence}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for JSON logs: the label as its string, non-finite values as None."""
+        gpu = self.gpu
+        if gpu is not None and dataclasses.is_dataclass(gpu):
+            gpu = dataclasses.asdict(gpu)
+        return {"rank": self.rank, "cause": self.cause.value, "evidence": self.evidence,
+                "values": {k: (float(v) if _finite(v) else None) for k, v in self.values.items()},
+                "gpu": gpu}
+
+
+def flagged_ranks(report: Any, threshold: float = 0.75) -> set[int]:
+    """Ranks `Report.identify_stragglers` flags at ``threshold``, plus the policy's confirmed."""
+    found = report.identify_stragglers(threshold, threshold, threshold, threshold)
+    ranks = {s.rank for key in ("straggler_gpus_relative", "straggler_gpus_individual")
+             for s in found[key]}
+    for key in ("straggler_sections_relative", "straggler_sections_individual"):
+        for ids in found[key].values():
+            ranks |= {s.rank for s in ids}
+    ranks |= {s.rank for s in getattr(report, "confirmed", ())}
+    return ranks
+
+
+def diagnose(report: Any, probe: Mapping[int, float] | None = None,
+             rules: CauseRules = CauseRules(), flagged: Iterable[int] | None = None,
+             threshold: float = 0.75,
+             no_gpu_timers: Mapping[int, str | None] | None = None) -> dict[int, Diagnosis]:
+    """A `Diagnosis` for every flagged rank of ``report`` (see `flagged_ranks`).
+
+    ``probe``: rank -> probe throughput relative to the other ranks (`Detector.run_probe`).
+    ``flagged``: the ranks to diagnose instead of `flagged_ranks(report, threshold)`.
+    ``no_gpu_timers``: rank -> why that rank has no GPU timers (e.g. "no usable CUDA device:
+    ..."), quoted by the evidence when it matters; a rank not in it gets the possible reasons.
+    """
+    ranks = set(flagged) if flagged is not None else flagged_ranks(report, threshold)
+    telemetry: Mapping[int, Mapping[str, float]] = getattr(report, "rank_telemetry", {}) or {}
+    gpus: Mapping[int, Any] = getattr(report, "gpus", {}) or {}
+    out = {}
+    for rank in sorted(ranks):
+        healthy = [t for r, t in telemetry.items() if r != rank and r not in ranks]
+        peers = healthy or [t for r, t in telemetry.items() if r != rank]
+        cause, evidence, values = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
+                                                 (probe or {}).get(rank), rules,
+                                                 (no_gpu_timers or {}).get(rank))
+        out[rank] = Diagnosis(rank, cause, evidence, values, gpus.get(rank))
+    return out
+
+
+# -- the rules -------------------------------------------------------------------------------------
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _peer_median(peers: list[Mapping[str, float]], key: str) -> float:
+    vals = [p[key] for p in peers if _finite(p.get(key))]
+    return statistics.median(vals) if vals else math.nan
+
+
+def _scores(report: Any, rank: int) -> tuple[float, float, str]:
+    """(lowest GPU score, lowest section score, that section's name); NaN when absent."""
+    gpu = [s.get(rank) for s in (report.gpu_relative_perf_scores,
+                                 report.gpu_individual_perf_scores)]
+    gpu = [g for g in gpu if _finite(g)]
+    worst_sec, worst_name = math.nan, ""
+    for kind in (report.section_relative_perf_scores, report.section_individual_perf_scores):
+        for name, by_rank in kind.items():
+            s = by_rank.get(rank)
+            if _finite(s) and not (s >= worst_sec):
+                worst_sec, worst_name = s, name
+    return (min(gpu) if gpu else math.nan), worst_sec, worst_name
+
+
+def _share(t: Mapping[str, float], *keys: str) -> float:
+    vals = [t[k] for k in keys if _finite(t.get(k))]
+    return max(vals) if vals else math.nan
+
+
+def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
+                   peers: list[Mapping[str, float]], probe: float | None,
+                   rules: CauseRules,
+                   no_gpu_timers: str | None = None) -> tuple[Cause, str, dict[str, float]]:
+    gpu_score, sec_score, sec_name = _scores(report, rank)
+    values: dict[str, float] = {"gpu_score": gpu_score, "section_score": sec_score}
+    gpu_known = _finite(gpu_score)
+    gpu_slow = gpu_known and gpu_score < rules.slow_score
+    sec_slow = _finite(sec_score) and sec_score < rules.slow_score
+    has_telemetry = _finite(t.get("nvml_samples")) and t["nvml_samples"] > 0
+
+    # 1. PCIe link below its maximum and below the peers: slows copies whichever timer sees them.
+    if has_telemetry:
+        for what, unit in (("width", "x"), ("gen", "gen ")):
+            mean, top = t.get(f"pcie_{what}_mean"), t.get(f"pcie_{what}_limit")
+            if not (_finite(mean) and _finite(top) and mean < top):
+                continue
+            peer = _peer_median(peers, f"pcie_{what}_mean")
+            if _finite(peer) and mean >= peer - 0.5:
+                continue  # the peers' links are as narrow: the platform's normal
+            values.update({f"pcie_{what}_mean": mean, f"pcie_{what}_limit": top,
+                           f"peers_pcie_{what}_mean": peer})
+            peers_txt = f", peers {unit}{peer:g}" if _finite(peer) else ""
+            return (Cause.PCIE_LINK_DEGRADED,
+                    f"PCIe link at {unit}{mean:g} of {unit}{top:g}{peers_txt}", values)
+
+    # 2. Host side: the GPU timers are normal (or far less slow than the section), so the slow
+    # section time is spent on the host. Before the GPU rules: a GPU score dipped by sharing the
+    # GPU must not turn a host stall into "more work" or a suspect board.
+    if gpu_known and sec_slow and (not gpu_slow or sec_score < rules.host_ratio * gpu_score):
+        return (Cause.HOST_SIDE,
+                f"section '{sec_name}' score {sec_score:.2f} while the GPU score is "
+                f"{gpu_score:.2f}: time goes to CPU work, data loading, Python or I/O on this "
+                "host", values)
+
+    # 3. GPU-side evidence from NVML (GPU slow, or no GPU timers to tell).
+    if has_telemetry and (gpu_slow or (not gpu_known and sec_slow)):
+        candidates = []
+        for cause, keys, what in (
+                (Cause.GPU_THERMAL_THROTTLING,
+                 ("reason_sw_thermal_frac", "reason_hw_thermal_frac", "thermal_violation_frac"),
+                 "thermally throttled"),
+                (Cause.GPU_POWER_CAPPING,
+                 ("reason_sw_power_cap_frac", "reason_hw_power_brake_frac",
+                  "power_violation_frac"), "power capped"),
+                (Cause.GPU_HW_SLOWDOWN, ("reason_hw_slowdown_frac",), "in HW slowdown")):
+            share = _share(t, *keys)
+            peer_vals = [m for m in (_peer_median(peers, k) for k in keys) if _finite(m)]
+            peer = max(peer_vals) if peer_vals else math.nan
+            base = peer if _finite(peer) else 0.0
+            if _finite(share) and share >= rules.throttle_share \
+                    and share >= base + rules.throttle_margin:
+                candidates.append((share - base, cause, share, peer, what))
+        if candidates:
+            _, cause, share, peer, what = max(candidates, key=lambda c: c[0])
+            values.update({"throttled_share": share, "peers_throttled_share": peer})
+            extra = _telemetry_brief(t)
+            peers_txt = f" (peers {peer:.0%})" if _finite(peer) else ""
+            return cause, f"{share:.0%} of the window {what}{peers_txt}; {extra}", values
+
+        clock = t.get("sm_clock_mhz_mean")
+        peer_clock = _peer_median(peers, "sm_clock_mhz_mean")
+        reference = peer_clock if _finite(peer_clock) else t.get("sm_clock_max_mhz", math.nan)
+        idle = t.get("reason_idle_frac", 0.0)
+        if _finite(clock) and _finite(reference) and clock < rules.clock_ratio * reference \
+                and not (_finite(idle) and idle > rules.idle_share):
+            values.update({"sm_clock_mhz_mean": clock, "reference_sm_clock_mhz": reference})
+            others = [name for name in ("applications_clocks", "sync_boost", "display_clock")
+                      if _finite(t.get(f"reason_{name}_frac")) and t[f"reason_{name}_frac"] > 0]
+            why = ("reported reason: " + ", ".join(others)) if others else "no reason reported"
+            ref_txt = "peers' median" if _finite(peer_clock) else "its maximum"
+            return (Cause.GPU_CLOCKS_LOW,
+                    f"SM clock {clock:.0f} MHz vs {reference:.0f} MHz ({ref_txt}), {why}",
+                    values)
+
+    # 4. GPU slow without telemetry evidence: the probe decides, else suspect the board.
+    if gpu_slow:
+        if probe is not None and _finite(probe):
+            values["probe_relative"] = probe
+            if probe < rules.probe_slow:
+                return (Cause.GPU_SLOW_PROBE_CONFIRMED,
+                        f"health probe at {probe:.2f} of the other GPUs' throughput with healthy "
+                        "telemetry: the GPU itself is slow (drain and test the board)", values)
+            if probe >= rules.probe_ok:
+                return (Cause.MORE_WORK,
+                        f"GPU score {gpu_score:.2f} but the health probe runs at {probe:.2f} "
+                        "of the other GPUs': the GPU is fine, this rank does more work (data or "
+                        "sequence imbalance, a different pipeline stage)", values)
+        if has_telemetry:
+            return (Cause.GPU_SLOW_HEALTHY_TELEMETRY,
+                    f"GPU score {gpu_score:.2f} with healthy telemetry ({_telemetry_brief(t)}); "
+                    "suspect the hardware: run Detector.run_probe()", values)
+        return (Cause.UNKNOWN, f"GPU score {gpu_score:.2f}; no NVML telemetry from this rank",
+                values)
+
+    if sec_slow:
+        return (Cause.UNKNOWN,
+                f"section '{sec_name}' score {sec_score:.2f}; no GPU timers on this rank to tell "
+                f"host from GPU time ({no_gpu_timers or _NO_GPU_TIMERS_UNKNOWN}) and no "
+                "telemetry evidence", values)
+    return (Cause.UNKNOWN, "flagged, but no score of this report is below "
+            f"{rules.slow_score:g} (flagged by the persistence policy on earlier reports?)",
+            values)
+
+
+# What a rank without GPU timers may lack, when the diagnosing rank was not told which.
+_NO_GPU_TIMERS_UNKNOWN = ("its sections ran with profile_cuda=False, or it has no usable CUDA "
+                          "device: its log says which")
+
+
+def _telemetry_brief(t: Mapping[str, float]) -> str:
+    parts = []
+    if _finite(t.get("sm_clock_mhz_mean")):
+        top = t.get("sm_clock_max_mhz")
+        parts.append(f"SM {t['sm_clock_mhz_mean']:.0f}" + (f"/{top:.0f}" if _finite(top) else "")
+                     + " MHz")
+    if _finite(t.get("gpu_temp_c_max")):
+        parts.append(f"{t['gpu_temp_c_max']:.0f} C")
+    if _finite(t.get("power_w_mean")):
+        limit = t.get("power_limit_w")
+        parts.append(f"{t['power_w_mean']:.0f}" + (f"/{limit:.0f}" if _finite(limit) else "")
+                     + " W")
+    if _finite(t.get("ecc_uncorrected_delta")) and t["ecc_uncorrected_delta"] > 0:
+        parts.append(f"{t['ecc_uncorrected_delta']:.0f} uncorrected ECC errors")
+    return ", ".join(parts) if parts else "no values"
+
+
+def format_causes(report: Any) -> str:
+    """One line per diagnosed rank: rank, node, GPU identity, label and evidence."""
+    causes: Mapping[int, Diagnosis] = getattr(report, "causes", {}) or {}
+    if not causes:
+        return "no stragglers diagnosed"
+    lines = []
+    for rank in sorted(causes):
+        d = causes[rank]
+        node = report.rank_to_node.get(rank, "<unknown>")
+        gpu = f", {d.gpu}" if d.gpu is not None and getattr(d.gpu, "known", True) else ""
+        lines.append(f"rank {rank} ({node}{gpu}): {d.cause.value}: {d.evidence}")
+    return "\n".join(lines)
+
+
+# -- glue: what the detector runs after each report ---------------------------------------------
+_PROBE_WORTHY = (Cause.GPU_SLOW_HEALTHY_TELEMETRY, Cause.UNKNOWN)
+
+
+class ReportAnnotator:
+    """Completes each report with GPU identities and causes; a collective on every rank.
+
+    Once (first report, when the report covers the group): one ``all_gather_object`` of each
+    rank's `GpuIdentity` (and, with ``gpu_timing``, why it has no GPU timers, for the evidence).
+    With ``probe_suspects``: one all_reduce(MAX) of a flag per report and,
+    when a flagged rank's GPU is slow with no telemetry explanation, the health probe on every
+    rank (`straggler.telemetry.probe.probe_group`, a few ms) so its diagnosis can say whether
+    the GPU itself is slow (`Cause.GPU_SLOW_PROBE_CONFIRMED`) or the rank has more work
+    (`Cause.MORE_WORK`). Diagnosis errors are logged once and leave the report without causes;
+    collective errors propagate (the peers' state is then unknown).
+    """
+
+    def __init__(self, comm: Any, identity: Any, gather: bool, device: int | None = None, *,
+                 probe_suspects: bool = False, rules: CauseRules = CauseRules(),
+                 probe_options: Mapping[str, Any] | None = None,
+                 gpu_timing: Callable[[], str | None] | None = None) -> None:
+        self.comm = comm
+        self.identity = identity
+        # Why this rank has no GPU timers (None: it has some); sent along with the identity.
+        self.gpu_timing = gpu_timing
+        self._no_gpu_timers: dict[int, str | None] = {}
+        self.gather = gather
+        self.device = device
+        self.probe_suspects = probe_suspects
+        self.rules = rules
+        self.probe_options = dict(probe_options or {})
+        self._gpus: dict[int, Any] | None = None
+        self._warned = False
+        self.last_probe: Mapping[int, Any] | None = None
+
+    def __call__(self, report: Any) -> Any:
+        gpus = self._identities()
+        causes: dict[int, Diagnosis] | None = None
+        try:
+            if report is not None:
+                report = _replace(report, gpus=gpus)
+                causes = diagnose(report, rules=self.rules, no_gpu_timers=self._no_gpu_timers)
+        except Exception as exc:  # noqa: BLE001 - a diagnosis bug must not stop detection
+            self._warn(exc)
+            causes = None
+        if self.probe_suspects:
+            import torch
+
+            worthy = bool(causes) and any(d.cause in _PROBE_WORTHY and _finite(
+                d.values.get("gpu_score")) and d.values["gpu_score"] < self.rules.slow_score
+                for d in causes.values())
+            flag = self.comm.all_reduce(torch.tensor([float(worthy)], dtype=torch.float64),
+                                        "max")
+            if float(flag[0]) > 0:
+                from ..telemetry.probe import probe_group
+
+                from ..telemetry.nvml import _current_cuda_device
+
+                device = self.device if self.device is not None else _current_cuda_device()
+                self.last_probe = probe_group(self.comm, device, **self.probe_options)
+                if report is not None:
+                    try:
+                        relative = {r: p.relative for r, p in self.last_probe.items()}
+                        causes = diagnose(report, probe=relative, rules=self.rules,
+                                          no_gpu_timers=self._no_gpu_timers)
+                    except Exception as exc:  # noqa: BLE001
+                        self._warn(exc)
+        if report is not None and causes is not None:
+            report = _replace(report, causes=causes)
+        return report
+
+    def _identities(self) -> dict[int, Any]:
+        if self._gpus is None:
+            # Read now, not at construction: the provider follows the job's choice of GPU.
+            identity = self.identity() if callable(self.identity) else self.identity
+            timing = self.gpu_timing() if self.gpu_timing is not None else None
+            own = self.comm.global_ranks[self.comm.rank]
+            self._no_gpu_timers = {own: timing}
+            if self.gather:
+                payload = (identity, timing) if self.gpu_timing is not None else identity
+                gathered = self.comm.all_gather_object(payload)
+                if self.gpu_timing is not None:
+                    self._no_gpu_timers = {self.comm.global_ranks[i]: t
+                                           for i, (_, t) in enumerate(gathered)}
+                    gathered = [g for g, _ in gathered]
+                self._gpus = {self.comm.global_ranks[i]: g for i, g in enumerate(gathered)
+                              if g is not None and getattr(g, "known", True)}
+            else:
+                known = identity is not None and getattr(identity, "known", True)
+                self._gpus = {own: identity} if known else {}
+        return self._gpus
+
+    def _warn(self, exc: BaseException) -> None:
+        if not self._warned:
+            self._warned = True
+            import logging
+
+            logging.getLogger("straggler").warning(
+                "straggler: diagnosing the report's stragglers failed (%s: %s); reports go on "
+                "without causes", type(exc).__name__, exc)
+
+
+def _replace(report: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(report, **changes)

@@ -1,0 +1,419 @@
+"""Turn each rank's timing summaries into a `Report`: scoring plus communication.
+
+`ReportGenerator` is the glue between `straggler.analysis.scoring` (pure arithmetic) and
+`straggler.dist.comm` (fixed-size collectives). It keeps two pieces of state across reports: the
+name registry (timer name -> integer id, identical on every rank of the group) and each rank's
+individual baseline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..analysis import scoring
+from .._checks import check_bool
+from ..dist.comm import Comm
+from ..analysis.policy import apply_policy, make_policy
+from .report import Report
+from ..analysis.statistics import Statistic
+
+__all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
+
+logger = logging.getLogger("straggler")
+
+SCORE_KINDS: tuple[str, ...] = ("relative_perf_scores", "individual_perf_scores")
+_STATE_VERSION = 1
+_CHURN_FORGET_REPORTS = 2  # at a registry rebuild, names unused this long are forgotten
+
+Summaries = Mapping[str, Mapping[Statistic, float]]
+
+
+def check_scores_to_compute(value: Any, allow_name: bool = True) -> list[str]:
+    """The score kinds a ``scores_to_compute`` option asks for, without repeats, in its order.
+
+    ``"all"`` or a non-empty list of `SCORE_KINDS`; with ``allow_name`` a single kind's name
+    too (``Detector.initialize`` keeps NVRx's stricter "all" or a list). ``ValueError`` names
+    the parameter and echoes the value otherwise.
+    """
+    if value == "all":
+        return list(SCORE_KINDS)
+    kinds: Any = [value] if allow_name and isinstance(value, str) else value
+    if isinstance(kinds, str) or not isinstance(kinds, (list, tuple, set, frozenset)) \
+            or not kinds or any(not isinstance(k, str) or k not in SCORE_KINDS for k in kinds):
+        raise ValueError(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
+                         f"{list(SCORE_KINDS)}")
+    return list(dict.fromkeys(kinds))
+
+
+class ReportGenerator:
+    """Builds a `Report` from this rank's summaries; `generate_report` is a collective.
+
+    Args:
+        scores_to_compute: ``"all"`` or a list of ``"relative_perf_scores"`` /
+            ``"individual_perf_scores"``.
+        gather_on_rank0: gather every rank's scores on the group's first rank (the others get
+            None), or give every rank a report about itself.
+        node_name: this rank's node, shown next to its rank.
+        comm: the `Comm` to talk over (default: ``Comm.create()``, the whole world).
+        telemetry_fields: names of the ``telemetry`` vector's entries (see `generate_report`).
+        relative_reference: ``"min"`` (NVRx: the fastest rank is the reference) or ``"median"``
+            (the median rank is; robust to one unusually fast rank, scores may exceed 1).
+        individual_window: number of recent reports whose best median is a rank's own reference.
+        individual_support: how many reports of the window must reach that best median (the
+            reference is their ``individual_support``-th smallest median, capped by the current
+            one): 2 keeps one fast report, e.g. the warm-up, from lowering the individual scores
+            of the whole window; 1 is NVRx's single minimum.
+        communication_markers: substrings (case-insensitive) that mark a GPU timer as
+            communication; such timers are left out of every score.
+        policy: the persistence policy that fills ``Report.confirmed`` (a
+            `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the defaults, or
+            None/False for none); it runs where the report lands and keeps its state here.
+        roles: global rank -> role (any hashable key, e.g. the pipeline stage) for the policy;
+            ranks are compared only within their role. Implies the default policy.
+
+    Per report, with relative scores and gathering, the group exchanges: one all_reduce(MAX) of
+    ``2 + len(extra)`` floats (a "new names" flag, the count of names in use and ``extra``);
+    only when some rank has timer names unknown so far (and on the first report), one
+    ``all_gather_object`` of those names and the node names; one all_reduce(MIN) of
+    ``3 * (sections + GPU timers)`` floats (``"median"``: an all_gather of
+    ``sections + GPU timers`` floats instead); one gather of
+    ``2 + 3 * sections + len(telemetry_fields)`` floats to the first rank. Individual scores
+    without gathering and without ``extra`` need no communication at all.
+
+    The name registry stays about as large as the names in use: the MAX reduction also carries
+    each rank's count of names in this report, and when the registry holds more than
+    ``2 * world_size * that maximum + 64`` names (so at least half are used by no rank), every
+    rank drops it at the same report and rebuilds it from the names in use (one object gather).
+    A rank's individual reference of a timer absent for ``individual_window`` reports or more
+    is forgotten when stale names pile up (at most 4096 timers are kept); at a rebuild, the
+    references and the policy's state of names unused in the last 2 reports are forgotten.
+
+    ``extra``: a fixed-length float vector that every rank passes to every `generate_report`
+    (or none does); its element-wise maximum over the group is then available on every rank as
+    `last_extra_max`, at no extra collective. NaN entries mean "no value" and are ignored by the
+    maximum (all NaN: NaN). The detector uses it for its report interval.
+    """
+
+    def __init__(self, scores_to_compute: str | Sequence[str] = "all",
+                 gather_on_rank0: bool = True, node_name: str = "<unknown>",
+                 comm: Comm | None = None, telemetry_fields: Sequence[str] = (), *,
+                 relative_reference: str = "min", individual_window: int = 20,
+                 individual_support: int = 2,
+                 communication_markers: Iterable[str] = scoring.COMMUNICATION_MARKERS,
+                 policy: Any = None, roles: Mapping[int, Any] | None = None) -> None:
+        kinds = check_scores_to_compute(scores_to_compute)
+        self.policy = make_policy(policy, roles)
+        check_bool("gather_on_rank0", gather_on_rank0)
+        if not isinstance(node_name, str) or not node_name:
+            raise ValueError(f"`node_name={node_name!r}` must be a non-empty string")
+        fields = tuple(telemetry_fields) if not isinstance(telemetry_fields, str) else None
+        if fields is None or any(not isinstance(f, str) or not f for f in fields) \
+                or len(set(fields)) != len(fields):
+            raise ValueError(f"`telemetry_fields={telemetry_fields!r}` must be a sequence of "
+                             "distinct non-empty strings")
+        if relative_reference not in scoring.REFERENCES:
+            raise ValueError(f"`relative_reference={relative_reference!r}` must be one of "
+                             f"{scoring.REFERENCES}")
+        markers = (tuple(communication_markers)
+                   if not isinstance(communication_markers, str) else None)
+        if markers is None or any(not isinstance(m, str) or not m for m in markers):
+            raise ValueError(f"`communication_markers={communication_markers!r}` must be a "
+                             "sequence of non-empty strings")
+        self.is_computing_rel_scores = "relative_perf_scores" in kinds
+        self.is_computing_indiv_scores = "individual_perf_scores" in kinds
+        self.gather_on_rank0 = gather_on_rank0
+        self.node_name = node_name
+        self.telemetry_fields = fields
+        self.relative_reference = relative_reference
+        self.communication_markers = markers
+        self._section_baseline = scoring.WindowedMinBaseline(individual_window,
+                                                             support=individual_support)
+        self._gpu_baseline = scoring.WindowedMinBaseline(individual_window,
+                                                         support=individual_support)
+        self.comm = comm if comm is not None else Comm.create()
+        self._section_ids: dict[str, int] = {}
+        self._gpu_ids: dict[str, int] = {}
+        self._nodes: dict[int, str] = {}
+        self._warned: set[str] = set()
+        self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
+        self._broken = False
+        self.last_extra_max: tuple[float, ...] | None = None
+        self.registry_rebuilds = 0  # times the name registry was rebuilt (see the class doc)
+
+    @property
+    def individual_window(self) -> int:
+        """Reports in the individual reference window."""
+        return self._section_baseline.window
+
+    @property
+    def individual_support(self) -> int:
+        """Reports of the window that must reach the individual reference."""
+        return self._section_baseline.support
+
+    # -- public API ------------------------------------------------------------------------
+
+    def generate_report(self, section_summaries: Summaries, gpu_summaries: Summaries,
+                        telemetry: Sequence[float] | None = None,
+                        extra: Sequence[float] | None = None) -> Report | None:
+        """Scores for this report interval; every rank of the group calls it together.
+
+        ``section_summaries`` and ``gpu_summaries`` map timer names to statistics in ms (GPU
+        timers whose name marks communication are dropped first). ``telemetry`` holds one value
+        per ``telemetry_fields`` entry (NaN: absent) and lands in ``Report.rank_telemetry``.
+        Returns None on all but the first rank when gathering. A collective error propagates;
+        the generator refuses further use after one, since its peers' state is then unknown.
+        """
+        if self._broken:
+            raise RuntimeError("ReportGenerator failed in an earlier report and cannot be reused")
+        start_ns = time.perf_counter_ns()
+        telemetry_vec = self._vector("telemetry", telemetry, len(self.telemetry_fields))
+        extra_vec = None if extra is None else self._vector("extra", extra, None)
+        sections = {str(k): dict(v) for k, v in section_summaries.items()}
+        gpus = {str(k): dict(v) for k, v in gpu_summaries.items()
+                if not self._is_communication(str(k))}
+        for kind, summaries in (("section", sections), ("GPU timer", gpus)):
+            for name, stats in summaries.items():
+                low = stats.get(Statistic.MIN)
+                if low is not None and low <= 0:
+                    self._warn_once(f"nonpositive:{name}", "straggler: %s %r has zero or "
+                                    "negative durations (min %.3g ms); they carry no timing and "
+                                    "its scores may be NaN", kind, name, low)
+        if not sections and not gpus:
+            self._warn_once("empty", "straggler: nothing was timed on rank %d since the last "
+                            "report (no detection_section entries or GPU timers); its scores are "
+                            "NaN", self._global_rank)
+        try:
+            return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns)
+        except BaseException:
+            self._broken = True
+            raise
+
+    def state_dict(self) -> dict[str, Any]:
+        """The individual references (recent medians per timer), to carry across a restart,
+        and the policy's state (``"policy"``, None without a policy)."""
+        return {"version": _STATE_VERSION, "individual_window": self.individual_window,
+                "sections": self._section_baseline.state_dict(),
+                "gpu": self._gpu_baseline.state_dict(),
+                "policy": self.policy.state_dict() if self.policy is not None else None}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore `state_dict` output, so a resumed job keeps its individual baseline."""
+        if not isinstance(state, Mapping) or state.get("version") != _STATE_VERSION \
+                or not isinstance(state.get("sections"), Mapping) \
+                or not isinstance(state.get("gpu"), Mapping):
+            raise ValueError(f"`state` is not a ReportGenerator state of version "
+                             f"{_STATE_VERSION}: {state!r:.200}")
+        self._section_baseline.load_state_dict(state["sections"])
+        self._gpu_baseline.load_state_dict(state["gpu"])
+        if self.policy is not None and state.get("policy") is not None:  # absent in old states
+            self.policy.load_state_dict(state["policy"])
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _is_communication(self, name: str) -> bool:
+        verdict = self._communication.get(name)
+        if verdict is None:
+            if len(self._communication) >= 65536:  # a cache: keep it bounded under name churn
+                self._communication.clear()
+            verdict = self._communication[name] = scoring.is_communication(
+                name, self.communication_markers)
+        return verdict
+
+    @property
+    def _global_rank(self) -> int:
+        return self.comm.global_ranks[self.comm.rank]
+
+    def _vector(self, name: str, values: Sequence[float] | None, length: int | None) -> np.ndarray:
+        vec = np.full(length or 0, np.nan) if values is None \
+            else np.asarray(values, dtype=np.float64).reshape(-1)
+        if length is not None and vec.shape[0] != length:
+            raise ValueError(f"`{name}` has {vec.shape[0]} values, expected {length}")
+        return vec
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning(message, *args)
+
+    def _generate(self, sections: dict, gpus: dict, telemetry: np.ndarray,
+                  extra: np.ndarray | None, start_ns: int) -> Report | None:
+        sec_names, gpu_names = list(sections), list(gpus)
+        # A missing statistic is NaN (numpy turns None into NaN in a float64 array).
+        med, num, avg = Statistic.MED, Statistic.NUM, Statistic.AVG
+        sec_med = np.array([s.get(med) for s in sections.values()], dtype=np.float64)
+        gpu_stats = np.array([[s.get(med), s.get(num), s.get(avg)] for s in gpus.values()],
+                             dtype=np.float64).reshape(-1, 3)
+        gpu_med, gpu_weight = gpu_stats[:, 0], gpu_stats[:, 1] * gpu_stats[:, 2]
+        nan = math.nan
+        sec_ind = np.full(len(sec_names), nan)
+        sec_rel = np.full(len(sec_names), nan)
+        gpu_ind = gpu_rel = nan
+
+        if self.is_computing_indiv_scores:
+            sec_ind = scoring.ratio_scores(self._section_baseline.update(sec_names, sec_med),
+                                           sec_med)
+            gpu_ref = self._gpu_baseline.update(gpu_names, gpu_med)
+            gpu_ind = float(scoring.gpu_scores(scoring.ratio_scores(gpu_ref, gpu_med),
+                                               gpu_weight))
+
+        relative, gather = self.is_computing_rel_scores, self.gather_on_rank0
+        if relative or gather or extra is not None:
+            self._sync(sec_names if relative or gather else [], gpu_names if relative else [],
+                       extra)
+        if relative:
+            sec_ref, gpu_ref = self._relative_references(sec_names, sec_med, gpu_names, gpu_med)
+            sec_rel = scoring.ratio_scores(sec_ref, sec_med)
+            gpu_rel = float(scoring.gpu_scores(scoring.ratio_scores(gpu_ref, gpu_med),
+                                               gpu_weight))
+
+        own = self._global_rank
+        local = dict(
+            local_section_summaries=sections, local_kernel_summaries=gpus,
+            gather_on_rank0=gather, rank=own, group_ranks=tuple(self.comm.global_ranks))
+        if not gather:
+            def pick(wanted: bool, values: np.ndarray) -> dict[str, dict[int, float]]:
+                return {n: {own: float(v)} for n, v in zip(sec_names, values)} if wanted else {}
+
+            report = Report(
+                gpu_relative_perf_scores={own: gpu_rel} if relative else {},
+                section_relative_perf_scores=pick(relative, sec_rel),
+                gpu_individual_perf_scores=(
+                    {own: gpu_ind} if self.is_computing_indiv_scores else {}),
+                section_individual_perf_scores=pick(self.is_computing_indiv_scores, sec_ind),
+                rank_to_node={own: self.node_name},
+                section_medians_ms={n: {own: float(v)} for n, v in zip(sec_names, sec_med)
+                                    if not math.isnan(v)},
+                rank_telemetry={own: _present(self.telemetry_fields, telemetry)},
+                generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
+            return self._with_policy(report, start_ns)
+
+        # Pack [gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), telemetry(F)] by section id.
+        n_sec = len(self._section_ids)
+        packed = np.full(2 + 3 * n_sec + len(telemetry), nan)
+        packed[0], packed[1] = gpu_ind, gpu_rel
+        ids = np.array([self._section_ids[n] for n in sec_names], dtype=np.int64)
+        packed[2 + ids], packed[2 + n_sec + ids], packed[2 + 2 * n_sec + ids] = \
+            sec_ind, sec_rel, sec_med
+        packed[2 + 3 * n_sec:] = telemetry
+        gathered = self.comm.gather_to_first(torch.from_numpy(packed))
+        if gathered is None:
+            return None
+        rows = torch.stack(gathered).numpy()
+        ranks = self.comm.global_ranks
+        id_to_name = {i: n for n, i in self._section_ids.items()}
+
+        def per_rank(column: int) -> dict[int, float]:
+            return {r: float(rows[i, column]) for i, r in enumerate(ranks)}
+
+        present = [i for i in range(n_sec) if not np.isnan(rows[:, 2 + 2 * n_sec + i]).all()]
+
+        def per_section(offset: int) -> dict[str, dict[int, float]]:
+            return {id_to_name[i]: per_rank(offset + i) for i in present}
+
+        section_rel = per_section(2 + n_sec) if relative else {}
+        section_ind = per_section(2) if self.is_computing_indiv_scores else {}
+        medians = {id_to_name[i]: {r: m for r, m in per_rank(2 + 2 * n_sec + i).items()
+                                   if not math.isnan(m)} for i in present}
+        telemetry_rows = {r: _present(self.telemetry_fields, rows[i, 2 + 3 * n_sec:])
+                          for i, r in enumerate(ranks)}
+        report = Report(
+            gpu_relative_perf_scores=per_rank(1) if relative else {},
+            section_relative_perf_scores=section_rel,
+            gpu_individual_perf_scores=per_rank(0) if self.is_computing_indiv_scores else {},
+            section_individual_perf_scores=section_ind,
+            rank_to_node={r: self._nodes.get(r, "<unknown>") for r in ranks},
+            section_medians_ms=medians, rank_telemetry=telemetry_rows,
+            generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
+        self._check_all_nan(report)
+        return self._with_policy(report, start_ns)
+
+    def _with_policy(self, report: Report, start_ns: int) -> Report:
+        """The report with the policy's confirmed set (unchanged without a policy)."""
+        if self.policy is None:
+            return report
+        report = apply_policy(self.policy, report)
+        return dataclasses.replace(report, generate_report_elapsed_time=_elapsed_ms(start_ns))
+
+    def _sync(self, sec_names: list[str], gpu_names: list[str], extra: np.ndarray | None) -> None:
+        """One all_reduce(MAX) of [new-names flag, *extra]; an object gather if names are new."""
+        names_needed = self.is_computing_rel_scores or self.gather_on_rank0
+        new_sec = [n for n in sec_names if n not in self._section_ids]
+        new_gpu = [n for n in gpu_names if n not in self._gpu_ids]
+        flag = float(names_needed and (bool(new_sec or new_gpu) or not self._nodes))
+        # NaN in ``extra`` means "no value": it travels as -inf, which MAX ignores.
+        values = np.where(np.isnan(extra), -np.inf, extra) if extra is not None else []
+        in_use = float(len(sec_names) + len(gpu_names))
+        vec = torch.from_numpy(np.concatenate([[flag, in_use], values]))
+        self.comm.all_reduce(vec, "max")
+        if extra is not None:
+            self.last_extra_max = tuple(v if v != -math.inf else math.nan
+                                        for v in vec[2:].tolist())
+        # Identical on every rank (same registry, same reduced maximum): a deterministic choice.
+        known = len(self._section_ids) + len(self._gpu_ids)
+        rebuild = names_needed and known > 2 * self.comm.world_size * vec[1].item() + 64
+        if rebuild:
+            self._section_ids.clear()
+            self._gpu_ids.clear()
+            new_sec, new_gpu = list(sec_names), list(gpu_names)
+            self.registry_rebuilds += 1
+            # Most names went out of use: forget what was learned about them now, not later.
+            self._section_baseline.forget_stale(_CHURN_FORGET_REPORTS)
+            self._gpu_baseline.forget_stale(_CHURN_FORGET_REPORTS)
+            if self.policy is not None:
+                self.policy.forget_unseen(_CHURN_FORGET_REPORTS)
+        elif vec[0].item() <= 0:
+            return
+        gathered = self.comm.all_gather_object((self.node_name, new_sec, new_gpu))
+        # Every rank walks the same gathered list in group order, so ids agree everywhere.
+        for group_rank, (node, ranks_sec, ranks_gpu) in enumerate(gathered):
+            self._nodes[self.comm.global_ranks[group_rank]] = str(node)
+            for name in ranks_sec:
+                self._section_ids.setdefault(name, len(self._section_ids))
+            for name in ranks_gpu:
+                self._gpu_ids.setdefault(name, len(self._gpu_ids))
+
+    def _relative_references(self, sec_names: list[str], sec_med: np.ndarray,
+                             gpu_names: list[str], gpu_med: np.ndarray
+                             ) -> tuple[np.ndarray, np.ndarray]:
+        n_sec, n_gpu = len(self._section_ids), len(self._gpu_ids)
+        if n_sec + n_gpu == 0:  # identical on every rank: the registry is shared
+            return np.full(len(sec_names), np.nan), np.full(len(gpu_names), np.nan)
+        row = np.full(n_sec + n_gpu, np.nan)
+        sec_ids = np.array([self._section_ids[n] for n in sec_names], dtype=np.int64)
+        gpu_ids = n_sec + np.array([self._gpu_ids[n] for n in gpu_names], dtype=np.int64)
+        row[sec_ids], row[gpu_ids] = sec_med, gpu_med
+        if self.relative_reference == "min":
+            packed = torch.from_numpy(scoring.pack_for_min_reduce(row, self.comm.rank))
+            self.comm.all_reduce(packed, "min")
+            reference = scoring.reference_from_min_reduce(packed.numpy(), self.comm.world_size)
+        else:
+            rows = self.comm.all_gather(torch.from_numpy(row))
+            reference = scoring.relative_reference(torch.stack(rows).numpy(), "median")
+        return reference[sec_ids], reference[gpu_ids]
+
+    def _check_all_nan(self, report: Report) -> None:
+        scores = list(report.gpu_relative_perf_scores.values())
+        scores += list(report.gpu_individual_perf_scores.values())
+        for kind in (report.section_relative_perf_scores, report.section_individual_perf_scores):
+            for by_rank in kind.values():
+                scores += list(by_rank.values())
+        if all(math.isnan(s) for s in scores):
+            self._warn_once("all-nan", "straggler: every score of the report is NaN: no rank "
+                            "timed anything scorable (for relative scores a timer must run on "
+                            "two ranks or more); is the training step inside detection_section?")
+
+
+def _present(fields: Sequence[str], values: np.ndarray) -> dict[str, float]:
+    return {f: float(v) for f, v in zip(fields, values) if not math.isnan(v)}
+
+
+def _elapsed_ms(start_ns: int) -> float:
+    return (time.perf_counter_ns() - start_ns) * 1e-6

@@ -1,0 +1,208 @@
+"""The cross-rank report: per-rank scores, how to read them, and a text table.
+
+`Report` keeps NVRx's ten fields with their names and meaning, so code written against
+``nvidia_resiliency_ext.straggler.Report`` works unchanged; fields added here all have defaults.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._checks import check_fraction as _check_threshold
+from .._checks import check_int
+
+from ..analysis.statistics import Statistic
+
+__all__ = ["Report", "StragglerId", "identify_stragglers"]
+
+_UNKNOWN_NODE = "<unknown>"
+_TABLE_TELEMETRY = ("sm_clock_mhz_mean", "gpu_temp_c_max", "power_w_mean")
+
+
+@dataclass(frozen=True)
+class StragglerId:
+    """A flagged rank: its global rank and the node it runs on."""
+
+    rank: int
+    node: str
+
+
+def _below(scores: Mapping[int, float], threshold: float) -> set[int]:
+    # Strict `<`, as NVRx; NaN compares False, so a rank without a score is never flagged.
+    return {rank for rank, score in scores.items() if score < threshold}
+
+
+def identify_stragglers(report: Report, gpu_rel_threshold: float = 0.75,
+                        section_rel_threshold: float = 0.75, gpu_indiv_threshold: float = 0.75,
+                        section_indiv_threshold: float = 0.75) -> dict[str, Any]:
+    """Ranks whose scores are strictly below the thresholds; see `Report.identify_stragglers`."""
+    gpu_rel = _check_threshold("gpu_rel_threshold", gpu_rel_threshold)
+    sec_rel = _check_threshold("section_rel_threshold", section_rel_threshold)
+    gpu_ind = _check_threshold("gpu_indiv_threshold", gpu_indiv_threshold)
+    sec_ind = _check_threshold("section_indiv_threshold", section_indiv_threshold)
+
+    def ids(ranks: set[int]) -> set[StragglerId]:
+        return {StragglerId(r, report.rank_to_node.get(r, _UNKNOWN_NODE)) for r in ranks}
+
+    def per_section(scores: Mapping[str, Mapping[int, float]], threshold: float):
+        flagged = {name: ids(_below(by_rank, threshold)) for name, by_rank in scores.items()}
+        return {name: found for name, found in flagged.items() if found}
+
+    return {
+        "straggler_gpus_relative": ids(_below(report.gpu_relative_perf_scores, gpu_rel)),
+        "straggler_gpus_individual": ids(_below(report.gpu_individual_perf_scores, gpu_ind)),
+        "straggler_sections_relative": per_section(report.section_relative_perf_scores, sec_rel),
+        "straggler_sections_individual": per_section(report.section_individual_perf_scores,
+                                                     sec_ind),
+    }
+
+
+@dataclass(frozen=True)
+class Report:
+    """Scores of one report interval.
+
+    Scores are ``reference / own median``: 1.0 is as fast as the reference, 0.5 twice as slow.
+    Relative scores compare a rank with the other ranks of the group (reference: the smallest
+    median, or the median of the ranks' medians with ``relative_reference="median"``); individual
+    scores compare a rank with its own recent past. GPU scores combine the rank's GPU timers
+    (communication excluded) weighted by the time spent in each; section scores use host wall time
+    of the ``detection_section`` blocks. Scores are keyed by **global** rank; NaN means "no
+    score" (the rank lacks the timer, or nobody else has it) and is never flagged. See
+    docs/scores.md for the formulas.
+
+    With ``gather_on_rank0=True`` the group's first rank gets every rank's scores and the other
+    ranks get no report (``None``); with ``False`` every rank gets a report with only its own rank
+    in the score dicts and in ``rank_to_node``. Score dicts are empty for a score kind that was not
+    requested.
+
+    Fields kept from NVRx: the eight score/summary mappings, ``generate_report_elapsed_time``
+    (ms), ``gather_on_rank0`` and ``rank`` (this process's global rank). Unlike NVRx, whose kernel
+    summaries are in microseconds, ``local_kernel_summaries`` holds our GPU timers in
+    **milliseconds**, like ``local_section_summaries``. Added fields:
+
+    - ``section_medians_ms``: section -> global rank -> that rank's median section time (ms);
+      sections absent on a rank are left out.
+    - ``rank_telemetry``: global rank -> telemetry field -> value, absent (NaN) values dropped.
+    - ``group_ranks``: the global ranks of the group the report covers, in group order.
+    - ``confirmed``: the ranks the persistence policy (`straggler.analysis.policy`) has confirmed as
+      stragglers after this report, over several reports; empty without a policy. Unlike
+      `identify_stragglers` (one report, NVRx's rule) it is robust to noise and structure.
+    - ``straggler_states``: global rank -> `straggler.analysis.policy.RankState` for the ranks the
+      policy is watching (slow in a recent report, or confirmed).
+    - ``gpus``: global rank -> `straggler.telemetry.nvml.GpuIdentity` (name, UUID, serial, PCI bus
+      id, driver version): the physical GPU to pull. Empty without NVML telemetry.
+    - ``causes``: global rank -> `straggler.analysis.causes.Diagnosis` (a `Cause` label and its
+      evidence) for every flagged rank; see `format_causes` and docs/telemetry.md.
+    """
+
+    gpu_relative_perf_scores: Mapping[int, float]
+    section_relative_perf_scores: Mapping[str, Mapping[int, float]]
+    gpu_individual_perf_scores: Mapping[int, float]
+    section_individual_perf_scores: Mapping[str, Mapping[int, float]]
+    rank_to_node: Mapping[int, str]
+    local_section_summaries: Mapping[str, Mapping[Statistic, float]]
+    local_kernel_summaries: Mapping[str, Mapping[Statistic, float]]
+    generate_report_elapsed_time: float
+    gather_on_rank0: bool
+    rank: int | None
+    section_medians_ms: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+    rank_telemetry: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
+    group_ranks: tuple[int, ...] = ()
+    confirmed: frozenset[StragglerId] = frozenset()
+    straggler_states: Mapping[int, Any] = field(default_factory=dict)
+    gpus: Mapping[int, Any] = field(default_factory=dict)
+    causes: Mapping[int, Any] = field(default_factory=dict)
+
+    def identify_stragglers(self, gpu_rel_threshold: float = 0.75,
+                            section_rel_threshold: float = 0.75,
+                            gpu_indiv_threshold: float = 0.75,
+                            section_indiv_threshold: float = 0.75) -> dict[str, Any]:
+        """Ranks with a score strictly below its threshold, as `StragglerId` sets.
+
+        Returns NVRx's four keys: ``straggler_gpus_relative`` and ``straggler_gpus_individual``
+        (sets), ``straggler_sections_relative`` and ``straggler_sections_individual`` (section ->
+        set, only sections with at least one straggler). NaN scores are never flagged. Every
+        threshold must be in (0, 1]; otherwise ``ValueError`` names it.
+        """
+        return identify_stragglers(self, gpu_rel_threshold, section_rel_threshold,
+                                   gpu_indiv_threshold, section_indiv_threshold)
+
+    def format_table(self, threshold: float = 0.75, max_name_len: int = 28,
+                     max_rows: int | None = None) -> str:
+        """A fixed-width text table, one row per rank: node, GPU and section scores.
+
+        Scores below ``threshold`` carry a ``*``; a missing score shows as ``-``. Long section
+        names are shortened from the left (the end of ``file:line`` names is the telling part).
+        With ``max_rows``, only that many ranks are listed: those with the lowest scores.
+        """
+        threshold = _check_threshold("threshold", threshold)
+        if max_rows is not None:
+            check_int("max_rows", max_rows)
+        columns: list[tuple[str, Mapping[int, float], bool]] = []  # header, rank -> value, score?
+        if self.gpu_relative_perf_scores:
+            columns.append(("gpu rel", self.gpu_relative_perf_scores, True))
+        if self.gpu_individual_perf_scores:
+            columns.append(("gpu ind", self.gpu_individual_perf_scores, True))
+        sections = sorted(set(self.section_relative_perf_scores)
+                          | set(self.section_individual_perf_scores))
+        for name in sections:
+            short = name if len(name) <= max_name_len else "…" + name[-(max_name_len - 1):]
+            if name in self.section_relative_perf_scores:
+                columns.append((f"{short} rel", self.section_relative_perf_scores[name], True))
+            if name in self.section_individual_perf_scores:
+                columns.append((f"{short} ind", self.section_individual_perf_scores[name], True))
+        fields = sorted({f for values in self.rank_telemetry.values() for f in values})
+        # NVML telemetry has ~50 fields: the table shows the telling few (all are in the report).
+        fields = [f for f in _TABLE_TELEMETRY if f in fields] or fields
+        for name in fields:
+            by_rank = {r: v[name] for r, v in self.rank_telemetry.items() if name in v}
+            columns.append((name, by_rank, False))
+        if self.causes:  # the label of each diagnosed rank; format_causes() has the evidence
+            columns.append(("cause", {r: d.cause.value for r, d in self.causes.items()}, False))
+
+        ranks = sorted(set(self.rank_to_node).union(*(c[1] for c in columns))
+                       if columns else self.rank_to_node)
+        shown = ranks
+        if max_rows is not None and len(ranks) > max_rows:
+            def lowest(rank: int) -> float:
+                scores = [v.get(rank, math.nan) for _, v, is_score in columns if is_score]
+                return min((x for x in scores if x == x), default=math.inf)  # NaN last
+            shown = sorted(sorted(ranks, key=lowest)[:max_rows])
+        header = ["rank", "node"] + [c[0] for c in columns]
+        rows = [[str(r), self.rank_to_node.get(r, _UNKNOWN_NODE)]
+                + [_cell(values.get(r, math.nan), threshold if is_score else None)
+                   for _, values, is_score in columns]
+                for r in shown]
+        widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
+
+        def fmt(line: list[str]) -> str:
+            cells = [line[0].rjust(widths[0]), line[1].ljust(widths[1])]
+            cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:])]
+            return "  ".join(cells).rstrip()
+
+        title = (f"straggler report: {len(ranks)} rank(s), "
+                 f"{self.generate_report_elapsed_time:.1f} ms to generate"
+                 f"{'' if columns else ', no scores'}")
+        lines = [title, fmt(header), *(fmt(row) for row in rows)]
+        if len(shown) < len(ranks):
+            lines.append(f"... {len(ranks) - len(shown)} more rank(s) with higher scores")
+        return "\n".join(lines)
+
+    def format_causes(self) -> str:
+        """One line per diagnosed rank: node, GPU identity, cause label and its evidence."""
+        from ..analysis.causes import format_causes
+
+        return format_causes(self)
+
+
+def _cell(value: Any, threshold: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, str):
+        return value
+    if threshold is None:
+        return f"{value:.4g}"
+    return f"{value:.3f}" + ("*" if value < threshold else " ")

@@ -1,0 +1,304 @@
+"""Prometheus exporter of the latest report, on the reporting rank (docs/metrics.md).
+
+`PrometheusExporter` serves ``/metrics`` with ``prometheus_client`` on its own registry
+(127.0.0.1 by default). Every scrape renders the latest report record
+(`straggler.sinks.record`), so series of ranks that are no longer flagged simply disappear.
+Label cardinality is bounded by the number of ranks: per-rank metrics carry the ``rank`` label
+only; per-section metrics are aggregated over ranks (labels ``section`` and ``stat``), sections
+are capped at `MAX_SECTIONS`, and per-rank telemetry is exported for at most `TOP_K` flagged
+ranks. ``prometheus_client`` is imported when an exporter is built, never by ``import
+straggler``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .._checks import check_int
+
+__all__ = ["ENV_ADDR", "ENV_PORT", "MAX_SECTIONS", "PrometheusExporter", "PrometheusOptions",
+           "TOP_K", "prometheus_options"]
+
+ENV_PORT = "STRAGGLER_PROMETHEUS_PORT"
+ENV_ADDR = "STRAGGLER_PROMETHEUS_ADDR"
+DEFAULT_ADDR = "127.0.0.1"
+TOP_K = 16
+"""Flagged ranks (lowest score first) whose telemetry is exported per rank."""
+MAX_SECTIONS = 64
+"""Sections exported per report (those with the lowest minimum relative score first)."""
+
+
+@dataclass(frozen=True)
+class PrometheusOptions:
+    """Where the exporter listens; port 0 picks a free port (see `PrometheusExporter.port`)."""
+
+    port: int
+    addr: str = DEFAULT_ADDR
+
+    def __post_init__(self) -> None:
+        check_int("prometheus_port", self.port, low=0)
+        if self.port > 65535:
+            raise ValueError(f"`prometheus_port={self.port!r}` must be at most 65535")
+        if not isinstance(self.addr, str) or not self.addr:
+            raise ValueError(f"`prometheus_addr={self.addr!r}` must be a non-empty host address")
+
+
+def prometheus_options(value: Any) -> PrometheusOptions | None:
+    """The `initialize(prometheus=...)` option, else ``$STRAGGLER_PROMETHEUS_PORT``, else None.
+
+    ``value``: None (use the environment), False (off), a port (int) or `PrometheusOptions`.
+    ``$STRAGGLER_PROMETHEUS_ADDR`` changes the address (default 127.0.0.1).
+    """
+    if value is False:
+        return None
+    if isinstance(value, PrometheusOptions):
+        return value
+    addr = os.environ.get(ENV_ADDR, "").strip() or DEFAULT_ADDR
+    if value is None:
+        raw = os.environ.get(ENV_PORT, "").strip()
+        if not raw:
+            return None
+        try:
+            port = int(raw)
+        except ValueError:
+            raise ValueError(f"`{ENV_PORT}={raw!r}` must be a port number") from None
+        return PrometheusOptions(port, addr)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"`prometheus={value!r}` must be a port number, a "
+                         "straggler.sinks.prometheus.PrometheusOptions, False or None")
+    return PrometheusOptions(value, addr)
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _values(xs: Any) -> Any:
+    """``xs`` as a float64 numpy array with every non-finite entry (None, NaN, inf) as NaN.
+
+    Scrapes of large jobs (16k ranks x 200 sections) stay in numpy: a Python test per value
+    took seconds per scrape, holding the GIL on the reporting rank.
+    """
+    import numpy as np
+
+    try:
+        a = np.array(xs, dtype=np.float64)  # None -> NaN
+    except (TypeError, ValueError):  # an entry that is no number: skipped, as _finite does
+        a = np.array([float(x) if _finite(x) else math.nan for x in xs], dtype=np.float64)
+    if a.ndim != 1:
+        a = np.array([float(x) if _finite(x) else math.nan for x in xs], dtype=np.float64)
+    a[~np.isfinite(a)] = math.nan
+    return a
+
+
+class _RecordCollector:
+    """Renders the latest record as metric families at scrape time."""
+
+    def __init__(self) -> None:
+        self.record: dict[str, Any] | None = None
+        self.reports = 0
+
+    def describe(self) -> list:
+        return []  # no fixed set of series: rendered from the latest record
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        record, reports = self.record, self.reports
+        yield CounterMetricFamily("straggler_reports", "Reports exported so far.", value=reports)
+        if record is None:
+            return
+        ranks = record["ranks"]
+
+        def gauge(name: str, doc: str, labels: list[str]) -> Any:
+            return GaugeMetricFamily(name, doc, labels=labels)
+
+        info = gauge("straggler_rank_info", "1 per rank of the report; labels give its node.",
+                     ["rank", "node"])
+        for r, node in zip(ranks, record["nodes"]):
+            info.add_metric([str(r), str(node)], 1.0)
+        yield info
+        for kind in ("relative", "individual"):
+            g = gauge(f"straggler_gpu_{kind}_score",
+                      f"GPU {kind} score per rank (1 = as fast as the reference).", ["rank"])
+            for r, v in zip(ranks, _values(record["gpu"][kind]).tolist()):
+                if not math.isnan(v):
+                    g.add_metric([str(r)], v)
+            yield g
+        # Per rank, the worst section score: one series per rank whatever the section count.
+        sections = record["sections"]
+        for kind in ("relative", "individual"):
+            g = gauge(f"straggler_section_{kind}_score_min",
+                      f"Lowest section {kind} score of each rank over its sections.", ["rank"])
+            if sections:
+                import numpy as np
+
+                # fmin ignores NaN: NaN only where a rank has no finite score in any section.
+                worst = np.fmin.reduce([_values(s[kind]) for s in sections.values()], axis=0)
+                for r, v in zip(ranks, worst.tolist()):
+                    if not math.isnan(v):
+                        g.add_metric([str(r)], v)
+            yield g
+        yield from self._sections(record)
+        yield from self._decisions(record)
+        yield from self._telemetry(record)
+        yield from self._overhead(record)
+
+    @staticmethod
+    def _sections(record: dict[str, Any]) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        import numpy as np
+
+        def lowest(item: tuple[str, dict]) -> float:
+            a = _values(item[1]["relative"])
+            low = float(np.fmin.reduce(a)) if a.size else math.nan
+            return math.inf if math.isnan(low) else low
+
+        kept = sorted(record["sections"].items(), key=lowest)[:MAX_SECTIONS]
+        score = GaugeMetricFamily("straggler_section_score",
+                                  "Section score over ranks: stat min, median or max.",
+                                  labels=["section", "kind", "stat"])
+        worst = GaugeMetricFamily("straggler_section_worst_rank",
+                                  "The rank with the lowest relative score of the section.",
+                                  labels=["section"])
+        median_ms = GaugeMetricFamily("straggler_section_median_seconds",
+                                      "Section median time over ranks: stat min, median, max.",
+                                      labels=["section", "stat"])
+        for name, sec in kept:
+            for kind in ("relative", "individual"):
+                a = _values(sec[kind])
+                a = a[~np.isnan(a)]
+                if a.size:
+                    for stat, v in (("min", a.min()), ("median", np.median(a)), ("max", a.max())):
+                        score.add_metric([name, kind, stat], float(v))
+            rel = _values(sec["relative"])
+            if not np.isnan(rel).all():
+                at_min = np.flatnonzero(rel == np.nanmin(rel))  # ties: the lowest rank
+                worst.add_metric([name], float(min(record["ranks"][i] for i in at_min)))
+            a = _values(sec["median_ms"])
+            a = a[~np.isnan(a)]
+            if a.size:
+                for stat, v in (("min", a.min()), ("median", np.median(a)), ("max", a.max())):
+                    median_ms.add_metric([name, stat], float(v) / 1e3)
+        yield score
+        yield worst
+        yield median_ms
+
+    @staticmethod
+    def _decisions(record: dict[str, Any]) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        flagged = GaugeMetricFamily("straggler_flagged",
+                                    "1 for each rank flagged by this report (NVRx's rule).",
+                                    labels=["rank"])
+        for f in record["flagged"]:
+            flagged.add_metric([str(f["rank"])], 1.0)
+        confirmed = GaugeMetricFamily("straggler_confirmed",
+                                      "1 for each rank the policy confirmed as a straggler.",
+                                      labels=["rank"])
+        for r in record["confirmed"]:
+            confirmed.add_metric([str(r)], 1.0)
+        cause = GaugeMetricFamily("straggler_cause", "1 per diagnosed rank, its cause label.",
+                                  labels=["rank", "cause"])
+        for c in record["causes"]:
+            cause.add_metric([str(c["rank"]), str(c["cause"])], 1.0)
+        yield flagged
+        yield confirmed
+        yield cause
+        yield GaugeMetricFamily("straggler_flagged_ranks", "Ranks flagged by the latest report.",
+                                value=len(record["flagged"]))
+        yield GaugeMetricFamily("straggler_confirmed_ranks",
+                                "Ranks confirmed as stragglers after the latest report.",
+                                value=len(record["confirmed"]))
+
+    @staticmethod
+    def _telemetry(record: dict[str, Any]) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        summary = GaugeMetricFamily("straggler_telemetry",
+                                    "Telemetry field over ranks: stat min, median or max.",
+                                    labels=["field", "stat"])
+        for name, stats in record["telemetry"].items():
+            for stat in ("min", "median", "max"):
+                if _finite(stats.get(stat)):
+                    summary.add_metric([name, stat], stats[stat])
+        yield summary
+        per_rank = GaugeMetricFamily("straggler_flagged_telemetry",
+                                     f"Telemetry of flagged or confirmed ranks (at most {TOP_K}).",
+                                     labels=["rank", "field"])
+        flagged = {f["rank"] for f in record["flagged"]} | set(record["confirmed"])
+        gpu = dict(zip(record["ranks"], record["gpu"]["relative"]))
+        order = sorted(flagged, key=lambda r: (gpu.get(r) if _finite(gpu.get(r)) else 2.0, r))
+        for r in order[:TOP_K]:
+            for name, v in record["telemetry_flagged"].get(str(r), {}).items():
+                if _finite(v):
+                    per_rank.add_metric([str(r), name], v)
+        yield per_rank
+
+    @staticmethod
+    def _overhead(record: dict[str, Any]) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        o = record["overhead"]
+
+        def g(name: str, doc: str, value: Any, scale: float = 1.0) -> Any:
+            return GaugeMetricFamily(name, doc, value=value * scale if _finite(value) else math.nan)
+
+        yield g("straggler_report_duration_seconds",
+                "Duration of the latest generate_report call on the reporting rank.",
+                o.get("report_ms"), 1e-3)
+        yield g("straggler_report_scores_seconds",
+                "Part of it spent scoring and exchanging scores.", o.get("scores_ms"), 1e-3)
+        yield g("straggler_detector_sections", "Sections timed in the latest window.",
+                o.get("sections"))
+        yield g("straggler_detector_gpu_timers", "GPU timers feeding GPU scores.",
+                o.get("gpu_timers"))
+        yield g("straggler_report_overhead_ratio",
+                "Report duration over the window's wall time (detector cost share).",
+                (o["report_ms"] / 1e3 / record["window_s"])
+                if _finite(o.get("report_ms")) and _finite(record.get("window_s"))
+                and record["window_s"] > 0 else math.nan)
+        yield g("straggler_report_timestamp_seconds", "Unix time of the latest report.",
+                record.get("time"))
+        yield g("straggler_report_iteration", "Training iteration of the latest report.",
+                record.get("iteration"))
+        yield g("straggler_ranks", "Ranks in the latest report.", len(record["ranks"]))
+
+
+class PrometheusExporter:
+    """Serves the latest report record on ``http://addr:port/metrics`` (a daemon thread)."""
+
+    def __init__(self, options: PrometheusOptions) -> None:
+        try:
+            from prometheus_client import CollectorRegistry, start_http_server
+        except ImportError as exc:
+            raise ImportError("the Prometheus exporter needs prometheus-client: "
+                              "pip install 'prometheus-client>=0.17'") from exc
+        self.options = options
+        self._lock = threading.Lock()
+        self._collector = _RecordCollector()
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self._collector)
+        self._server, self._thread = start_http_server(options.port, addr=options.addr,
+                                                       registry=self.registry)
+        self.port: int = self._server.server_address[1]
+
+    def update(self, record: dict[str, Any]) -> None:
+        """Export `record` (a `straggler.sinks.record` dict) from now on."""
+        with self._lock:
+            self._collector.record = record
+            self._collector.reports += 1
+
+    def close(self) -> None:
+        """Stop serving and release the port; idempotent."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+            self._thread.join(timeout=5)

@@ -1,0 +1,140 @@
+"""One report as plain JSON data: the record of the report log (schema in docs/reportlog.md).
+
+`report_record` is pure: a `Report` plus what the detector knows about the report (iteration,
+window, its own cost) in, a dict of lists, numbers, strings and None out. Per-rank values are
+lists aligned with ``ranks`` (compact at 16k ranks); NaN and infinities become None, which
+JSON can carry. Telemetry is summarised over ranks (min / median / max per field) and given in
+full only for the flagged and confirmed ranks, so a line stays small on large jobs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "ReportContext", "report_record"]
+
+SCHEMA = "straggler.report"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What the detector knows about one report besides the `Report` itself."""
+
+    time_s: float
+    """Wall-clock time the report finished (Unix seconds)."""
+    iteration: int
+    """Iterations counted by `generate_report_if_interval_elapsed` so far (0 if never)."""
+    window_iterations: int
+    """Iterations since the previous report (since `initialize` for the first)."""
+    window_s: float
+    """Seconds since the previous report (since `initialize` for the first)."""
+    report_ms: float
+    """Duration of the whole `generate_report` call on this rank (scores, causes), ms."""
+    threshold: float = 0.75
+    """Score below which a rank is flagged (NVRx's rule, `Report.identify_stragglers`)."""
+    sections: int = 0
+    """Sections timed on this rank in the window."""
+    gpu_timers: int = 0
+    """GPU timers feeding GPU scores on this rank in the window."""
+
+
+def _num(value: Any) -> float | None:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _column(by_rank: Mapping[int, float], ranks: list[int]) -> list[float | None]:
+    return [_num(by_rank.get(r)) for r in ranks]
+
+
+def _flags(report: Any, threshold: float) -> dict[int, list[str]]:
+    """rank -> the metrics on which NVRx's single-report rule flags it."""
+    found = report.identify_stragglers(threshold, threshold, threshold, threshold)
+    out: dict[int, list[str]] = {}
+    for key, metric in (("straggler_gpus_relative", "gpu:relative"),
+                        ("straggler_gpus_individual", "gpu:individual")):
+        for sid in found[key]:
+            out.setdefault(sid.rank, []).append(metric)
+    for key, kind in (("straggler_sections_relative", "relative"),
+                      ("straggler_sections_individual", "individual")):
+        for name, ids in found[key].items():
+            for sid in ids:
+                out.setdefault(sid.rank, []).append(f"section:{name}:{kind}")
+    return {r: sorted(m) for r, m in sorted(out.items())}
+
+
+def _telemetry_summary(rank_telemetry: Mapping[int, Mapping[str, float]]
+                       ) -> dict[str, dict[str, float | None]]:
+    fields = sorted({f for values in rank_telemetry.values() for f in values})
+    out: dict[str, dict[str, float | None]] = {}
+    for name in fields:
+        a = np.array([v[name] for v in rank_telemetry.values() if name in v], dtype=np.float64)
+        a = a[np.isfinite(a)]
+        if a.size:
+            out[name] = {"min": float(a.min()), "median": float(np.median(a)),
+                         "max": float(a.max()), "ranks": int(a.size)}
+    return out
+
+
+def _ranks(report: Any) -> list[int]:
+    ranks: set[int] = set(report.group_ranks) | set(report.rank_to_node)
+    for scores in (report.gpu_relative_perf_scores, report.gpu_individual_perf_scores):
+        ranks |= set(scores)
+    return sorted(ranks)
+
+
+def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
+    """The report-log record (schema ``straggler.reporting.report`` version 1) of `report`."""
+    ranks = _ranks(report)
+    sections: dict[str, dict[str, list[float | None]]] = {}
+    names: Iterable[str] = sorted(set(report.section_relative_perf_scores)
+                                  | set(report.section_individual_perf_scores)
+                                  | set(report.section_medians_ms))
+    for name in names:
+        sections[name] = {
+            "relative": _column(report.section_relative_perf_scores.get(name, {}), ranks),
+            "individual": _column(report.section_individual_perf_scores.get(name, {}), ranks),
+            "median_ms": _column(report.section_medians_ms.get(name, {}), ranks)}
+    flags = _flags(report, context.threshold)
+    confirmed = sorted(s.rank for s in report.confirmed)
+    watched = set(flags) | set(confirmed) | set(report.causes)
+    causes = [d.as_dict() for _, d in sorted(report.causes.items())]
+    states = {}
+    for rank, st in sorted(report.straggler_states.items()):
+        states[str(rank)] = {"confirmed": bool(st.confirmed), "reasons": dict(st.reasons),
+                             "slow_reports": dict(st.slow_reports),
+                             "healthy_streak": int(st.healthy_streak)}
+    return {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "time": context.time_s,
+        "iteration": context.iteration,
+        "window_iterations": context.window_iterations,
+        "window_s": _num(context.window_s),
+        "reporting_rank": report.rank,
+        "threshold": context.threshold,
+        "ranks": ranks,
+        "nodes": [report.rank_to_node.get(r, "<unknown>") for r in ranks],
+        "gpu": {"relative": _column(report.gpu_relative_perf_scores, ranks),
+                "individual": _column(report.gpu_individual_perf_scores, ranks)},
+        "sections": sections,
+        "flagged": [{"rank": r, "metrics": m} for r, m in flags.items()],
+        "confirmed": confirmed,
+        "policy": states,
+        "causes": causes,
+        "telemetry": _telemetry_summary(report.rank_telemetry),
+        "telemetry_flagged": {str(r): {k: _num(v) for k, v in report.rank_telemetry[r].items()}
+                              for r in sorted(watched) if r in report.rank_telemetry},
+        "overhead": {"report_ms": _num(context.report_ms),
+                     "scores_ms": _num(report.generate_report_elapsed_time),
+                     "sections": context.sections, "gpu_timers": context.gpu_timers},
+    }

@@ -1,0 +1,183 @@
+"""Each cause rule on hand-made reports (pure: no process group, no library)."""
+
+from __future__ import annotations
+
+import pytest
+
+from straggler.analysis.causes import Cause, CauseRules, Diagnosis, diagnose, flagged_ranks
+from straggler.reporting.report import Report, StragglerId
+from straggler.telemetry.nvml import GpuIdentity
+
+HEALTHY = {"nvml_samples": 60.0, "sm_clock_mhz_mean": 1980.0, "sm_clock_max_mhz": 1980.0,
+           "gpu_temp_c_max": 60.0, "power_w_mean": 450.0, "power_limit_w": 700.0,
+           "reason_idle_frac": 0.0, "reason_sw_power_cap_frac": 0.0,
+           "reason_hw_slowdown_frac": 0.0, "reason_sw_thermal_frac": 0.0,
+           "reason_hw_thermal_frac": 0.0, "reason_hw_power_brake_frac": 0.0,
+           "reason_applications_clocks_frac": 0.0, "power_violation_frac": 0.0,
+           "thermal_violation_frac": 0.0, "pcie_gen_mean": 5.0, "pcie_gen_limit": 5.0,
+           "pcie_width_mean": 16.0, "pcie_width_limit": 16.0}
+
+
+def _report(gpu=None, section=None, telemetry=None, ranks=4, confirmed=(), gpus=None):
+    """A gathered report of `ranks` ranks; scores default to 1.0, telemetry to HEALTHY."""
+    gpu_scores = {r: 1.0 for r in range(ranks)} | (gpu or {})
+    sec_scores = {r: 1.0 for r in range(ranks)} | (section or {})
+    tel = {r: dict(HEALTHY) for r in range(ranks)}
+    for r, changes in (telemetry or {}).items():
+        if changes is None:
+            tel.pop(r)
+        else:
+            tel[r].update(changes)
+    return Report(
+        gpu_relative_perf_scores=gpu_scores, section_relative_perf_scores={"step": sec_scores},
+        gpu_individual_perf_scores={}, section_individual_perf_scores={},
+        rank_to_node={r: f"node{r}" for r in range(ranks)}, local_section_summaries={},
+        local_kernel_summaries={}, generate_report_elapsed_time=1.0, gather_on_rank0=True,
+        rank=0, rank_telemetry=tel, confirmed=frozenset(StragglerId(r, f"node{r}")
+                                                        for r in confirmed),
+        gpus=gpus or {})
+
+
+def _cause(report, rank, **kwargs):
+    return diagnose(report, **kwargs)[rank].cause
+
+
+def test_clean_report_has_no_causes():
+    assert diagnose(_report()) == {}
+
+
+def test_thermal_throttling_from_reasons_or_violation_time():
+    by_reason = _report(gpu={2: 0.4}, telemetry={2: {"reason_sw_thermal_frac": 0.8,
+                                                     "gpu_temp_c_max": 91.0}})
+    d = diagnose(by_reason)[2]
+    assert d.cause is Cause.GPU_THERMAL_THROTTLING
+    assert "80% of the window thermally throttled (peers 0%)" in d.evidence and "91 C" in d.evidence
+    by_counter = _report(gpu={2: 0.4}, telemetry={2: {"thermal_violation_frac": 0.5}})
+    assert _cause(by_counter, 2) is Cause.GPU_THERMAL_THROTTLING
+
+
+def test_power_capping_is_blamed_only_above_what_the_peers_share():
+    mine = _report(gpu={1: 0.5}, telemetry={1: {"reason_sw_power_cap_frac": 0.9}})
+    assert _cause(mine, 1) is Cause.GPU_POWER_CAPPING
+    # Every GPU at its power cap under a heavy load: the cap does not explain rank 1.
+    everyone = _report(gpu={1: 0.5}, telemetry={r: {"reason_sw_power_cap_frac": 0.9}
+                                                for r in range(4)})
+    assert _cause(everyone, 1) is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
+def test_hw_slowdown_alone_has_its_own_label():
+    report = _report(gpu={3: 0.3}, telemetry={3: {"reason_hw_slowdown_frac": 1.0}})
+    assert _cause(report, 3) is Cause.GPU_HW_SLOWDOWN
+
+
+def test_low_clocks_without_a_reason_and_with_another_reason():
+    bare = diagnose(_report(gpu={0: 0.6}, telemetry={0: {"sm_clock_mhz_mean": 1100.0}}))[0]
+    assert bare.cause is Cause.GPU_CLOCKS_LOW
+    assert "1100 MHz vs 1980 MHz (peers' median), no reason reported" in bare.evidence
+    app = diagnose(_report(gpu={0: 0.6}, telemetry={0: {
+        "sm_clock_mhz_mean": 1100.0, "reason_applications_clocks_frac": 1.0}}))[0]
+    assert app.cause is Cause.GPU_CLOCKS_LOW and "applications_clocks" in app.evidence
+    # Idle most of the window: low clocks are the GPU resting, not a fault.
+    idle = _report(gpu={0: 0.6}, telemetry={0: {"sm_clock_mhz_mean": 300.0,
+                                                "reason_idle_frac": 0.9}})
+    assert _cause(idle, 0) is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
+def test_degraded_pcie_link_below_max_and_below_peers():
+    narrow = _report(section={1: 0.5}, telemetry={1: {"pcie_width_mean": 4.0}})
+    d = diagnose(narrow)[1]
+    assert d.cause is Cause.PCIE_LINK_DEGRADED and "x4 of x16, peers x16" in d.evidence
+    # A platform whose links all run at gen 4: not a degraded link.
+    platform = _report(gpu={1: 0.5}, telemetry={r: {"pcie_gen_mean": 4.0} for r in range(4)})
+    assert _cause(platform, 1) is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
+def test_host_side_when_sections_are_slow_and_gpu_timers_normal():
+    d = diagnose(_report(section={3: 0.3}))[3]
+    assert d.cause is Cause.HOST_SIDE
+    assert "section 'step' score 0.30 while the GPU score is 1.00" in d.evidence
+    # Host side wins over GPU telemetry oddities when the GPU timers are normal.
+    hot = _report(section={3: 0.3}, telemetry={3: {"reason_sw_thermal_frac": 1.0}})
+    assert _cause(hot, 3) is Cause.HOST_SIDE
+
+
+def test_host_stall_on_a_shared_gpu_is_host_side_not_more_work():
+    # Measured on one H100 shared by 4 ranks (examples/demo.py --gpu --gpu-slow host): the
+    # stalled rank's host section scores 0.34 while time-slicing dips its GPU score to 0.6-0.8.
+    # The host lost far more than the GPU: host_side, whatever the probe says.
+    for gpu in (0.61, 0.8):
+        report = _report(gpu={2: gpu}, section={2: 0.34})
+        d = diagnose(report, probe={0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0})[2]
+        assert d.cause is Cause.HOST_SIDE, d
+        assert f"score 0.34 while the GPU score is {gpu:.2f}" in d.evidence
+    # More GPU work slows the GPU-timed section as much as the GPU score: not the host's.
+    report = _report(gpu={2: 0.25}, section={2: 0.24})
+    assert _cause(report, 2, probe={0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}) is Cause.MORE_WORK
+    # The ratio is a rule like the others: at 0.4, 0.34 vs 0.8 is no longer host-dominated.
+    report = _report(gpu={2: 0.8}, section={2: 0.34})
+    assert _cause(report, 2, rules=CauseRules(host_ratio=0.4)) is \
+        Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
+def test_probe_separates_a_slow_gpu_from_a_rank_with_more_work():
+    report = _report(gpu={1: 0.4, 2: 0.4})
+    causes = diagnose(report, probe={0: 1.0, 1: 0.45, 2: 1.0, 3: 1.0})
+    assert causes[1].cause is Cause.GPU_SLOW_PROBE_CONFIRMED
+    assert causes[2].cause is Cause.MORE_WORK
+    assert causes[1].values["probe_relative"] == 0.45
+    # In between the two thresholds the probe is inconclusive: back to the telemetry verdict.
+    assert _cause(report, 1, probe={1: 0.92}) is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
+def test_unknown_is_honest():
+    no_nvml = diagnose(_report(gpu={2: 0.3}, telemetry={2: None}))[2]
+    assert no_nvml.cause is Cause.UNKNOWN and "no NVML telemetry" in no_nvml.evidence
+    report = _report(section={2: 0.3})
+    no_gpu_timer = Report(**{**report.__dict__, "gpu_relative_perf_scores": {}})
+    assert _cause(no_gpu_timer, 2) is Cause.UNKNOWN
+    # Confirmed by the policy on earlier reports, nothing slow in this one.
+    policy_only = diagnose(_report(confirmed=[1]))[1]
+    assert policy_only.cause is Cause.UNKNOWN and "persistence policy" in policy_only.evidence
+
+
+def test_a_slow_section_without_gpu_timers_quotes_why_the_rank_has_none():
+    report = _report(section={2: 0.3}, telemetry={2: None})
+    no_gpu_timer = Report(**{**report.__dict__, "gpu_relative_perf_scores": {}})
+    why = "no usable CUDA device: cannot load the CUDA driver 'libcuda.so.1'"
+    told = diagnose(no_gpu_timer, no_gpu_timers={2: why})[2]
+    assert told.cause is Cause.UNKNOWN
+    assert f"no GPU timers on this rank to tell host from GPU time ({why})" in told.evidence
+    # Not told: the possible reasons, never advice to set what may already be set.
+    untold = diagnose(no_gpu_timer)[2].evidence
+    assert "profile_cuda=False, or it has no usable CUDA device" in untold
+    assert "use profile_cuda=True" not in untold
+
+
+def test_diagnosis_carries_the_gpu_identity_and_formats_a_line():
+    gpu = GpuIdentity("NVIDIA H100", "GPU-abc", "1650", "0000:3B:00.0", "555.42")
+    report = _report(gpu={1: 0.4}, telemetry={1: {"reason_sw_thermal_frac": 1.0}},
+                     gpus={1: gpu})
+    report = Report(**{**report.__dict__, "causes": diagnose(report)})
+    assert isinstance(report.causes[1], Diagnosis) and report.causes[1].gpu == gpu
+    line = report.format_causes()
+    assert line.startswith("rank 1 (node1, NVIDIA H100 (GPU-abc, serial 1650, PCI 0000:3B:00.0, "
+                           "driver 555.42)): gpu_thermal_throttling: 100% of the window")
+    as_dict = report.causes[1].as_dict()
+    assert as_dict["cause"] == "gpu_thermal_throttling" and as_dict["gpu"]["uuid"] == "GPU-abc"
+    assert as_dict["values"]["peers_throttled_share"] == 0.0
+    table = report.format_table()
+    assert "cause" in table.splitlines()[1] and "gpu_thermal_throttling" in table
+    assert "sm_clock_mhz_mean" in table and "reason_sw_thermal_frac" not in table
+
+
+def test_flagged_ranks_are_the_nvrx_rule_plus_the_policy():
+    assert flagged_ranks(_report(gpu={1: 0.5}, section={2: 0.7}, confirmed=[3])) == {1, 2, 3}
+
+
+def test_rules_are_validated():
+    with pytest.raises(ValueError, match=r"`clock_ratio=1.5` must be a number in \(0, 1\]"):
+        CauseRules(clock_ratio=1.5)
+    with pytest.raises(ValueError, match="`throttle_margin=-0.1`"):
+        CauseRules(throttle_margin=-0.1)
+    assert _cause(_report(gpu={1: 0.95}), 1, rules=CauseRules(slow_score=0.99),
+                  flagged=[1]) is Cause.GPU_SLOW_HEALTHY_TELEMETRY

@@ -1,0 +1,177 @@
+"""The report log: records from a one-rank detector, atomic lines, rotation, disk errors."""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import stat
+
+import pytest
+
+from straggler import Detector
+from straggler import reportlog
+from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
+from straggler.sinks.reportlog import (LogFormatError, ReportLog, ReportLogOptions, log_files,
+                                 read_records, report_log_options)
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch):
+    for key in ("STRAGGLER_DISABLE", "STRAGGLER_REPORT_LOG", "STRAGGLER_PROMETHEUS_PORT",
+                "STRAGGLER_REPORT_LOG_MAX_BYTES", "STRAGGLER_REPORT_LOG_BACKUPS"):
+        monkeypatch.delenv(key, raising=False)
+    Detector.shutdown()
+    yield
+    Detector.shutdown()
+
+
+def _run(iterations: int = 3, **kwargs) -> list:
+    Detector.initialize(report_time_interval=0, telemetry=False, **kwargs)
+    reports = []
+    for _ in range(iterations):
+        with Detector.detection_section("forward", profile_cuda=False):
+            sum(range(1000))
+        with Detector.detection_section("optimizer", profile_cuda=False):
+            sum(range(100))
+        report = Detector.generate_report_if_interval_elapsed()
+        if report is not None:
+            reports.append(report)
+    Detector.shutdown()
+    return reports
+
+
+def test_the_reporting_rank_appends_one_record_per_report(tmp_path):
+    path = tmp_path / "logs" / "report.jsonl"  # the directory is created
+    reports = _run(3, report_log=str(path))
+    lines = path.read_text().splitlines()
+    assert len(lines) == len(reports) == 3
+    records = [json.loads(line) for line in lines]
+    first = records[0]
+    assert first["schema"] == SCHEMA and first["version"] == SCHEMA_VERSION
+    assert first["ranks"] == [0] and first["reporting_rank"] == 0
+    assert set(first["sections"]) == {"forward", "optimizer"}
+    fwd = first["sections"]["forward"]
+    assert fwd["relative"] == [1.0] and fwd["median_ms"][0] > 0
+    assert first["gpu"]["relative"] == [None]  # no GPU timers: NaN is written as null
+    assert [r["iteration"] for r in records] == [1, 2, 3]
+    assert all(r["window_iterations"] == 1 for r in records)
+    assert records[1]["time"] >= records[0]["time"]
+    overhead = first["overhead"]
+    assert overhead["sections"] == 2 and overhead["gpu_timers"] == 0
+    assert overhead["report_ms"] >= overhead["scores_ms"] > 0
+    assert [rec for _, _, rec in read_records(path)] == records
+
+
+def test_the_environment_variable_turns_the_log_on_and_false_keeps_it_off(tmp_path, monkeypatch):
+    path = tmp_path / "env.jsonl"
+    monkeypatch.setenv("STRAGGLER_REPORT_LOG", str(path))
+    _run(2)
+    assert len(path.read_text().splitlines()) == 2
+    path.unlink()
+    _run(2, report_log=False)
+    assert not path.exists()
+
+
+def test_off_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Detector.initialize(report_time_interval=0, telemetry=False)
+    assert Detector.core().observers is None
+    Detector.shutdown()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", [0, "", 3.5, ["x"]])
+def test_a_bad_report_log_option_is_named(value):
+    with pytest.raises(ValueError, match=r"`report_log="):
+        Detector.initialize(report_log=value)
+    assert Detector.core() is None
+
+
+def test_a_bad_environment_size_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("STRAGGLER_REPORT_LOG", str(tmp_path / "x.jsonl"))
+    monkeypatch.setenv("STRAGGLER_REPORT_LOG_MAX_BYTES", "lots")
+    with pytest.raises(ValueError, match="STRAGGLER_REPORT_LOG_MAX_BYTES='lots'"):
+        report_log_options(None)
+
+
+def test_rotation_keeps_the_newest_files_and_reading_walks_them_oldest_first(tmp_path):
+    path = tmp_path / "r.jsonl"
+    log = ReportLog(ReportLogOptions(str(path), max_bytes=200, backups=2))
+    for i in range(20):
+        assert log.write({"schema": SCHEMA, "version": SCHEMA_VERSION, "i": i, "pad": "x" * 60})
+    log.close()
+    files = log_files(path)
+    assert [f.name for f in files] == ["r.jsonl.2", "r.jsonl.1", "r.jsonl"]
+    assert all(f.stat().st_size <= 200 for f in files)
+    seen = [rec["i"] for _, _, rec in read_records(path)]
+    assert seen == list(range(20 - len(seen), 20))  # the newest records, in order
+    assert len(seen) < 20  # the oldest were dropped with the oldest file
+
+
+def test_a_full_disk_logs_once_and_stops_writing_while_detection_goes_on(tmp_path, monkeypatch,
+                                                                        caplog):
+    calls = []
+
+    def full(fd, data):
+        calls.append(len(data))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(reportlog, "_write_all", full)
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        reports = _run(4, report_log=str(tmp_path / "full.jsonl"))
+    assert len(reports) == 4  # detection never stopped
+    assert len(calls) == 1  # one try, then the log is off
+    errors = [r for r in caplog.records if "report log" in r.getMessage()]
+    assert len(errors) == 1 and "No space left" in errors[0].getMessage()
+
+
+def test_a_read_only_directory_logs_once_and_detection_goes_on(tmp_path, monkeypatch, caplog):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    if os.access(ro, os.W_OK):  # root ignores permission bits: answer as a read-only mount does
+        real_open = os.open
+
+        def read_only(path, *args, **kwargs):
+            if str(path).startswith(str(ro)):
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(reportlog.os, "open", read_only)
+    try:
+        with caplog.at_level(logging.ERROR, logger="straggler"):
+            reports = _run(3, report_log=str(ro / "r.jsonl"))
+    finally:
+        ro.chmod(stat.S_IRWXU)
+    assert len(reports) == 3
+    errors = [r for r in caplog.records if "report log" in r.getMessage()]
+    assert len(errors) == 1 and str(ro / "r.jsonl") in errors[0].getMessage()
+    assert not (ro / "r.jsonl").exists()
+
+
+def test_reading_names_the_file_and_line_of_a_bad_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    good = json.dumps({"schema": SCHEMA, "version": SCHEMA_VERSION})
+    path.write_text(good + "\n{not json\n")
+    with pytest.raises(LogFormatError, match=rf"^{path}:2: not a JSON line"):
+        list(read_records(path))
+    path.write_text(good + "\n" + json.dumps({"schema": SCHEMA, "version": 99}) + "\n")
+    with pytest.raises(LogFormatError, match=rf"^{path}:2: report record version 99"):
+        list(read_records(path))
+    path.write_text('{"x": 1}\n')
+    with pytest.raises(LogFormatError, match=rf"^{path}:1: not a straggler report record"):
+        list(read_records(path))
+
+
+def test_a_line_being_written_is_not_read(tmp_path):
+    path = tmp_path / "partial.jsonl"
+    good = json.dumps({"schema": SCHEMA, "version": SCHEMA_VERSION})
+    path.write_text(good + "\n" + good[:10])
+    assert len(list(read_records(path))) == 1
+
+
+def test_a_missing_log_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.jsonl: no such report log"):
+        list(read_records(tmp_path / "nope.jsonl"))
