@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 SIMDIR := build/sim
 LOCK   := flock build/.install.lock
 
-CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*.cpp csrc/*.h csrc/ops/*.cpp csrc/*.cu csrc/*.ptx cmake/*.cmake)
+CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h csrc/*/*.cu csrc/*/*.ptx cmake/*.cmake)
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
 .PHONY: all install sim test lint demo bench gpu-check clean
@@ -43,13 +43,13 @@ $(VENV)/.installed: $(VENV)/.deps $(CORE_SOURCES) $(PY_FILES_STAMP)
 install: $(VENV)/.installed
 
 # Simulated libcuda.so.1 / libnvidia-ml.so.1 for tests (see tests/sim/README.md).
-SIM_CXX := g++ -std=c++17 -O2 -Wall -Wextra -fPIC -shared -pthread
+SIM_CXX := g++ -std=c++17 -O2 -Wall -Wextra -fPIC -shared -pthread -Icsrc
 
-$(SIMDIR)/libcuda.so.1: tests/sim/sim_cuda.cpp csrc/cuda_driver.h $(wildcard tests/sim/*.h)
+$(SIMDIR)/libcuda.so.1: tests/sim/sim_cuda.cpp csrc/driver/cuda_driver.h $(wildcard tests/sim/*.h)
 	mkdir -p $(SIMDIR)
 	$(SIM_CXX) -Wl,-soname,libcuda.so.1 -o $@ $<
 
-$(SIMDIR)/libnvidia-ml.so.1: tests/sim/sim_nvml.cpp csrc/nvml.h $(wildcard tests/sim/*.h)
+$(SIMDIR)/libnvidia-ml.so.1: tests/sim/sim_nvml.cpp csrc/driver/nvml.h $(wildcard tests/sim/*.h)
 	mkdir -p $(SIMDIR)
 	$(SIM_CXX) -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
 
@@ -61,7 +61,7 @@ test: install sim
 # The gate: ruff (bug-finding rules), mypy on the package, the C++ style, and the `_core` stub
 # against the built module. Configuration: pyproject.toml, .clang-format, .clang-format-ignore,
 # tools/stubtest_allowlist.txt.
-CXX_STYLE_SOURCES := $(wildcard csrc/*.cpp csrc/*.h csrc/*.cu csrc/*/*.cpp csrc/*/*.h tests/sim/*.cpp \
+CXX_STYLE_SOURCES := $(wildcard csrc/*/*.cpp csrc/*/*.h csrc/*/*.cu tests/sim/*.cpp \
                      tests/sim/*.c tests/sim/*.h)
 
 lint: install

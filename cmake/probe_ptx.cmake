@@ -1,13 +1,13 @@
-# The GPU health probe's PTX (csrc/probe_kernel.cu), embedded into _core as a string.
+# The GPU health probe's PTX (csrc/telemetry/probe_kernel.cu), embedded into _core as a string.
 #
 # With nvcc installed, the kernel is compiled here (configure time) so the PTX follows the .cu;
-# without one, or if that compile fails, the committed csrc/probe_kernel.ptx is used. Either way
+# without one, or if that compile fails, the committed csrc/telemetry/probe_kernel.ptx is used. Either way
 # the PTX ISA version is lowered to 6.3 (CUDA 10.0, the first with sm_75) so that older drivers
 # can JIT it: nvcc 13 emits its own newest version (9.0, drivers R580+) although the kernels use
 # nothing newer. tests/telemetry/test_probe.py checks the committed file against a fresh compile and runs
 # ptxas on it. STRAGGLER_PROBE_PTX_FROM=committed forces the committed file.
-set(_probe_cu ${CMAKE_CURRENT_SOURCE_DIR}/csrc/probe_kernel.cu)
-set(_probe_ptx ${CMAKE_CURRENT_SOURCE_DIR}/csrc/probe_kernel.ptx)
+set(_probe_cu ${CMAKE_CURRENT_SOURCE_DIR}/csrc/telemetry/probe_kernel.cu)
+set(_probe_ptx ${CMAKE_CURRENT_SOURCE_DIR}/csrc/telemetry/probe_kernel.ptx)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_probe_cu} ${_probe_ptx})
 
 set(_probe_origin committed)

@@ -1,4 +1,4 @@
-"""straggler's C++ core: GPU/host timers, NVML sampler, health probe (csrc/bindings.cpp)."""
+"""straggler's C++ core: GPU/host timers, NVML sampler, health probe (csrc/python/bindings.cpp)."""
 
 from types import TracebackType
 
@@ -9,7 +9,7 @@ SUMMARY_COLUMNS: tuple[str, str, str, str, str, str, str]
 """Columns of TimerEngine.summaries(): ("MIN", "MAX", "MED", "AVG", "STD", "NUM", "TOTAL")."""
 
 ENGINE_API: object
-"""A PyCapsule holding the engine's C entry points for ``straggler._ops`` (csrc/engine_api.h)."""
+"""A PyCapsule holding the engine's C entry points for ``straggler._ops`` (csrc/timing/engine_api.h)."""
 
 class CudaError(RuntimeError):
     """A CUDA driver call failed; the message names the call and the driver's error."""
@@ -89,7 +89,7 @@ class TimerEngine:
         tb: TracebackType | None,
     ) -> None: ...
 
-# ---- NVML sampler (csrc/nvml_sampler.h) ---------------------------------------------------------
+# ---- NVML sampler (csrc/telemetry/nvml_sampler.h) ---------------------------------------------------------
 
 NVML_FIELDS: tuple[str, ...]
 """Columns of NvmlSampler.drain() values (straggler.telemetry.nvml.RAW_FIELDS)."""
@@ -148,12 +148,12 @@ class NvmlSampler:
         tb: TracebackType | None,
     ) -> None: ...
 
-# ---- GPU health probe (csrc/probe.h) -----------------------------------------------------------
+# ---- GPU health probe (csrc/telemetry/probe.h) -----------------------------------------------------------
 
 PROBE_PTX: str
-"""The probe kernels' PTX embedded in this build (csrc/probe_kernel.cu)."""
+"""The probe kernels' PTX embedded in this build (csrc/telemetry/probe_kernel.cu)."""
 PROBE_PTX_ORIGIN: str
-""""nvcc" (compiled at build time) or "committed" (csrc/probe_kernel.ptx)."""
+""""nvcc" (compiled at build time) or "committed" (csrc/telemetry/probe_kernel.ptx)."""
 
 def run_probe(device: int = 0, compute_iterations: int = 16384, memory_passes: int = 16,
               repeats: int = 3) -> dict[str, float | int]:

@@ -37,7 +37,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../engine_api.h"
+#include "timing/engine_api.h"
 
 namespace py = pybind11;
 

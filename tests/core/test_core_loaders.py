@@ -1,4 +1,4 @@
-"""How _core loads its vendor libraries (csrc/dynamic_library.h): once, from the environment
+"""How _core loads its vendor libraries (csrc/driver/dynamic_library.h): once, from the environment
 variable's path, and a library that loads but lacks a required entry point is unavailable with a
 message naming the symbol and dlerror()'s reason."""
 

@@ -1,6 +1,6 @@
 """The engine's C++ under ThreadSanitizer: several threads on one engine, with injected errors.
 
-tests/sim/engine_stress.cpp drives csrc/timer_engine.cpp directly (no Python, so the threads
+tests/sim/engine_stress.cpp drives csrc/timing/timer_engine.cpp directly (no Python, so the threads
 really run at once), against the simulated driver; both are built here with -fsanitize=thread.
 A data race, a deadlock or an exception escaping a thread fails the test.
 """
@@ -27,8 +27,9 @@ def test_engine_is_race_free_under_thread_sanitizer(tmp_path: Path):
     libcuda = tmp_path / "libcuda.so.1"
     builds = [
         [cxx, *flags, f"-I{CSRC}", "-o", str(stress), str(SIM / "engine_stress.cpp"),
-         str(CSRC / "timer_engine.cpp"), str(CSRC / "cuda_driver.cpp"), "-ldl"],
-        [cxx, *flags, "-fPIC", "-shared", "-o", str(libcuda), str(SIM / "sim_cuda.cpp")],
+         str(CSRC / "timing/timer_engine.cpp"), str(CSRC / "driver/cuda_driver.cpp"), "-ldl"],
+        [cxx, *flags, f"-I{CSRC}", "-fPIC", "-shared", "-o", str(libcuda),
+         str(SIM / "sim_cuda.cpp")],
     ]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for cmd in builds]

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "timer_engine.h"
+#include "timing/timer_engine.h"
 
 using straggler::TimerEngine;
 

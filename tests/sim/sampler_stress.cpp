@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "nvml_sampler.h"
+#include "telemetry/nvml_sampler.h"
 
 int main(int argc, char** argv) {
   const bool fails = argc > 1 && std::strcmp(argv[1], "fails") == 0;

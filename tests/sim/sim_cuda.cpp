@@ -4,7 +4,7 @@
 //
 // It includes the engine's own declarations of the driver ABI, so a signature that drifts
 // between the two fails to compile here.
-#include "../../csrc/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 #include <algorithm>
 #include <atomic>

@@ -35,7 +35,7 @@
 //   call_latency_us=X                     each call spins X microseconds (emulated NVML cost)
 // Extra exports for tests: simnvml_call_count(name) -> calls of that entry point so far;
 // simnvml_reload() -> re-read the scenario.
-#include "../../csrc/nvml.h"
+#include "driver/nvml.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,8 +1,8 @@
 """The NVML sampler's C++ under ThreadSanitizer: its thread started and stopped while other
 threads sample, read and drain, healthy and with NVML failing (the thread stops itself).
 
-tests/sim/sampler_stress.cpp drives csrc/nvml_sampler.cpp directly (no Python, so the threads
-really run at once) against the simulated NVML; both are built here with -fsanitize=thread.
+tests/sim/sampler_stress.cpp drives csrc/telemetry/nvml_sampler.cpp directly (no Python, so the
+threads really run at once) against the simulated NVML; both are built here with -fsanitize=thread.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ def stress_build(tmp_path_factory) -> tuple[Path, Path]:
     stress, libnvml = out / "sampler_stress", out / "libnvidia-ml.so.1"
     builds = [
         [cxx, *flags, f"-I{CSRC}", "-o", str(stress), str(SIM / "sampler_stress.cpp"),
-         str(CSRC / "nvml_sampler.cpp"), str(CSRC / "nvml.cpp"), str(CSRC / "cuda_driver.cpp"),
-         "-ldl"],
-        [cxx, *flags, "-fPIC", "-shared", "-o", str(libnvml), str(SIM / "sim_nvml.cpp")],
+         str(CSRC / "telemetry/nvml_sampler.cpp"), str(CSRC / "driver/nvml.cpp"),
+         str(CSRC / "driver/cuda_driver.cpp"), "-ldl"],
+        [cxx, *flags, f"-I{CSRC}", "-fPIC", "-shared", "-o", str(libnvml),
+         str(SIM / "sim_nvml.cpp")],
     ]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for cmd in builds]

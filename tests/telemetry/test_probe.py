@@ -18,8 +18,8 @@ from straggler import _core
 from straggler.telemetry.probe import ProbeResult, probe_group, relative_to_group
 
 REPO = Path(__file__).resolve().parents[2]
-CU = REPO / "csrc" / "probe_kernel.cu"
-PTX = REPO / "csrc" / "probe_kernel.ptx"
+CU = REPO / "csrc" / "telemetry" / "probe_kernel.cu"
+PTX = REPO / "csrc" / "telemetry" / "probe_kernel.ptx"
 CUDA_ERROR_INVALID_PTX = 218
 
 

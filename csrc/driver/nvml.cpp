@@ -1,10 +1,10 @@
 // Loads libnvidia-ml.so.1 with dlopen, resolves the entry-point table and initialises NVML once
 // (see nvml.h).
-#include "nvml.h"
+#include "driver/nvml.h"
 
 #include <exception>
 
-#include "dynamic_library.h"
+#include "driver/dynamic_library.h"
 
 namespace straggler {
 namespace {

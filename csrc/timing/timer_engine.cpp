@@ -1,5 +1,5 @@
 // TimerEngine and its two backends (CUDA events, host clock).
-#include "timer_engine.h"
+#include "timing/timer_engine.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,12 +1,12 @@
 // The GPU health probe (see probe.h).
-#include "probe.h"
+#include "telemetry/probe.h"
 
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 namespace straggler {
 namespace {

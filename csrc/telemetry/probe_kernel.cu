@@ -1,6 +1,6 @@
 // The GPU health probe: fixed work that depends on the GPU alone, never on the training job.
 //
-// Shipped as PTX (csrc/probe_kernel.ptx, embedded in the extension) and loaded at run time with
+// Shipped as PTX (csrc/telemetry/probe_kernel.ptx, embedded in the extension) and loaded at run time with
 // cuModuleLoadData, so the build needs no CUDA toolkit. CMakeLists.txt recompiles this file with
 // nvcc when one is installed (`nvcc -ptx -arch=compute_75`, then the PTX ISA version lowered to
 // 6.3 so drivers back to CUDA 10 can JIT it); tests/telemetry/test_probe.py checks that the committed PTX

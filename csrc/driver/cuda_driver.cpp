@@ -1,11 +1,11 @@
 // Loads libcuda.so.1 with dlopen and resolves the entry-point table (see cuda_driver.h).
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <string_view>
 
-#include "dynamic_library.h"
+#include "driver/dynamic_library.h"
 
 namespace straggler {
 namespace {

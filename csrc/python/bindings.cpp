@@ -11,12 +11,12 @@
 #include <string_view>
 #include <tuple>
 
-#include "cuda_driver.h"
-#include "engine_api.h"
-#include "nvml.h"
-#include "nvml_sampler.h"
-#include "probe.h"
-#include "timer_engine.h"
+#include "driver/cuda_driver.h"
+#include "timing/engine_api.h"
+#include "driver/nvml.h"
+#include "telemetry/nvml_sampler.h"
+#include "telemetry/probe.h"
+#include "timing/timer_engine.h"
 
 namespace py = pybind11;
 

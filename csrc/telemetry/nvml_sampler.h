@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "nvml.h"
+#include "driver/nvml.h"
 
 namespace straggler {
 

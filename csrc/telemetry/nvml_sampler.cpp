@@ -1,12 +1,12 @@
 // The NVML sampler thread (see nvml_sampler.h).
-#include "nvml_sampler.h"
+#include "telemetry/nvml_sampler.h"
 
 #include <cmath>
 #include <exception>
 #include <limits>
 #include <stdexcept>
 
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 namespace straggler {
 namespace {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 namespace straggler {
 
