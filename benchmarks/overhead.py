@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _lean import LeanSection  # noqa: E402
+from _lean import LeanSection
 
 LEAN_ROW = "lean class context manager: 2x perf_counter_ns + deque.append (reference)"
 
@@ -185,7 +185,7 @@ def micro(n: int, rounds: int) -> list[tuple[str, float]]:
     return list(result.items())
 
 
-def CallableId_nv(obj, name):  # noqa: N802 - NVRx's CallableId, imported lazily
+def CallableId_nv(obj, name):
     from nvidia_resiliency_ext.straggler import CallableId
 
     return CallableId(obj, name)

@@ -36,8 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import simulator  # noqa: E402
-from straggler.analysis.policy import (  # noqa: E402
+import simulator
+from straggler.analysis.policy import (
     PolicyConfig, StragglerPolicy, observation_from_report)
 
 
@@ -70,7 +70,7 @@ class Score:
             for r in truth:
                 onset.setdefault(r, t)
         first: dict[int, int] = {}
-        for t, (f, truth, grey) in enumerate(zip(flags, run.truth, run.grey)):
+        for t, (f, truth, grey) in enumerate(zip(flags, run.truth, run.grey, strict=True)):
             self.tp += len(f & truth)
             self.fp += len(f - truth - grey)
             for r in f & truth:
@@ -183,7 +183,7 @@ def sweep_table(runs: list[Run], world: int) -> str:
         flags = replay(runs, cfg, world)
         total = Score()
         per: dict[str, Score] = {n: Score() for n in names}
-        for run, f in zip(runs, flags):
+        for run, f in zip(runs, flags, strict=True):
             total.add(run, f)
             per[run.scenario].add(run, f)
         fa = ", ".join(_fmt(per[n].false_alarms_per_1k, 1) if n in per else "-"
@@ -215,7 +215,7 @@ def large_world_tables(world: int, reports: int, seeds: Iterable[int]) -> tuple[
     for label, cfg in variants:
         flags = replay(runs, cfg, world)
         per: dict[str, Score] = {n: Score() for n in LARGE}
-        for run, f in zip(runs, flags):
+        for run, f in zip(runs, flags, strict=True):
             per[run.scenario].add(run, f)
         fa = ", ".join(_fmt(per[n].false_alarms_per_1k, 1) for n in negatives)
         lines.append(f"| {label} | {fa} | {_fmt(per['slow5'].recall)}, {per['slow5'].delay()} | "

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import simulator  # noqa: E402
+import simulator
 
 
 def report_times(world: int, timers: int, reports: int, policy: bool
@@ -79,7 +79,7 @@ def memory_report_generator(timers: int, sections: int, reports: int) -> int:
     for _ in range(reports):
         med = rng.uniform(0.5, 1.5, timers)
         gpu = {n: {Statistic.MED: m, Statistic.AVG: m, Statistic.NUM: 100.0}
-               for n, m in zip(names, med)}
+               for n, m in zip(names, med, strict=True)}
         sec = {n: {Statistic.MED: 10.0 * rng.uniform(0.9, 1.1), Statistic.NUM: 100.0}
                for n in secs}
         report = gen.generate_report(sec, gpu)
@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"({plain_first:.0f}) | {pol:.1f} / {pol_best:.1f} ({pol_first:.0f}) | "
                   f"{share:.1f} | {sb:,} ({detail}) | {fb:,} |", flush=True)
     long_reports = 200 if args.quick else 1000
-    print(f"\nMemory after a long run (tracemalloc):\n")
+    print("\nMemory after a long run (tracemalloc):\n")
     print("| what | size |")
     print("|---|---|")
     for timers in (100, 1000):

@@ -83,7 +83,7 @@ def _slow_ranks(factors: Sequence[float], onset: int, stagger: int = 0):
     def slowdown(t: int, rng: np.random.Generator, world: int, memo: dict) -> np.ndarray:
         victims = _pick(memo, rng, world, len(factors))
         out = np.ones(world)
-        for i, (rank, f) in enumerate(zip(victims, factors)):
+        for i, (rank, f) in enumerate(zip(victims, factors, strict=True)):
             if t >= onset + i * stagger:
                 out[rank] = f
         return out
@@ -340,7 +340,7 @@ class SimComm:
         self.calls["all_reduce"] += 1
         self.bytes_sent["all_reduce"] += t.numel() * t.element_size()
         if op == "min":
-            from straggler import scoring
+            from straggler.analysis import scoring
 
             m, _, _ = self._id_matrix()
             own = scoring.pack_for_min_reduce(m[0], 0)
@@ -359,7 +359,7 @@ class SimComm:
 
     def all_gather(self, t: Any) -> list[Any]:
         import torch
-        from straggler import scoring
+        from straggler.analysis import scoring
 
         t0 = time.perf_counter_ns()
         self.calls["all_gather"] += 1
@@ -381,19 +381,19 @@ class SimComm:
 
     def gather_to_first(self, t: Any) -> list[Any]:
         import torch
-        from straggler import scoring
+        from straggler.analysis import scoring
 
         t0 = time.perf_counter_ns()
         self.calls["gather_to_first"] += 1
         self.bytes_sent["gather_to_first"] += t.numel() * t.element_size()
         s, gen = self.sample, self.generator
-        m, sec_cols, gpu_cols = self._id_matrix()
+        _, sec_cols, gpu_cols = self._id_matrix()
         n_sec = len(gen._section_ids)
         weights = s.gpu_num * _summary_avg(s.gpu_med)  # NUM * AVG, as the summaries say
         rows = np.full((self.world_size, t.numel()), np.nan)
         if gen.is_computing_indiv_scores:
-            self._sec_hist = (self._sec_hist + [s.section_med])[-self._window:]
-            self._gpu_hist = (self._gpu_hist + [s.gpu_med])[-self._window:]
+            self._sec_hist = [*self._sec_hist, s.section_med][-self._window:]
+            self._gpu_hist = [*self._gpu_hist, s.gpu_med][-self._window:]
             # The generator's individual reference: the support-th smallest recent median,
             # capped by the current one (straggler.analysis.scoring.WindowedMinBaseline).
             k = min(gen.individual_support, len(self._sec_hist)) - 1

@@ -31,12 +31,13 @@ table) is not a verdict: ranks sharing a GPU dip each other's scores now and the
 test doubles ``make sim`` builds (build/sim/libcuda.so.1, build/sim/libnvidia-ml.so.1). Each
 rank gets its own simulated GPU (``SIMCUDA_VISIBLE_DEVICES``) and simulated NVML, and enqueues
 simulated GPU work (``simcuda_enqueue`` on stream 0) in ``forward`` and ``optimizer`` and waits
-for it after each, as a real step waits for its GPU. Instead of sleeping, the slow rank's simulated GPU runs
-``--slowdown`` times slower (``SIMCUDA_SLOWDOWN``) and its simulated NVML reports the matching
-evidence (``SIMNVML_SCENARIO``): thermal throttling, a power cap, low clocks with no reason, or
-healthy telemetry. The reports then carry GPU scores and the cause straggler.analysis.causes computes
-(``gpu_thermal_throttling``, ``gpu_power_capping``, ``gpu_clocks_low``,
-``gpu_slow_healthy_telemetry``). The output says that the GPU and NVML are simulated.
+for it after each, as a real step waits for its GPU. Instead of sleeping, the slow rank's
+simulated GPU runs ``--slowdown`` times slower (``SIMCUDA_SLOWDOWN``) and its simulated NVML
+reports the matching evidence (``SIMNVML_SCENARIO``): thermal throttling, a power cap, low clocks
+with no reason, or healthy telemetry. The reports then carry GPU scores and the cause
+straggler.analysis.causes computes (``gpu_thermal_throttling``, ``gpu_power_capping``,
+``gpu_clocks_low``, ``gpu_slow_healthy_telemetry``). The output says that the GPU and NVML are
+simulated.
 
 ``--gpu`` runs the ranks on real GPUs: one GPU per rank (NCCL) when there are enough, else the
 ranks share them (rank modulo the GPU count, gloo, since NCCL takes one rank per GPU). The model
@@ -71,7 +72,6 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 import torch.distributed as dist
@@ -99,7 +99,7 @@ GPU_HIDDEN, GPU_BATCH = 2048, 4096
 CPU_HIDDEN, CPU_BATCH = 256, 64
 
 
-def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--world-size", type=int, default=4, help="number of CPU ranks (default 4)")
     p.add_argument("--slow-rank", type=int, default=2, help="rank to slow down (default 2)")
@@ -320,7 +320,7 @@ def usual_cause(reports, rank: int):
     return label, next(r for r in reversed(diagnosed) if r.causes[rank].cause.value == label)
 
 
-def cause_lines(reports, named) -> List[str]:
+def cause_lines(reports, named) -> list[str]:
     """`Report.format_causes()` line of each named rank, from the last report giving its usual
     cause (`usual_cause`)."""
     lines = []
@@ -368,7 +368,7 @@ def gpu_line(world_size: int) -> str:
             f"CUDA {torch.version.cuda}, torch {torch.__version__}")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     injected = f"rank {args.slow_rank}" if args.slowdown > 1.0 else "none"
     if args.simulated_gpu:

@@ -63,9 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     distributed = "WORLD_SIZE" in os.environ
     if distributed:
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+        local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
         if gpus:  # more local ranks than GPUs: they share them (device = local rank mod count)
-            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)) % gpus)
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")) % gpus)
         # NCCL wants one rank per GPU; ranks sharing a GPU (or none) use gloo.
         dist.init_process_group("nccl" if gpus >= local_ranks else "gloo")
     rank = dist.get_rank() if distributed else 0

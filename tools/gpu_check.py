@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = ("build", "sim", "suite", "gpu", "bench")
@@ -64,7 +64,7 @@ class Outcome:
     status: str  # "ok", "FAILED (rc=N)", "TIMED OUT after N s", "not run: why"
     seconds: float = 0.0
     detail: str = ""
-    log: Optional[Path] = None
+    log: Path | None = None
 
     @property
     def ok(self) -> bool:
@@ -84,8 +84,8 @@ class Budget:
         return max(0.0, min(want_s, self.left()))
 
 
-def _start(cmd: Sequence[str], log: Path, limit_s: float, env: Optional[dict],
-           stdout_to: Optional[Path]) -> subprocess.Popen:
+def _start(cmd: Sequence[str], log: Path, limit_s: float, env: dict | None,
+           stdout_to: Path | None) -> subprocess.Popen:
     with log.open("w") as err, (stdout_to.open("w") if stdout_to else log.open("a")) as out:
         err.write(f"$ {shlex.join(cmd)}   (limit {limit_s:.0f} s)\n")
         err.flush()
@@ -94,7 +94,7 @@ def _start(cmd: Sequence[str], log: Path, limit_s: float, env: Optional[dict],
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def _finish(proc: subprocess.Popen, deadline: float) -> Optional[int]:
+def _finish(proc: subprocess.Popen, deadline: float) -> int | None:
     """The exit status, or None after killing the process group at ``deadline``."""
     try:
         return proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -105,8 +105,11 @@ def _finish(proc: subprocess.Popen, deadline: float) -> Optional[int]:
 
 
 def run_logged(name: str, cmd: Sequence[str], log: Path, limit_s: float,
-               env: Optional[dict] = None, stdout_to: Optional[Path] = None) -> Outcome:
-    """Run ``cmd`` in the repo with a time limit; stderr (and stdout unless ``stdout_to``) to log."""
+               env: dict | None = None, stdout_to: Path | None = None) -> Outcome:
+    """Run ``cmd`` in the repo with a time limit.
+
+    stderr (and stdout unless ``stdout_to``) goes to ``log``.
+    """
     if limit_s < 5:
         return Outcome(name, "not run: the time budget is spent", log=log)
     t0 = time.monotonic()
@@ -118,7 +121,7 @@ def run_logged(name: str, cmd: Sequence[str], log: Path, limit_s: float,
 
 
 def run_parallel(name: str, cmds: Sequence[Sequence[str]], logs: Sequence[Path],
-                 limit_s: float, env: Optional[dict] = None) -> Outcome:
+                 limit_s: float, env: dict | None = None) -> Outcome:
     """Run ``cmds`` at once, each to its log, all under one time limit; one `Outcome`."""
     if limit_s < 5:
         return Outcome(name, "not run: the time budget is spent")
@@ -152,13 +155,13 @@ def file_weight(path: Path) -> float:
     return weight
 
 
-def shard_files(weights: Mapping[str, float], shards: int) -> List[List[str]]:
+def shard_files(weights: Mapping[str, float], shards: int) -> list[list[str]]:
     """Deal the files to ``shards`` lists: heaviest first, each to the lightest shard so far
     (ties: the lowest index); deterministic, every file exactly once, no shard empty while
     there are at least as many files as shards."""
     if shards < 1:
         raise ValueError(f"`shards={shards!r}` must be at least 1")
-    out: List[List[str]] = [[] for _ in range(min(shards, max(1, len(weights))))]
+    out: list[list[str]] = [[] for _ in range(min(shards, max(1, len(weights))))]
     load = [0.0] * len(out)
     for name in sorted(weights, key=lambda n: (-weights[n], n)):
         i = min(range(len(out)), key=lambda k: (load[k], k))
@@ -167,7 +170,7 @@ def shard_files(weights: Mapping[str, float], shards: int) -> List[List[str]]:
     return out
 
 
-def test_files() -> List[Path]:
+def test_files() -> list[Path]:
     """The suite's test files (tests/**/test_*.py)."""
     return sorted((REPO / "tests").rglob("test_*.py"))
 
@@ -177,7 +180,7 @@ def default_shards() -> int:
     return max(1, min(MAX_SHARDS, (os.cpu_count() or 1) // 3))
 
 
-def pytest_count_map(log: Path) -> Dict[str, int]:
+def pytest_count_map(log: Path) -> dict[str, int]:
     """{'passed': 580, 'skipped': 12} from a pytest log's last summary line ({} when none)."""
     text = log.read_text(errors="replace") if log.exists() else ""
     # "== 3 failed, 580 passed in 201.3s ==", or with -q "3 failed, 580 passed in 201.3s (0:03:21)"
@@ -185,7 +188,7 @@ def pytest_count_map(log: Path) -> Dict[str, int]:
              if re.search(r" in [\d.]+s\b", ln) and PYTEST_COUNT.search(ln)]
     if not lines:
         return {}
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for n, word in PYTEST_COUNT.findall(lines[-1]):
         what = "errors" if word.startswith("error") else word
         counts[what] = counts.get(what, 0) + int(n)
@@ -198,9 +201,9 @@ def format_counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{counts[w]} {w}" for w in order if counts.get(w))
 
 
-def merge_counts(logs: Sequence[Path]) -> Dict[str, int]:
+def merge_counts(logs: Sequence[Path]) -> dict[str, int]:
     """The shards' counts added up."""
-    total: Dict[str, int] = {}
+    total: dict[str, int] = {}
     for log in logs:
         for what, n in pytest_count_map(log).items():
             total[what] = total.get(what, 0) + n
@@ -212,19 +215,19 @@ def pytest_counts(log: Path) -> str:
     return format_counts(pytest_count_map(log))
 
 
-def pytest_failures(log: Path) -> List[str]:
+def pytest_failures(log: Path) -> list[str]:
     """The `-rfE` lines of a pytest log: 'FAILED tests/x.py::test_y - why'."""
     text = log.read_text(errors="replace") if log.exists() else ""
     return [ln[:200] for ln in text.splitlines() if ln.startswith(("FAILED ", "ERROR "))]
 
 
-def pytest_skips(log: Path) -> List[str]:
+def pytest_skips(log: Path) -> list[str]:
     """The `-rs` lines of a pytest log: 'N x file: reason'."""
     text = log.read_text(errors="replace") if log.exists() else ""
     return [f"{m[1]} x {m[2]}: {m[3]}" for m in map(PYTEST_SKIP.match, text.splitlines()) if m]
 
 
-def machine() -> List[str]:
+def machine() -> list[str]:
     """GPU, driver, CUDA, torch and Python versions, as lines of the summary."""
     code = ("import platform, torch\n"
             "print('python', platform.python_version())\n"
@@ -259,7 +262,7 @@ def step_sim(out: Path, budget: Budget, limit_s: float) -> Outcome:
                       budget.grant(limit_s))
 
 
-def pytest_cmd(*args: str) -> List[str]:
+def pytest_cmd(*args: str) -> list[str]:
     # -p no:cacheprovider: no .pytest_cache in the tree; -rsfE: every skip with its reason, every
     # failure and error by name.
     return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rsfE", *args]
@@ -296,13 +299,13 @@ def step_gpu(out: Path, budget: Budget, limit_s: float) -> Outcome:
     return res
 
 
-def benchmark_scripts() -> List[Path]:
+def benchmark_scripts() -> list[Path]:
     """benchmarks/gpu/*.py at run time, helpers (leading underscore) left out."""
     return sorted(p for p in (REPO / "benchmarks" / "gpu").glob("*.py")
                   if not p.name.startswith("_"))
 
 
-def bench_env() -> Dict[str, str]:
+def bench_env() -> dict[str, str]:
     """The benchmarks' environment: with ``$GPU_CHECK_NVRX`` (a directory where
     nvidia-resiliency-ext was installed with ``pip install --target``), NVRx on the path and
     torch's CUDA libraries (libcupti) on the loader path, for the side-by-side rows. Only the
@@ -319,7 +322,7 @@ def bench_env() -> Dict[str, str]:
     return env
 
 
-def step_bench(out: Path, budget: Budget, cap_s: float = BENCH_CAP_S) -> List[Outcome]:
+def step_bench(out: Path, budget: Budget, cap_s: float = BENCH_CAP_S) -> list[Outcome]:
     scripts = benchmark_scripts()
     env = bench_env()
     results = []
@@ -340,7 +343,7 @@ def step_bench(out: Path, budget: Budget, cap_s: float = BENCH_CAP_S) -> List[Ou
     return results
 
 
-def summary(machine_lines: List[str], outcomes: List[Outcome], out: Path, done: bool) -> str:
+def summary(machine_lines: list[str], outcomes: list[Outcome], out: Path, done: bool) -> str:
     lines = ["# gpu-check summary", "", *[f"- {ln}" for ln in machine_lines], ""]
     for o in outcomes:
         where = f"  [{o.log}]" if o.log else ""
@@ -357,7 +360,7 @@ def summary(machine_lines: List[str], outcomes: List[Outcome], out: Path, done: 
     return text
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path,
                    default=Path(os.environ.get("GPU_CHECK_OUT") or REPO / "build" / "gpu-check"),
@@ -399,13 +402,13 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     return args
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     budget = Budget(args.budget_s)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     machine_lines = machine()
-    outcomes: List[Outcome] = []
+    outcomes: list[Outcome] = []
     limits = args.limits
     runners = {"build": lambda: step_build(out, budget, limits["build"]),
                "sim": lambda: step_sim(out, budget, limits["sim"]),

@@ -108,7 +108,7 @@ def load_log(paths: Sequence[str | Path]) -> LogData:
     for f, number, record in _progress(read_records(files, rotated=False), "reading"):
         try:
             row = _reduce(record)
-            for r, node in zip(record["ranks"], record["nodes"]):
+            for r, node in zip(record["ranks"], record["nodes"], strict=True):
                 data.nodes[int(r)] = str(node)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{f}:{number}: malformed report record "

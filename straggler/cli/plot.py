@@ -95,7 +95,7 @@ def plot_heatmap(data: LogData, output: str, max_rows: int = 256, max_cols: int 
                    label="flagged (one report, NVRx rule)")
     ys, xs = np.nonzero(confirmed)
     if small:
-        for x, y in zip(xs, ys):
+        for x, y in zip(xs, ys, strict=True):
             ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="black",
                                    linewidth=1.2))
         if len(xs):
@@ -109,15 +109,12 @@ def plot_heatmap(data: LogData, output: str, max_rows: int = 256, max_cols: int 
     node_count = len(set(data.nodes.values()))
     boundaries = [i - 0.5 for i in range(1, n_r) if nodes[i] != nodes[i - 1]]
     if boundaries and len(boundaries) <= 64:
-        for y in boundaries:
-            ax.axhline(y, color="#303030", linewidth=0.8)
+        for boundary in boundaries:
+            ax.axhline(boundary, color="#303030", linewidth=0.8)
     elif boundaries:
         notes.append(f"{node_count} nodes: boundaries not drawn")
 
-    if n_r <= 40:
-        ticks = np.arange(n_r)
-    else:
-        ticks = np.linspace(0, n_r - 1, 16).round().astype(int)
+    ticks = np.arange(n_r) if n_r <= 40 else np.linspace(0, n_r - 1, 16).round().astype(int)
     labels = []
     for t in ticks:
         first = ranks[rows[t]]
@@ -129,12 +126,12 @@ def plot_heatmap(data: LogData, output: str, max_rows: int = 256, max_cols: int 
         worst = sorted(marked, key=lambda i: np.nanmin(score[i], initial=np.inf))[:8]
         extra = {int(i): f"{ranks[rows[i]]}-{ranks[min(rows[i] + per_row, n_ranks) - 1]} >"
                  for i in worst}
-        keep = [(int(t), lab) for t, lab in zip(ticks, labels)
+        keep = [(int(t), lab) for t, lab in zip(ticks, labels, strict=True)
                 if all(abs(int(t) - i) > n_r / 40 for i in extra)]
         pairs = sorted(keep + list(extra.items()))
         ticks, labels = [t for t, _ in pairs], [lab for _, lab in pairs]
     ax.set_yticks(ticks, labels, fontsize=8 if n_r <= 40 else 7)
-    for tick, lab in zip(ax.get_yticklabels(), labels):
+    for tick, lab in zip(ax.get_yticklabels(), labels, strict=True):
         if lab.endswith(">"):
             tick.set_color("#b00000")
     ax.set_ylabel("rank (node)" if n_r <= 40 else "ranks")

@@ -139,7 +139,7 @@ def format_summary(s: Summary) -> str:
     lines.append(f"top {len(rows)} straggler(s):")
     for row in [header, *rows]:
         cells = [row[0].rjust(widths[0]), row[1].ljust(widths[1])]
-        cells += [c.rjust(w) for c, w in zip(row[2:6], widths[2:6])] + [row[6]]
+        cells += [c.rjust(w) for c, w in zip(row[2:6], widths[2:6], strict=True)] + [row[6]]
         lines.append("  ".join(cells).rstrip())
     for r in s.stragglers:
         if r.evidence:

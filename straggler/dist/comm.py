@@ -191,7 +191,8 @@ class Comm:
         padded = torch.zeros(max(sizes), dtype=torch.uint8)
         padded[:payload.numel()] = payload
         blobs = self._gather_plain(padded)
-        return [pickle.loads(blob[:size].numpy().tobytes()) for blob, size in zip(blobs, sizes)]
+        return [pickle.loads(blob[:size].numpy().tobytes())
+                for blob, size in zip(blobs, sizes, strict=True)]
 
     def _gather_plain(self, buf: torch.Tensor) -> list[torch.Tensor]:
         outputs = [torch.empty_like(buf) for _ in range(self.world_size)]
@@ -216,10 +217,9 @@ class Comm:
         backend, self._backend = self._backend, None
         self._closed = True
         if backend is not None:
-            try:
+            # A broken peer must not fail the close.
+            with contextlib.suppress(Exception):
                 backend.shutdown()
-            except Exception:  # noqa: BLE001 - a broken peer must not fail the close
-                pass
 
 
 def _check_single_process(call: str) -> None:

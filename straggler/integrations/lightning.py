@@ -256,7 +256,7 @@ class StragglerDetectionCallback(_pl.Callback):
         except Exception:  # noqa: BLE001 - a checkpoint must not fail because of us
             self._fail("gathering the detector state for the checkpoint failed")
             return {}
-        return {"version": 1, "detector": dict(zip(core.comm.global_ranks, states))}
+        return {"version": 1, "detector": dict(zip(core.comm.global_ranks, states, strict=True))}
 
     @override
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -273,7 +273,7 @@ class StragglerDetectionCallback(_pl.Callback):
             return
         try:
             Detector.load_state_dict(state)
-        except Exception:  # noqa: BLE001 - an old or foreign state: start a fresh baseline
+        except Exception:
             self.logger.warning("straggler detection: the checkpoint's detector state was not "
                                 "restored; baselines start afresh", exc_info=True)
 
@@ -307,7 +307,7 @@ class StragglerDetectionCallback(_pl.Callback):
             if report is not None:
                 try:
                     found = self._handle_report(report, pl_module)
-                except Exception:  # noqa: BLE001 - still meet the peers in the broadcast
+                except Exception:
                     self.logger.exception("straggler detection: reading the report failed")
             if not Detector.is_interval_elapsed():
                 return
@@ -335,7 +335,7 @@ class StragglerDetectionCallback(_pl.Callback):
             if metrics:
                 try:
                     pl_module.log_dict(metrics, logger=True, batch_size=1, rank_zero_only=True)
-                except Exception:  # noqa: BLE001 - logging never stops training
+                except Exception:
                     self.logger.exception("straggler detection: logging the scores failed")
         return ev.found
 
@@ -353,7 +353,7 @@ class StragglerDetectionCallback(_pl.Callback):
             try:
                 trainer.save_checkpoint(path)  # collective: every rank calls it
                 self.logger.info("straggler detection: saved checkpoint %s", path)
-            except Exception:  # noqa: BLE001 - still stop
+            except Exception:
                 self.logger.exception("straggler detection: saving %s failed", path)
         elif callback is not None:
             self.logger.warning("straggler detection: %s has no dirpath; no checkpoint saved",

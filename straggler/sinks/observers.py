@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from .prometheus import PrometheusExporter, PrometheusOptions, prometheus_options
 from .record import ReportContext, report_record
-from .prometheus import PrometheusOptions, prometheus_options
 from .reportlog import ReportLog, ReportLogOptions, report_log_options
 
 __all__ = ["ReportObservers", "make_observers"]
@@ -32,11 +33,10 @@ class ReportObservers:
         self.prom_options = prom_options
         self.threshold = threshold
         self.report_log: ReportLog | None = None
-        self.exporter: Any = None
+        self.exporter: PrometheusExporter | None = None
         self._clock = clock
         self._last_time = clock()
         self._last_iteration = 0
-        self._prom_failed = False
 
     def emit(self, report: Any, *, iteration: int, report_ms: float, sections: int,
              gpu_timers: int) -> None:
@@ -50,7 +50,7 @@ class ReportObservers:
         self._last_time, self._last_iteration = now, iteration
         try:
             record = report_record(report, context)
-        except Exception as exc:  # noqa: BLE001 - a bug here must not stop detection
+        except Exception as exc:
             log.error("straggler: the report could not be turned into a log record (%s); the "
                       "report log and exporter are off for the rest of this run", exc,
                       exc_info=exc)
@@ -62,21 +62,19 @@ class ReportObservers:
             if not self.report_log.write(record):
                 self.log_options = None
         if self.prom_options is not None:
-            self._export(record)
+            self._export(record, self.prom_options)
 
-    def _export(self, record: dict[str, Any]) -> None:
+    def _export(self, record: dict[str, Any], options: PrometheusOptions) -> None:
         try:
             if self.exporter is None:
-                from .prometheus import PrometheusExporter
-
-                self.exporter = PrometheusExporter(self.prom_options)
+                self.exporter = PrometheusExporter(options)
                 log.info("straggler: Prometheus metrics on http://%s:%d/metrics",
-                         self.prom_options.addr, self.exporter.port)
+                         options.addr, self.exporter.port)
             self.exporter.update(record)
         except Exception as exc:  # noqa: BLE001 - e.g. the port is in use
             log.error("straggler: the Prometheus exporter on %s:%s failed (%s); it is off for "
                       "the rest of this run, detection and training go on",
-                      self.prom_options.addr, self.prom_options.port, exc)
+                      options.addr, options.port, exc)
             self.prom_options = None
             self._close_exporter()
 

@@ -17,9 +17,12 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._checks import check_int
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
 
 __all__ = ["ENV_ADDR", "ENV_PORT", "MAX_SECTIONS", "PrometheusExporter", "PrometheusOptions",
            "TOP_K", "prometheus_options"]
@@ -120,13 +123,13 @@ class _RecordCollector:
 
         info = gauge("straggler_rank_info", "1 per rank of the report; labels give its node.",
                      ["rank", "node"])
-        for r, node in zip(ranks, record["nodes"]):
+        for r, node in zip(ranks, record["nodes"], strict=True):
             info.add_metric([str(r), str(node)], 1.0)
         yield info
         for kind in ("relative", "individual"):
             g = gauge(f"straggler_gpu_{kind}_score",
                       f"GPU {kind} score per rank (1 = as fast as the reference).", ["rank"])
-            for r, v in zip(ranks, _values(record["gpu"][kind]).tolist()):
+            for r, v in zip(ranks, _values(record["gpu"][kind]).tolist(), strict=True):
                 if not math.isnan(v):
                     g.add_metric([str(r)], v)
             yield g
@@ -140,7 +143,7 @@ class _RecordCollector:
 
                 # fmin ignores NaN: NaN only where a rank has no finite score in any section.
                 worst = np.fmin.reduce([_values(s[kind]) for s in sections.values()], axis=0)
-                for r, v in zip(ranks, worst.tolist()):
+                for r, v in zip(ranks, worst.tolist(), strict=True):
                     if not math.isnan(v):
                         g.add_metric([str(r)], v)
             yield g
@@ -233,7 +236,7 @@ class _RecordCollector:
                                      f"Telemetry of flagged or confirmed ranks (at most {TOP_K}).",
                                      labels=["rank", "field"])
         flagged = {f["rank"] for f in record["flagged"]} | set(record["confirmed"])
-        gpu = dict(zip(record["ranks"], record["gpu"]["relative"]))
+        gpu = dict(zip(record["ranks"], record["gpu"]["relative"], strict=True))
         order = sorted(flagged, key=lambda r: (gpu.get(r) if _finite(gpu.get(r)) else 2.0, r))
         for r in order[:TOP_K]:
             for name, v in record["telemetry_flagged"].get(str(r), {}).items():
@@ -285,9 +288,10 @@ class PrometheusExporter:
         self._collector = _RecordCollector()
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self._collector)
-        self._server, self._thread = start_http_server(options.port, addr=options.addr,
-                                                       registry=self.registry)
-        self.port: int = self._server.server_address[1]
+        server, self._thread = start_http_server(options.port, addr=options.addr,
+                                                 registry=self.registry)
+        self._server: WSGIServer | None = server
+        self.port: int = server.server_address[1]
 
     def update(self, record: dict[str, Any]) -> None:
         """Export `record` (a `straggler.sinks.record` dict) from now on."""

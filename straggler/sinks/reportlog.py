@@ -15,6 +15,7 @@ first and raises `LogFormatError` naming ``FILE:LINE`` for a line that is not a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -153,10 +154,8 @@ class ReportLog:
         """Close the file (a later `write` reopens it unless the log has failed)."""
         fd, self._fd = self._fd, None
         if fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
 
 # -- reading -------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .._checks import check_int, check_seconds
 
@@ -39,7 +39,7 @@ class ReportIntervalTracker:
         time_interval_s: float = 60.0,
         profiling_interval: int = 1,
         clock: Callable[[], float] = time.monotonic,
-        reduce_max: Optional[Callable[[float], float]] = None,
+        reduce_max: Callable[[float], float] | None = None,
     ) -> None:
         self.time_interval_s = check_seconds("report_time_interval", time_interval_s,
                                              allow_zero=True)
@@ -47,10 +47,10 @@ class ReportIntervalTracker:
         self._clock = clock
         self._reduce_max = reduce_max if reduce_max is not None else (lambda x: x)
         self.current_iter = 0
-        self.iter_interval: Optional[int] = None
-        self.next_report_iter: Optional[int] = None
+        self.iter_interval: int | None = None
+        self.next_report_iter: int | None = None
         self._reported_iter = -1  # iteration of the last scheduled report
-        self._prev_time: Optional[float] = None
+        self._prev_time: float | None = None
         self._steps = [0.0] * self.WINDOW
         self._num_steps = 0  # total step times recorded (the ring index is this modulo WINDOW)
         if self.time_interval_s == 0:  # nothing to measure: every profiling_interval iterations
@@ -65,19 +65,19 @@ class ReportIntervalTracker:
             self._steps[self._num_steps % self.WINDOW] = now - self._prev_time
             self._num_steps += 1
         self._prev_time = now
-        nxt = self.next_report_iter
-        if nxt is not None and self.current_iter > nxt:
+        nxt, every = self.next_report_iter, self.iter_interval
+        if nxt is not None and every is not None and self.current_iter > nxt:
             # The due iteration passed without a report (none was asked for): keep the
             # cadence, deterministically on every rank.
             missed = self.current_iter - nxt
-            self.next_report_iter = nxt + -(-missed // self.iter_interval) * self.iter_interval
+            self.next_report_iter = nxt + -(-missed // every) * every
         if self.iter_interval is None and self._num_steps >= self.ESTIMATION_ITERS:
             self._set_interval(self._reduce_max(self.local_estimate()), from_iter=None)
 
     def is_interval_elapsed(self) -> bool:
         """True on the iteration a report is due (until `iter_increase` moves on)."""
         it = self.current_iter
-        return it == self.next_report_iter or it == self._reported_iter
+        return it in (self.next_report_iter, self._reported_iter)
 
     # -- agreement ----------------------------------------------------------------------
     def local_estimate(self) -> float:
@@ -113,7 +113,7 @@ class ReportIntervalTracker:
             global_estimate = float(self.iter_interval or self.profiling_interval)
         self._set_interval(global_estimate, from_iter=self.current_iter)
 
-    def _set_interval(self, estimate: float, from_iter: Optional[int]) -> None:
+    def _set_interval(self, estimate: float, from_iter: int | None) -> None:
         if math.isnan(estimate):
             estimate = float(self.profiling_interval)
         # (+1e-6: 1.0 / 0.04 is 24.999999999999996 in binary floating point)

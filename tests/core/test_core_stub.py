@@ -76,7 +76,7 @@ def _stub_params(fn: ast.FunctionDef) -> list[tuple[str, object]]:
     args = fn.args.posonlyargs + fn.args.args  # defaults cover both, positional-only first
     defaults = [inspect.Parameter.empty] * (len(args) - len(fn.args.defaults)) + [
         ast.literal_eval(d) for d in fn.args.defaults]
-    return [(a.arg, d) for a, d in zip(args, defaults) if a.arg != "self"]
+    return [(a.arg, d) for a, d in zip(args, defaults, strict=True) if a.arg != "self"]
 
 
 def _docstring_of(obj: object, name: str) -> str:
@@ -146,8 +146,10 @@ def test_every_public_name_has_a_docstring_in_the_stub():
                     visit(node.body, f"{node.name}.")
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 following = body[i + 1] if i + 1 < len(body) else None
-                if not (isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-                        and isinstance(following.value.value, str)):
+                documented = (isinstance(following, ast.Expr)
+                              and isinstance(following.value, ast.Constant)
+                              and isinstance(following.value.value, str))
+                if not documented:
                     undocumented.append(prefix + node.target.id)
 
     visit(_stub().body, "")

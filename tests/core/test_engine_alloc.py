@@ -78,7 +78,8 @@ def test_start_stop_allocate_nothing_once_warm(malloc_shim: Path):
 
 # One report window per 100 start/stop pairs: reset() must keep this thread's slot, else every
 # window's first start() allocates it again.
-CHILD_WINDOWS = PRELUDE + """    start, stop, harvest, reset = eng.start, eng.stop, eng.harvest, eng.reset
+CHILD_WINDOWS = PRELUDE + """\
+    start, stop, harvest, reset = eng.start, eng.stop, eng.harvest, eng.reset
     def windows():
         for i in range(3000):
             start(t, 0); stop(t, 0)

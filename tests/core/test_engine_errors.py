@@ -45,7 +45,8 @@ def test_cuda_error_is_a_runtime_error():
 
 def test_event_create_failure_in_start(engine, sim_cuda):
     sim_cuda.fail("cuEventCreate", CUDA_ERROR_OUT_OF_MEMORY)
-    with pytest.raises(_core.CudaError, match=r"cuEventCreate.*CUDA_ERROR_OUT_OF_MEMORY \(out of memory\)"):
+    oom = r"cuEventCreate.*CUDA_ERROR_OUT_OF_MEMORY \(out of memory\)"
+    with pytest.raises(_core.CudaError, match=oom):
         engine.start("a")
     engine.start("a")  # the failed start left nothing open
     engine.stop("a")
@@ -138,7 +139,7 @@ def test_context_failure_in_a_new_thread(engine, sim_cuda):
 
 def test_context_retain_failure_raises_for_cuda_and_falls_back_for_auto(sim_cuda, capfd):
     sim_cuda.fail("cuDevicePrimaryCtxRetain", CUDA_ERROR_OUT_OF_MEMORY)
-    with pytest.raises(_core.CudaError, match="cuDevicePrimaryCtxRetain.*OUT_OF_MEMORY"):
+    with pytest.raises(_core.CudaError, match=r"cuDevicePrimaryCtxRetain.*OUT_OF_MEMORY"):
         _core.TimerEngine("cuda")
     sim_cuda.fail("cuDevicePrimaryCtxRetain", CUDA_ERROR_OUT_OF_MEMORY)
     with _core.TimerEngine("auto") as eng:
@@ -178,7 +179,7 @@ def test_not_ready_message_says_what_to_do(engine, sim_cuda):
     assert engine.pending() == 0
 
 
-# ---- No driver, no device ---------------------------------------------------------------------------
+# ---- No driver, no device ------------------------------------------------------------------------
 
 NO_CUDA_SNIPPET = """
 from straggler import _core
@@ -218,7 +219,7 @@ def test_missing_device_ordinal(sim_cuda):
         _core.TimerEngine("cuda", device=3)
 
 
-# ---- Bad arguments and misuse -----------------------------------------------------------------------
+# ---- Bad arguments and misuse --------------------------------------------------------------------
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),

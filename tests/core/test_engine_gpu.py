@@ -60,7 +60,7 @@ def test_engine_agrees_with_torch_events_on_the_current_stream():
         theirs = [a.elapsed_time(b) for a, b in reference]
         assert torch.cuda.current_device() == device  # the engine left the device alone
     # Our events bracket torch's on the same stream: ours can only be a little longer.
-    for mine, ref in zip(ours, theirs):
+    for mine, ref in zip(ours, theirs, strict=True):
         assert ref - 0.05 <= mine <= ref * 1.10 + 0.5
 
 

@@ -185,7 +185,7 @@ def test_ring_buffer_keeps_the_newest_capacity_samples(sim_cuda):
         queued_pairs(eng, sim_cuda, "r", work)
         eng.flush()
         np.testing.assert_allclose(eng.durations("r"), work[-16:], rtol=0, atol=QUEUED_ATOL_MS)
-        names, table = eng.summaries()
+        _, table = eng.summaries()
         assert table[0, _core.SUMMARY_COLUMNS.index("NUM")] == 16
         # A new window after the ring wrapped: a partial, then a wrapped ring again.
         eng.reset()

@@ -20,7 +20,7 @@ def run_threads(target, n: int = THREADS) -> None:
     def wrapped(i: int) -> None:
         try:
             target(i)
-        except BaseException as e:  # reported by the main thread
+        except BaseException as e:  # noqa: BLE001 - the main thread re-raises it
             errors.append(e)
 
     threads = [threading.Thread(target=wrapped, args=(i,)) for i in range(n)]

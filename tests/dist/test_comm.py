@@ -65,7 +65,7 @@ def test_a_single_process_world_needs_no_process_group(monkeypatch, world):
 
 
 def test_non_tensor_is_a_type_error():
-    with pytest.raises(TypeError, match="torch.Tensor"):
+    with pytest.raises(TypeError, match=r"torch\.Tensor"):
         Comm.create().all_reduce([1.0], "max")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -12,6 +13,7 @@ import time
 
 import pytest
 
+from _clock import FakeClock
 from straggler.integrations.controller import (
     LISTEN_BACKLOG,
     MIN_REPORT_INTERVAL_S,
@@ -183,10 +185,8 @@ def _non_loopback_ipv4_addresses() -> list[str]:
         for addrs in psutil.net_if_addrs().values():
             found.update(a.address for a in addrs if a.family == socket.AF_INET)
     except ImportError:
-        try:
+        with contextlib.suppress(OSError):
             found.update(socket.gethostbyname_ex(socket.gethostname())[2])
-        except OSError:
-            pass
     return sorted(a for a in found if not a.startswith("127."))
 
 
@@ -221,9 +221,10 @@ def _wait_until_idle(ctl, timeout_s: float = 10.0) -> None:
     """Until the server holds no connection (every one answered or closed, none queued)."""
     server = ctl._server
     deadline = time.monotonic() + timeout_s
-    while (server._deadlines or not server._pending.empty()) and time.monotonic() < deadline:
+    while (server.open_connections() or not server._pending.empty()) \
+            and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not server._deadlines and server._pending.empty()
+    assert not server.open_connections() and server._pending.empty()
 
 
 @pytest.mark.parametrize("raw, status", [
@@ -335,25 +336,32 @@ def test_idle_connections_are_closed_and_threads_stay_bounded():
     assert threading.active_count() == before  # close() ends every thread it started
 
 
+def _wait_for_connections(ctl, count: int, timeout_s: float = 10.0) -> None:
+    """Until the server has accepted `count` connections (the accepting thread runs on its own)."""
+    deadline = time.monotonic() + timeout_s
+    while ctl._server.open_connections() != count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ctl._server.open_connections() == count
+
+
 def test_a_trickling_client_is_cut_off_at_the_deadline():
-    with StragglerController(INITIAL, port=0, workers=1, idle_timeout_s=1.0,
-                             request_deadline_s=1.5) as ctl:
+    # The deadline is read from an injected clock: time passes when the test says so. Both the
+    # deadline and the idle timeout (the socket's own, real time) are longer than the test's
+    # waits, so only the fake clock passing the deadline can cut the client off.
+    clock = FakeClock()
+    with StragglerController(INITIAL, port=0, workers=1, idle_timeout_s=60.0,
+                             request_deadline_s=30.0, clock=clock) as ctl:
         with socket.create_connection(ctl.address, timeout=10) as sock:
-            closed = False
-            for byte in b"GET / HTTP/1.0\r\nX-Slow: " + b"a" * 200:
-                try:
-                    sock.send(bytes([byte]))
-                except OSError:
-                    closed = True
-                    break
-                sock.settimeout(0.3)  # less than idle_timeout_s: only the deadline can stop it
-                try:
-                    if sock.recv(4096) == b"":
-                        closed = True
-                        break
-                except TimeoutError:
-                    pass
-            assert closed
+            sock.sendall(b"GET / HTTP/1.0\r\nX-Slow: aaaa")  # a request that never ends
+            _wait_for_connections(ctl, 1)
+            clock.advance(20.0)  # before the deadline: still open ...
+            sock.settimeout(0.5)  # (more than two poll periods of the accepting thread)
+            with pytest.raises(TimeoutError):
+                sock.recv(4096)
+            sock.sendall(b"a")
+            clock.advance(10.0)  # ... at the deadline: closed without an answer
+            sock.settimeout(10)
+            assert sock.recv(4096) == b""
         assert _request(ctl, "GET")[0] == 200  # the only worker is free again
 
 

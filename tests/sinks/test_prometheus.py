@@ -97,7 +97,7 @@ def test_flagged_confirmed_cause_and_telemetry_series():
         metrics = _scrape(exporter.port)
     finally:
         exporter.close()
-    assert sorted(l["rank"] for l, _ in metrics["straggler_flagged"]) == ["2", "5"]
+    assert sorted(labels["rank"] for labels, _ in metrics["straggler_flagged"]) == ["2", "5"]
     assert metrics["straggler_confirmed"] == [({"rank": "2"}, 1.0)]
     assert metrics["straggler_confirmed_ranks"] == [({}, 1.0)]
     assert ({"rank": "5", "cause": "gpu_thermal_throttling"}, 1.0) in metrics["straggler_cause"]
@@ -126,9 +126,9 @@ def test_label_cardinality_stays_bounded_at_16k_ranks():
         assert len(samples) <= n, name
         assert not ({"rank", "section"} <= labels), name
     assert len(metrics["straggler_gpu_relative_score"]) == n
-    sections = {l["section"] for l, _ in metrics["straggler_section_worst_rank"]}
+    sections = {lab["section"] for lab, _ in metrics["straggler_section_worst_rank"]}
     assert len(sections) == MAX_SECTIONS
-    ranks = {l["rank"] for l, _ in metrics["straggler_flagged_telemetry"]}
+    ranks = {lab["rank"] for lab, _ in metrics["straggler_flagged_telemetry"]}
     assert len(ranks) == TOP_K
 
 

@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from straggler import Detector
-from straggler import reportlog
+from straggler.sinks import reportlog
 from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
 from straggler.sinks.reportlog import (LogFormatError, ReportLog, ReportLogOptions, log_files,
                                  read_records, report_log_options)
@@ -173,5 +173,5 @@ def test_a_line_being_written_is_not_read(tmp_path):
 
 
 def test_a_missing_log_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nope.jsonl: no such report log"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.jsonl: no such report log"):
         list(read_records(tmp_path / "nope.jsonl"))

@@ -1,0 +1,126 @@
+"""`StragglerController`: the wanted and applied state of one detection run, served over HTTP."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .handler import ControlServer
+from .server import IDLE_TIMEOUT_S, MAX_PENDING, REQUEST_DEADLINE_S, WORKERS, ServerLimits
+from .settings import ControlState, json_safe, parse_update
+
+__all__ = ["StragglerController", "DEFAULT_HOST"]
+
+logger = logging.getLogger("straggler")
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+class StragglerController:
+    """HTTP control of one detection run; owned by the reporting rank.
+
+    ``start()`` binds ``host:port`` (port 0 picks a free port; see :attr:`address`) and serves
+    in daemon threads: one accepts, ``workers`` answer. At most ``max_pending`` accepted
+    connections wait for a worker (more are answered 503); a connection idle for
+    ``idle_timeout_s`` is closed, and so is any connection still open ``request_deadline_s``
+    after it was accepted (as ``clock`` counts seconds; default ``time.monotonic``). The training
+    loop calls :meth:`wanted` at a report point, broadcasts the result, and then calls
+    :meth:`applied` with what every rank now uses.
+    """
+
+    def __init__(self, initial: ControlState, host: str = DEFAULT_HOST, port: int = 65535, *,
+                 workers: int = WORKERS, max_pending: int = MAX_PENDING,
+                 idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 request_deadline_s: float = REQUEST_DEADLINE_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+            raise ValueError(f"`port={port!r}` must be an integer between 0 and 65535")
+        if not isinstance(host, str) or not host:
+            raise ValueError(f"`host={host!r}` must be a non-empty address string")
+        self._limits = ServerLimits(workers=workers, max_pending=max_pending,
+                                    idle_timeout_s=idle_timeout_s,
+                                    request_deadline_s=request_deadline_s)
+        self._clock = clock
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._applied = initial
+        self._wanted = initial
+        self._last_report: dict[str, Any] | None = None
+        self._server: ControlServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The bound (host, port); before :meth:`start`, the requested one."""
+        if self._server is None:
+            return self._host, self._port
+        host, port = self._server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> StragglerController:
+        """Bind and serve in daemon threads. Raises ``OSError`` when the address is taken."""
+        if self._server is not None:
+            return self
+        self._server = ControlServer((self._host, self._port), self, limits=self._limits,
+                                     clock=self._clock)
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.2},
+                                        name="straggler-controller", daemon=True)
+        self._thread.start()
+        host, port = self.address
+        logger.info("straggler controller listening on http://%s:%d (state: %s)", host, port,
+                    "ON" if self._applied.enabled else "OFF")
+        return self
+
+    def close(self) -> None:
+        """Stop serving and release the port."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+            self._thread = None
+
+    def request(self, body: bytes) -> ControlState:
+        """Validate a request body and record it as wanted; returns the new wanted state."""
+        with self._lock:
+            self._wanted = parse_update(body, self._wanted)
+            logger.info("straggler controller: requested %s", self._wanted)
+            return self._wanted
+
+    def toggle(self) -> ControlState:
+        """Ask for detection to be switched on if off, off if on."""
+        with self._lock:
+            self._wanted = dataclasses.replace(self._wanted, enabled=not self._wanted.enabled)
+            logger.info("straggler controller: will turn detection %s at the next report",
+                        "ON" if self._wanted.enabled else "OFF")
+            return self._wanted
+
+    def wanted(self) -> ControlState:
+        """The state the next report point should apply."""
+        with self._lock:
+            return self._wanted
+
+    def applied(self, state: ControlState, last_report: Mapping[str, Any] | None = None) -> None:
+        """Record what every rank uses now, and optionally a summary of the latest report."""
+        with self._lock:
+            self._applied = state
+            if last_report is not None:
+                self._last_report = json_safe(last_report)
+
+    def status(self) -> dict[str, Any]:
+        """What ``GET /`` answers."""
+        with self._lock:
+            return {"state": self._applied.to_json(), "pending": self._wanted.to_json(),
+                    "last_report": self._last_report}
+
+    def __enter__(self) -> StragglerController:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
