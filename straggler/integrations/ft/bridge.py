@@ -51,6 +51,8 @@ class FTBridge(BridgeHooks):
     - ``client``: an existing ``RankMonitorClient`` (or compatible object) to drive.
     - ``reduce_max``: MAX-reduces a CPU float64 tensor over all ranks (the detector passes its
       communicator); default: ``torch.distributed`` on the default group.
+    - ``clock``: seconds for the ``step`` times ``timeouts_from_stats`` learns from (default
+      ``time.monotonic``; tests pass a fake one).
     """
 
     def __init__(self, mode: str = "auto", options: Any = None, **fields: Any) -> None:
@@ -62,7 +64,8 @@ class FTBridge(BridgeHooks):
         opts = self.options
         self.straggler_action = opts.straggler_action
         self._conn = FTConnection(mode, opts.client)
-        super().__init__(SectionCounter(self._conn), opts.step_section, opts.warmup_iters)
+        super().__init__(SectionCounter(self._conn, opts.clock), opts.step_section,
+                         opts.warmup_iters)
         self._timeouts = TimeoutLearner(self._conn, self._sections,
                                         calc_timeouts=opts.calc_timeouts,
                                         timeouts_from_stats=opts.timeouts_from_stats,

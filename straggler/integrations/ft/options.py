@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,8 @@ class FTOptions:
     """An existing ``RankMonitorClient`` (or compatible object) to drive."""
     reduce_max: Callable[[Any], Any] | None = None
     """MAX-reduces a CPU float64 tensor over all ranks (default: the default process group)."""
+    clock: Callable[[], float] = time.monotonic
+    """Seconds for the ``step`` times `timeouts_from_stats` learns from (tests pass a fake)."""
 
     def __post_init__(self) -> None:
         step = self.step_section
@@ -65,6 +68,8 @@ class FTOptions:
             raise ValueError(f"`state_path={self.state_path!r}` must be a path or None")
         if self.reduce_max is not None and not callable(self.reduce_max):
             raise ValueError(f"`reduce_max={self.reduce_max!r}` must be callable or None")
+        if not callable(self.clock):
+            raise ValueError(f"`clock={self.clock!r}` must be callable (returning seconds)")
         check_choice("straggler_action", self.straggler_action, STRAGGLER_ACTIONS)
 
 

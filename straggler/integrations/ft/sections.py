@@ -8,6 +8,7 @@ other name and 0.5+ ignores it; we log once either way.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from .monitor import FTConnection
 from .options import STEP
@@ -16,10 +17,14 @@ __all__ = ["SectionCounter"]
 
 
 class SectionCounter:
-    """Open/close FT sections through `conn`; also the longest ``step`` since the last read."""
+    """Open/close FT sections through `conn`; also the longest ``step`` since the last read.
 
-    def __init__(self, conn: FTConnection) -> None:
+    `clock` returns seconds (default ``time.monotonic``); it times ``step``.
+    """
+
+    def __init__(self, conn: FTConnection, clock: Callable[[], float] = time.monotonic) -> None:
         self._conn = conn
+        self._clock = clock
         self._open: dict[str, int] = {}
         self._step_open_t = 0.0
         self.window_step_max_s = -1.0  # longest `step` section since `take_window_step_max`
@@ -42,7 +47,7 @@ class SectionCounter:
             conn.fail(f"start_section({name!r})", exc)
             return
         if name == STEP:
-            self._step_open_t = time.monotonic()
+            self._step_open_t = self._clock()
 
     def close(self, name: str) -> None:
         """Close FT section `name` (the last close of a nested use reaches FT)."""
@@ -60,7 +65,7 @@ class SectionCounter:
             return
         if name == STEP:
             self.window_step_max_s = max(self.window_step_max_s,
-                                         time.monotonic() - self._step_open_t)
+                                         self._clock() - self._step_open_t)
         try:
             conn.client.end_section(name)
         except Exception as exc:  # noqa: BLE001 - fail open

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import torch
 
+from _clock import FakeClock
 from straggler.integrations import ft
 from straggler.integrations.ft import CHECKPOINTING, SETUP, STEP, FTBridge, FTUnavailableError
 
@@ -173,9 +174,12 @@ def sections_of(client):
     return [c for c in client.calls if c[0] in ("start", "end", "end_all")]
 
 
-def run_steps(bridge, n, name="train_step"):
+def run_steps(bridge, n, name="train_step", clock=None, step_s=0.0):
+    """`n` steps; with a fake `clock`, each takes `step_s` seconds of it."""
     for _ in range(n):
         bridge.on_section_enter(name)
+        if clock is not None:
+            clock.advance(step_s)
         bridge.on_section_exit(name)
 
 
@@ -489,16 +493,19 @@ def test_state_file_write_is_atomic(tmp_path, monkeypatch):
 
 def test_timeouts_from_our_statistics(launcher_env, monkeypatch):
     client = FakeClient07()
+    clock = FakeClock()
     reduced = []
 
     def reduce_max(t):
         reduced.append(t.tolist())
-        return torch.maximum(t, torch.full_like(t, 0.2)) if t.numel() == 1 else t
+        return torch.maximum(t, torch.full_like(t, 0.2)) if t.numel() == 1 else t  # a peer's
 
-    bridge = ft.create_bridge("required", client=client, warmup_iters=0,
+    bridge = ft.create_bridge("required", client=client, warmup_iters=0, clock=clock,
                               timeouts_from_stats=True, reduce_max=reduce_max)
-    run_steps(bridge, 16)
+    run_steps(bridge, 15, clock=clock, step_s=0.05)
+    run_steps(bridge, 1, clock=clock, step_s=0.125)  # this rank's longest step
     assert bridge.on_report() is True
+    assert reduced[-1] == [0.125]  # the longest step this rank measured on the injected clock
     # NVRx's own calculation did not pick `step` (the statistics own it)
     assert not [c for c in client.calls if c[0] == "calc"]
     pushed = [c for c in client.calls if c[0] == "load"][-1][1]["current_timeouts"]["section"]

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from _clock import FakeClock
 from _multirank import run_ranks
 from sim.simcuda import gpu_sleep
 from straggler import Detector
@@ -162,22 +163,31 @@ def test_straggler_disable_env_makes_it_a_quiet_no_op(monkeypatch, caplog):
     m.shutdown()
 
 
-def _loop(manager, step, iterations, slow=False, step_s=0.005):
+def _loop(manager, step, iterations, slow=False, step_s=0.005, clock=None):
+    """Run `iterations` steps of `step_s` (3x with `slow`); with a fake `clock`, the manager's
+    schedule sees that time pass whatever the step really takes."""
     stops = []
     for it in range(iterations):
         step(step_s * (3 if slow else 1))
+        if clock is not None:
+            clock.advance(step_s * (3 if slow else 1))
         if manager.check_stragglers(it):
             stops.append(it)
     return stops
 
 
+def _untimed_work(seconds: float) -> None:
+    """A train step whose duration only the fake clock sees (the schedule's time)."""
+
+
 def test_single_rank_loop_reports_with_megatron_and_nvrx_lines(caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
-    m = StragglerDetectionManager()
+    clock = FakeClock()  # the schedule's time; the steps' simulated GPU work is timed for real
+    m = StragglerDetectionManager(clock=clock)
     m.initialize(_config(enable_controller=False))
     step = m.wrap_train_step(gpu_sleep)
     assert isinstance(step, TrainStep) and step.is_wrapped
-    assert _loop(m, step, 60) == []
+    assert _loop(m, step, 60, clock=clock) == []
     m.shutdown()
     assert m.last_report is not None
     text = caplog.text
@@ -189,11 +199,13 @@ def test_single_rank_loop_reports_with_megatron_and_nvrx_lines(caplog):
 
 def test_calling_the_original_step_warns_that_nothing_was_captured(caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
-    m = StragglerDetectionManager()
+    clock = FakeClock()
+    m = StragglerDetectionManager(clock=clock)
     m.initialize(_config(enable_controller=False))
-    m.wrap_train_step(time.sleep)  # the Megatron-Bridge bug: the wrapper is dropped ...
-    for it in range(40):
-        time.sleep(0.005)  # ... and the original is called
+    m.wrap_train_step(_untimed_work)  # the Megatron-Bridge bug: the wrapper is dropped ...
+    for it in range(40):  # 0.4 s on the clock: the report (0.2 s) is due at iteration 20
+        _untimed_work(0.01)  # ... and the original is called
+        clock.advance(0.01)
         m.check_stragglers(it)
     m.shutdown()
     assert "no train step was timed since the last report" in caplog.text
@@ -201,9 +213,10 @@ def test_calling_the_original_step_warns_that_nothing_was_captured(caplog):
 
 
 def test_internal_failure_switches_detection_off_and_training_goes_on(monkeypatch, caplog):
-    m = StragglerDetectionManager()
+    clock = FakeClock()
+    m = StragglerDetectionManager(clock=clock)
     m.initialize(_config(enable_controller=False, report_time_interval=0.05))
-    step = m.wrap_train_step(lambda s: time.sleep(0.005) or s * 2)
+    step = m.wrap_train_step(lambda s: clock.advance(0.005) or s * 2)
 
     def broken():
         raise RuntimeError("boom")
@@ -232,15 +245,17 @@ def _post(port: int, path: str, payload=None) -> dict:
 
 def test_interval_change_through_the_controller_sets_the_report_cadence():
     # The ranks meet every control_poll_s to hear the controller, however long the interval.
-    m = StragglerDetectionManager(control_poll_s=0.1)
+    clock = FakeClock()
+    m = StragglerDetectionManager(control_poll_s=0.1, clock=clock)
     m.initialize(_config(report_time_interval=3600.0))  # no report within this test ...
-    step = m.wrap_train_step(time.sleep)
-    _loop(m, step, 40)
+    step = m.wrap_train_step(_untimed_work)
+    _loop(m, step, 40, clock=clock)
     assert m.last_report is None
     # ... until now: the shortest interval the controller accepts (MIN_REPORT_INTERVAL_S)
     _post(m.controller.address[1], "/", {"report_time_interval": MIN_REPORT_INTERVAL_S})
-    for it in range(40, 1000):  # >= 5 s of 5 ms steps; the report comes after about 1 s
+    for it in range(40, 1000):  # 5 s of 5 ms steps; the report comes after about 1 s
         step(0.005)
+        clock.advance(0.005)
         m.check_stragglers(it)
         if m.last_report is not None:
             break
@@ -252,14 +267,15 @@ def test_interval_change_through_the_controller_sets_the_report_cadence():
 
 
 def test_disabled_on_startup_times_nothing_until_switched_on():
-    m = StragglerDetectionManager()
+    clock = FakeClock()
+    m = StragglerDetectionManager(clock=clock)
     m.initialize(_config(report_time_interval=0.05, disable_straggler_on_startup=True))
-    step = m.wrap_train_step(time.sleep)
+    step = m.wrap_train_step(_untimed_work)
     assert not m.timing and m.controller.status()["state"]["enabled"] is False
-    _loop(m, step, 40)
+    _loop(m, step, 40, clock=clock)
     assert m.last_report is None and step.calls_timed == 0
     assert _post(m.controller.address[1], "/toggle")["pending"]["enabled"] is True
-    _loop(m, step, 80)
+    _loop(m, step, 80, clock=clock)
     assert m.timing and m.state.enabled
     assert m.last_report is not None  # reports start once it is on
     m.shutdown()
