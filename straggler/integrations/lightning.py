@@ -21,8 +21,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from .._checks import check_bool, check_fraction, check_int, check_seconds
 from . import _common
+from .callback_options import DEFAULT_LOGGER_NAME, CallbackOptions, scores_to_print
 
 try:
     import lightning.pytorch as _pl
@@ -97,64 +97,45 @@ class StragglerDetectionCallback(_pl.Callback):
                  gpu_relative_perf_threshold: float = 0.7,
                  gpu_individual_perf_threshold: float = 0.7, stop_if_detected: bool = False,
                  enable_ptl_logging: bool = False, profiling_interval: int = 1,
-                 logger_name: str | None = "nemo_logger.StragglerDetectionCallback", *,
+                 logger_name: str | None = DEFAULT_LOGGER_NAME, *,
                  num_gpu_perf_scores_to_log: int | None = None, exit_code: int | None = 1,
                  node_name: str | None = None, process_group: Any = None,
                  sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S,
                  ft_sections: str = "auto", ft_options: dict | None = None,
                  ft_autoresume: bool = False) -> None:
-        check_seconds("report_time_interval", report_time_interval, allow_zero=True)
-        self.calc_relative_gpu_perf = check_bool("calc_relative_gpu_perf",
-                                                 calc_relative_gpu_perf)
-        self.calc_individual_gpu_perf = check_bool("calc_individual_gpu_perf",
-                                                   calc_individual_gpu_perf)
-        if not (calc_relative_gpu_perf or calc_individual_gpu_perf):
-            raise ValueError("No straggler performance scores specified: "
-                             "`calc_relative_gpu_perf=False` and `calc_individual_gpu_perf=False`;"
-                             " set at least one to True")
-        num = check_int("num_gpu_perf_scores_to_print", num_gpu_perf_scores_to_print, 0)
-        if num_gpu_perf_scores_to_log is not None:
-            alias = check_int("num_gpu_perf_scores_to_log", num_gpu_perf_scores_to_log, 0)
-            if num_gpu_perf_scores_to_print not in (5, alias):
-                raise ValueError(f"`num_gpu_perf_scores_to_log={alias!r}` and "
-                                 f"`num_gpu_perf_scores_to_print={num!r}` disagree; give one")
-            num = alias
-        self.report_time_interval = float(report_time_interval)
-        self.num_gpu_perf_scores_to_print = num
-        self.gpu_relative_perf_threshold = check_fraction(
-            "gpu_relative_perf_threshold", gpu_relative_perf_threshold, allow_zero=True)
-        self.gpu_individual_perf_threshold = check_fraction(
-            "gpu_individual_perf_threshold", gpu_individual_perf_threshold, allow_zero=True)
-        self.stop_if_detected = check_bool("stop_if_detected", stop_if_detected)
-        self.enable_ptl_logging = check_bool("enable_ptl_logging", enable_ptl_logging)
-        self.profiling_interval = check_int("profiling_interval", profiling_interval)
-        if logger_name is not None and not isinstance(logger_name, str):
-            raise ValueError(f"`logger_name={logger_name!r}` must be a string or None")
-        self.logger_name = logger_name
-        if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)
-                                      or not 0 <= exit_code <= 255):
-            raise ValueError(f"`exit_code={exit_code!r}` must be an integer in 0..255 or None")
-        self.exit_code = exit_code
-        if node_name is not None and (not isinstance(node_name, str) or not node_name):
-            raise ValueError(f"`node_name={node_name!r}` must be a non-empty string or None")
-        self.node_name = node_name
-        self.process_group = process_group
-        self.sync_timeout_s = check_seconds("sync_timeout_s", sync_timeout_s)
-        from .ft import FT_SECTIONS_MODES
-
-        if ft_sections not in FT_SECTIONS_MODES:
-            raise ValueError(f"`ft_sections={ft_sections!r}` must be one of "
-                             f"{list(FT_SECTIONS_MODES)}")
-        if ft_options is not None and not isinstance(ft_options, dict):
-            raise ValueError(f"`ft_options={ft_options!r}` must be a dict or None")
-        self.ft_sections = ft_sections
-        self.ft_options = ft_options
-        self.ft_autoresume = check_bool("ft_autoresume", ft_autoresume)
-
-        self.logger = logging.getLogger(logger_name)
-        self.scores_to_compute = ((["relative_perf_scores"] if calc_relative_gpu_perf else [])
-                                  + (["individual_perf_scores"] if calc_individual_gpu_perf
-                                     else []))
+        opts = CallbackOptions(
+            report_time_interval=report_time_interval,
+            calc_relative_gpu_perf=calc_relative_gpu_perf,
+            calc_individual_gpu_perf=calc_individual_gpu_perf,
+            num_gpu_perf_scores_to_print=scores_to_print(num_gpu_perf_scores_to_print,
+                                                         num_gpu_perf_scores_to_log),
+            gpu_relative_perf_threshold=gpu_relative_perf_threshold,
+            gpu_individual_perf_threshold=gpu_individual_perf_threshold,
+            stop_if_detected=stop_if_detected, enable_ptl_logging=enable_ptl_logging,
+            profiling_interval=profiling_interval, logger_name=logger_name, exit_code=exit_code,
+            node_name=node_name, process_group=process_group, sync_timeout_s=sync_timeout_s,
+            ft_sections=ft_sections, ft_options=ft_options, ft_autoresume=ft_autoresume)
+        self.options = opts
+        # NVRx's attribute names, read by users and by the hooks below.
+        self.report_time_interval = opts.report_time_interval
+        self.calc_relative_gpu_perf = opts.calc_relative_gpu_perf
+        self.calc_individual_gpu_perf = opts.calc_individual_gpu_perf
+        self.num_gpu_perf_scores_to_print = opts.num_gpu_perf_scores_to_print
+        self.gpu_relative_perf_threshold = opts.gpu_relative_perf_threshold
+        self.gpu_individual_perf_threshold = opts.gpu_individual_perf_threshold
+        self.stop_if_detected = opts.stop_if_detected
+        self.enable_ptl_logging = opts.enable_ptl_logging
+        self.profiling_interval = opts.profiling_interval
+        self.logger_name = opts.logger_name
+        self.exit_code = opts.exit_code
+        self.node_name = opts.node_name
+        self.process_group = opts.process_group
+        self.sync_timeout_s = opts.sync_timeout_s
+        self.ft_sections = opts.ft_sections
+        self.ft_options = opts.ft_options
+        self.ft_autoresume = opts.ft_autoresume
+        self.scores_to_compute = opts.scores_to_compute
+        self.logger = logging.getLogger(opts.logger_name)
         self._initialized = False
         self._failed = False
         self._section: str | None = None  # the wrapped training_step's section name
@@ -344,20 +325,7 @@ class StragglerDetectionCallback(_pl.Callback):
         self.logger.error("Detected stragglers. Terminating training...")
         self.stopped = True
         trainer.should_stop = True
-        callback = getattr(trainer, "checkpoint_callback", None)
-        dirpath = getattr(callback, "dirpath", None)
-        if callback is not None and dirpath:
-            name = getattr(callback, "CHECKPOINT_NAME_LAST", "last")
-            ext = getattr(callback, "FILE_EXTENSION", ".ckpt")
-            path = os.path.join(dirpath, f"{name}{ext}")
-            try:
-                trainer.save_checkpoint(path)  # collective: every rank calls it
-                self.logger.info("straggler detection: saved checkpoint %s", path)
-            except Exception:
-                self.logger.exception("straggler detection: saving %s failed", path)
-        elif callback is not None:
-            self.logger.warning("straggler detection: %s has no dirpath; no checkpoint saved",
-                                type(callback).__name__)
+        _save_last_checkpoint(trainer, self.logger)
         from straggler import Detector
 
         bridge = Detector.ft_bridge()
@@ -375,3 +343,24 @@ class StragglerDetectionCallback(_pl.Callback):
             _internal_log.exception("straggler: %s; straggler detection is off on this rank and "
                                     "training goes on", what)
         self._failed = True
+
+
+def _save_last_checkpoint(trainer: Any, logger: logging.Logger) -> None:
+    """``last.ckpt`` through the trainer's checkpoint callback, if it has one with a folder.
+
+    Collective: every rank calls it. A failure is logged; the stop goes on.
+    """
+    callback = getattr(trainer, "checkpoint_callback", None)
+    dirpath = getattr(callback, "dirpath", None)
+    if callback is not None and dirpath:
+        name = getattr(callback, "CHECKPOINT_NAME_LAST", "last")
+        ext = getattr(callback, "FILE_EXTENSION", ".ckpt")
+        path = os.path.join(dirpath, f"{name}{ext}")
+        try:
+            trainer.save_checkpoint(path)
+            logger.info("straggler detection: saved checkpoint %s", path)
+        except Exception:
+            logger.exception("straggler detection: saving %s failed", path)
+    elif callback is not None:
+        logger.warning("straggler detection: %s has no dirpath; no checkpoint saved",
+                       type(callback).__name__)
