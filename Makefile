@@ -8,7 +8,7 @@ LOCK   := flock build/.install.lock
 CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h csrc/*/*.cu csrc/*/*.ptx cmake/*.cmake)
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
-.PHONY: all install sim test lint demo bench gpu-check clean
+.PHONY: all install sim cpp-test cpp-test-bins test lint demo bench gpu-check clean
 
 all: install sim
 
@@ -55,7 +55,50 @@ $(SIMDIR)/libnvidia-ml.so.1: tests/sim/sim_nvml.cpp csrc/driver/nvml.h $(wildcar
 
 sim: $(SIM_LIBS)
 
-test: install sim
+# The timer engine's C++ unit tests (tests/cpp/, doctest from third_party/) against a fake
+# backend: no driver, no simulator, no Python. Built three ways, each run: plain, under
+# ThreadSanitizer, and under AddressSanitizer + UBSan. Objects are kept per build in
+# build/cpp-test/, so a rerun rebuilds only what changed.
+CPP_TEST_DIR     := build/cpp-test
+CPP_TEST_BUILDS  := plain tsan asan
+CPP_TEST_SOURCES := $(wildcard tests/cpp/*.cpp) $(wildcard csrc/timing/*.cpp) \
+                    csrc/driver/cuda_driver.cpp
+CPP_TEST_HEADERS := $(wildcard tests/cpp/*.h csrc/timing/*.h csrc/driver/*.h) \
+                    third_party/doctest/doctest.h
+CPP_TEST_CXX     := g++ -std=c++17 -Wall -Wextra -Werror -pthread -Icsrc -Itests/cpp \
+                    -isystem third_party
+CPP_TEST_SAN_plain :=
+CPP_TEST_SAN_tsan  := -fsanitize=thread
+CPP_TEST_SAN_asan  := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                      -fno-omit-frame-pointer
+CPP_TEST_OPT := -O1 -g1
+$(CPP_TEST_DIR)/plain/%.o: CPP_TEST_OPT := -O2 -g1
+
+define cpp_test_build
+$(CPP_TEST_DIR)/$(1)/%.o: %.cpp $(CPP_TEST_HEADERS)
+	@mkdir -p $$(dir $$@)
+	$(CPP_TEST_CXX) $(CPP_TEST_SAN_$(1)) $$(CPP_TEST_OPT) -c -o $$@ $$<
+
+# doctest's runner, the slowest file to compile and never hot: unoptimised.
+$(CPP_TEST_DIR)/$(1)/tests/cpp/main.o: CPP_TEST_OPT := -O0
+
+$(CPP_TEST_DIR)/$(1)/engine_tests: $(patsubst %.cpp,$(CPP_TEST_DIR)/$(1)/%.o,$(CPP_TEST_SOURCES))
+	$(CPP_TEST_CXX) $(CPP_TEST_SAN_$(1)) -o $$@ $$^ -ldl
+endef
+$(foreach b,$(CPP_TEST_BUILDS),$(eval $(call cpp_test_build,$(b))))
+
+cpp-test-bins: $(foreach b,$(CPP_TEST_BUILDS),$(CPP_TEST_DIR)/$(b)/engine_tests)
+
+cpp-test:
+	@$(MAKE) --no-print-directory -j2 cpp-test-bins
+	@set -e; for b in $(CPP_TEST_BUILDS); do \
+	    echo "== C++ engine tests ($$b)"; \
+	    TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1 $(CPP_TEST_DIR)/$$b/engine_tests --no-version=true \
+	    | grep -v '^\[doctest\] run with'; \
+	done
+
+test: install sim cpp-test
 	$(PY) -m pytest
 
 # The gate: ruff (bug-finding rules), mypy on the package, the C++ style, and the `_core` stub

@@ -28,7 +28,8 @@ class TimingBackend {
 
   // "cuda" or "host" (TimerEngine.backend); a fake names itself.
   [[nodiscard]] virtual const char* name() const noexcept = 0;
-  // True if a mark is complete when recorded (host clock): pairs are stored at stop().
+  // True if a mark is complete when recorded and owns nothing (host clock): pairs are stored at
+  // stop(), and the engine drops their marks without release().
   [[nodiscard]] virtual bool synchronous() const noexcept = 0;
   // Makes the backend usable from the calling thread (CUDA: its primary context current).
   virtual void bind_thread() = 0;
