@@ -105,7 +105,7 @@ test: install sim cpp-test
 # against the built module. Configuration: pyproject.toml, .clang-format, .clang-format-ignore,
 # tools/stubtest_allowlist.txt.
 CXX_STYLE_SOURCES := $(wildcard csrc/*/*.cpp csrc/*/*.h csrc/*/*.cu tests/sim/*.cpp \
-                     tests/sim/*.c tests/sim/*.h)
+                     tests/sim/*.c tests/sim/*.h tests/cpp/*.cpp tests/cpp/*.h)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -214,8 +214,7 @@ long long BusyTime::op_begin(std::uintptr_t stream, std::uint64_t thread) {
   return new_slot(stream);  // the GPU is idle (or the chain restarts): resume mark
 }
 
-void BusyTime::op_end(long long token, int op_timer, std::uintptr_t stream,
-                      std::uint64_t thread) {
+void BusyTime::op_end(long long token, int op_timer, std::uintptr_t stream, std::uint64_t thread) {
   int start = static_cast<int>(token);
   if (token >= static_cast<long long>(slots_.size()) ||
       slots_[static_cast<std::size_t>(start)].refs <= 0) {

@@ -23,8 +23,7 @@ struct StragglerEngineApi {
   // A collective ended on `stream`: its time is excluded from every segment.
   int (*comm_end)(void* engine, uintptr_t stream, char* err, size_t errlen);
   // The id of timer `name` (created on first use).
-  int (*timer_id)(void* engine, const char* name, size_t len, int* id, char* err,
-                  size_t errlen);
+  int (*timer_id)(void* engine, const char* name, size_t len, int* id, char* err, size_t errlen);
   // Busy scopes open in the engine (0: no section is being timed, ops need not be reported).
   int (*open_scopes)(void* engine);
 };

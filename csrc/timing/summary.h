@@ -8,7 +8,7 @@ namespace straggler {
 
 // Statistics columns, in this order, durations in milliseconds.
 enum SummaryColumn : int { kMin = 0, kMax, kMed, kAvg, kStd, kNum, kTotal, kNumColumns };
-inline constexpr const char* kSummaryColumns[kNumColumns] = {"MIN", "MAX", "MED", "AVG",
+inline constexpr const char* kSummaryColumns[kNumColumns] = {"MIN", "MAX", "MED",  "AVG",
                                                              "STD", "NUM", "TOTAL"};
 
 // One row per timer with at least one sample: values is rows x kNumColumns, row-major.

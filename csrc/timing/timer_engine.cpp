@@ -322,9 +322,8 @@ void TimerEngine::reset() {
   if (open_.size() <= kMaxIdleThreadSlots) return;
   const std::uint64_t caller = thread_serial();
   for (auto it = open_.begin(); it != open_.end();) {
-    const bool any = it->first == caller ||
-                     std::any_of(it->second.begin(), it->second.end(),
-                                 [](const Open& o) { return o.active; });
+    const bool any = it->first == caller || std::any_of(it->second.begin(), it->second.end(),
+                                                        [](const Open& o) { return o.active; });
     it = any ? std::next(it) : open_.erase(it);
   }
 }
