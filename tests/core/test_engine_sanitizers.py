@@ -1,7 +1,8 @@
 """The engine's C++ under ThreadSanitizer: several threads on one engine, with injected errors.
 
-tests/sim/engine_stress.cpp drives the engine (csrc/timing/*.cpp) directly (no Python, so the threads
-really run at once), against the simulated driver; both are built here with -fsanitize=thread.
+tests/sim/engine_stress.cpp drives the engine (csrc/timing/*.cpp) directly (no Python, so the
+threads really run at once), against the simulated driver; both are built here with
+-fsanitize=thread. (tests/cpp/ runs the engine's unit tests under it too, on a fake backend.)
 A data race, a deadlock or an exception escaping a thread fails the test.
 """
 
