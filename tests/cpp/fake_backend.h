@@ -8,9 +8,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "timing/timing_backend.h"
 
@@ -62,8 +64,9 @@ class FakeBackend final : public straggler::TimingBackend {
     return synchronous_ || state_locked(mark).done;
   }
 
-  // The GPU finishes the work before `mark`.
+  // The GPU finishes the work before `mark` (after the wait hook, if any, ran).
   void wait(const straggler::Mark& mark) override {
+    if (on_wait_) on_wait_();  // set before the engine runs, so read without the lock
     std::lock_guard<std::mutex> lock(mu_);
     maybe_fail_locked(Op::kWait, "wait");
     if (marks_.count(mark.host_ns) == 1) complete_locked(mark.host_ns);  // else freed meanwhile
@@ -102,6 +105,8 @@ class FakeBackend final : public straggler::TimingBackend {
     std::lock_guard<std::mutex> lock(mu_);
     fail_[op] = times;
   }
+  // Runs at the start of every wait(), while flush() waits without the engine's lock.
+  void set_wait_hook(std::function<void()> hook) { on_wait_ = std::move(hook); }
   // The id the next record() returns.
   std::int64_t next_id() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -165,6 +170,7 @@ class FakeBackend final : public straggler::TimingBackend {
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, State> marks_;
   std::map<Op, int> fail_;
+  std::function<void()> on_wait_;
   int recorded_ = 0, released_ = 0, discarded_ = 0, waits_ = 0, closes_ = 0, bad_frees_ = 0;
 };
 

@@ -120,3 +120,30 @@ TEST_CASE("close() never throws: it logs a harvest failure and frees every mark"
   CHECK(rig.fake->bad_frees() == 0);
   CHECK(e.durations(t).size() == 1);  // what was stored is kept
 }
+
+TEST_CASE("a pair dropped while flush() waits keeps its marks until the wait is over") {
+  Rig rig;
+  auto& e = *rig.engine;
+  const int t = e.timer_id("t");
+  complete_pairs(rig, t, 2);
+  int discarded_during_wait = -1;
+  bool reported = false;
+  rig.fake->set_wait_hook([&] {
+    if (discarded_during_wait >= 0) return;
+    rig.fake->fail(Op::kElapsed);
+    try {
+      e.harvest();  // another caller, while flush() waits without the engine's lock
+    } catch (const CudaError&) {
+      reported = true;
+    }
+    discarded_during_wait = rig.fake->discarded();
+  });
+  e.flush();
+  CHECK(reported);
+  CHECK(discarded_during_wait == 0);  // flush() may still wait on those marks
+  CHECK(rig.fake->discarded() == 2);  // destroyed once the wait is over
+  CHECK(e.pending() == 0);
+  CHECK(e.durations(t).size() == 1);
+  CHECK(rig.fake->live() == 0);
+  CHECK(rig.fake->bad_frees() == 0);
+}
