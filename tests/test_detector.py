@@ -121,8 +121,8 @@ def test_a_rank_says_why_it_has_no_gpu_timers(monkeypatch):
         def close(self):
             pass
 
-    core._engine_tried, core.engine = True, HostEngine()
-    monkeypatch.setattr(DetectorCore, "_cuda_status", staticmethod(lambda: "no driver here"))
+    core.gpu.use_engine(HostEngine())
+    core.gpu.cuda_status = lambda: "no driver here"
     with Detector.detection_section("gpu"):
         pass
     assert core.no_gpu_timers_reason() == "no usable CUDA device: no driver here"
@@ -262,7 +262,7 @@ def test_internal_error_is_logged_once_and_disables(caplog, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("collective failed")
 
-    monkeypatch.setattr(core.reporter, "generate_report", broken)
+    monkeypatch.setattr(core.cycle.reporter, "generate_report", broken)
     with Detector.detection_section("s", profile_cuda=False):
         pass
     with caplog.at_level(logging.ERROR, logger="straggler"):
@@ -298,7 +298,7 @@ class _BrokenEngine:
 def test_engine_failure_inside_a_section_never_reaches_the_loop(caplog):
     Detector.initialize()
     core = Detector.core()
-    core.engine, core._engine_tried = _BrokenEngine(), True
+    core.gpu.use_engine(_BrokenEngine())
     with caplog.at_level(logging.ERROR, logger="straggler"):
         for _ in range(3):
             with Detector.detection_section("s"):
@@ -316,7 +316,7 @@ def test_hooks_run_before_timers_start_and_after_they_stop():
     Detector.initialize(profiling_interval=2)
     core = Detector.core()
     events = []
-    core.engine, core._engine_tried = RecordingEngine(events), True
+    core.gpu.use_engine(RecordingEngine(events))
     Detector.add_section_hook(RecordingHook(events))
     for _ in range(2):
         with Detector.detection_section("step"):
@@ -331,11 +331,10 @@ def test_no_gpu_timing_while_a_cuda_graph_is_captured():
     Detector.initialize()
     core = Detector.core()
     events = []
-    core.engine, core._engine_tried = RecordingEngine(events), True
-    core.stream = lambda: -1  # what the stream getter says while the stream is capturing
+    core.gpu.use_engine(RecordingEngine(events), stream=lambda: -1)  # a CUDA graph is captured
     with Detector.detection_section("step"):
         pass
-    core.stream = lambda: 5
+    core.gpu.stream = lambda: 5
     with Detector.detection_section("step"):
         pass
     assert events == [("start", 7, 5), ("stop", 7, 5)] and core.enabled

@@ -100,9 +100,9 @@ def test_unused_names_expire_and_the_registries_follow_the_names_in_use():
             pass
         Detector.generate_report()
     assert list(core.sections) == ["step"]
-    reporter = core.reporter
+    reporter = core.cycle.reporter
     assert reporter.registry_rebuilds >= 1 and list(reporter._section_ids) == ["step"]
-    assert core.policy.metrics_tracked <= 2
+    assert core.options.policy.metrics_tracked <= 2
     # A context held across expiry is registered again when entered.
     held = Detector.detection_section("held", profile_cuda=False)
     with held:
