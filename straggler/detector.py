@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._checks import check_bool, check_roles
 from .analysis.statistics import Statistic
@@ -38,6 +38,9 @@ from .timing.gpu import GpuTiming
 from .timing.registry import SectionRegistry, host_summaries
 from .timing.sections import NULL_CONTEXT, NullContext, Section, SectionContext, SectionHook, \
     SectionKind
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Detector", "DetectorCore", "DetectorOptions", "TelemetryProvider"]
 
@@ -52,9 +55,12 @@ def disabled_by_env() -> bool:
 class TelemetryProvider(Protocol):
     """Contributes a fixed-length vector of telemetry values to every report (e.g. NVML)."""
 
-    fields: Sequence[str]  # names of the values, fixed for the provider's lifetime
+    @property
+    def fields(self) -> Sequence[str]:
+        """Names of the values, fixed for the provider's lifetime."""
+        ...
 
-    def sample(self) -> Sequence[float]:
+    def sample(self) -> ArrayLike:
         """The window's values: len(fields) floats, NaN where unknown."""
         ...
 
@@ -93,7 +99,7 @@ class DetectorCore:
             name_ttl_reports=opts.name_ttl_reports, fail=life.fail, warn_once=life.warn_once)
         self.sections: dict[str, Section] = self.registry.sections  # the same dict, for readers
         self.hooks: list[SectionHook] = self.registry.hooks  # the same list, for readers
-        self.wrapper = CallableWrapper(lambda name, cuda: self.registry.section(name, cuda))
+        self.wrapper = CallableWrapper(self.registry.section)
         self.telemetry: TelemetryProvider | None = None
         self.ft_bridge: Any = None
         try:
@@ -267,13 +273,22 @@ class DetectorCore:
             ("callables", self.wrapper.restore),
             ("capture", self.gpu.close_capture),
             ("engine", self.gpu.close_engine),
-            ("telemetry", lambda: self.telemetry is not None and self.telemetry.close()),
-            ("ft bridge", lambda: callable(getattr(self.ft_bridge, "close", None))
-             and self.ft_bridge.close()),
-            ("comm", lambda: self.lifecycle.comm is not None and self.lifecycle.comm.close()),
-            ("observers", lambda: self.observers is not None and self.observers.close()),
+            ("telemetry", _closer(self.telemetry)),
+            ("ft bridge", _closer(self.ft_bridge)),
+            ("comm", _closer(self.lifecycle.comm)),
+            ("observers", _closer(self.observers)),
             ("hooks", self.hooks.clear),
         ]
+
+
+def _closer(part: Any) -> Callable[[], None]:
+    """A closing step for `part`: its ``close()``, or nothing (not built, or nothing to close).
+    """
+    def close() -> None:
+        if callable(getattr(part, "close", None)):
+            part.close()
+
+    return close
 
 
 class Detector:
@@ -385,7 +400,7 @@ class Detector:
         `kind="communication"` marks a section of collectives: never timed or scored.
         """
         try:  # every step after the first: one lookup, no further call
-            s = cls._core.sections[name]  # type: ignore[index]  # None: KeyError, below
+            s = cls._core.sections[name]  # type: ignore[union-attr,index]  # None: below
             if kind is s.kind:
                 if profile_cuda is True:
                     return s.gpu_ctx

@@ -11,6 +11,7 @@ its communicator at once, so that the peers' pending collective fails now instea
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -74,10 +75,8 @@ class Lifecycle:
         self.done = True
         comm = self.comm
         if comm is not None and not self.forked:
-            try:
+            with contextlib.suppress(Exception):  # best effort: we are leaving anyway
                 comm.close()
-            except Exception:  # noqa: BLE001 - best effort
-                pass
 
     def forget_after_fork(self, native: Iterable[Any]) -> None:
         """In a forked child: inert; the `native` objects are kept, never stopped."""

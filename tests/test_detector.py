@@ -219,9 +219,9 @@ def test_nested_and_recursive_entries_are_timed_once():
                 recurse(n - 1)
 
     recurse(4)
-    with Detector.detection_section("outer", profile_cuda=False):
-        with Detector.detection_section("outer", profile_cuda=False):
-            time.sleep(0.01)
+    outer = Detector.detection_section("outer", profile_cuda=False)
+    with outer, outer:  # the same section entered twice: timed once, the outer span
+        time.sleep(0.01)
     report = Detector.generate_report()
     assert _num(report, "rec") == 1 and _num(report, "outer") == 1
     assert report.local_section_summaries["outer"][Statistic.MIN] >= 9.0  # ms, the outer span
@@ -230,9 +230,8 @@ def test_nested_and_recursive_entries_are_timed_once():
 def test_body_exceptions_propagate_untouched_and_are_not_timed():
     Detector.initialize()
     err = KeyError("mine")
-    with pytest.raises(KeyError) as info:
-        with Detector.detection_section("s", profile_cuda=False):
-            raise err
+    with pytest.raises(KeyError) as info, Detector.detection_section("s", profile_cuda=False):
+        raise err
     assert info.value is err
     with Detector.detection_section("s", profile_cuda=False):
         pass
@@ -319,9 +318,9 @@ def test_hooks_run_before_timers_start_and_after_they_stop():
     core.gpu.use_engine(RecordingEngine(events))
     Detector.add_section_hook(RecordingHook(events))
     for _ in range(2):
-        with Detector.detection_section("step"):
-            with Detector.detection_section("step"):  # nested: no second hook call
-                events.append(("body",))
+        step = Detector.detection_section("step")
+        with step, step:  # nested: no second hook call
+            events.append(("body",))
     assert events == [("enter", "step"), ("start", 7, 0), ("body",), ("stop", 7, 0),
                       ("exit", "step"),
                       ("enter", "step"), ("body",), ("exit", "step")]  # 2nd: not profiled
@@ -351,9 +350,9 @@ def test_a_failing_hook_is_dropped_without_disabling_detection(caplog):
 
     Detector.initialize()
     Detector.add_section_hook(Bad())
-    with caplog.at_level(logging.ERROR, logger="straggler"):
-        with Detector.detection_section("s", profile_cuda=False):
-            pass
+    with caplog.at_level(logging.ERROR, logger="straggler"), \
+            Detector.detection_section("s", profile_cuda=False):
+        pass
     assert Detector.core().enabled and not Detector.core().hooks
     with pytest.raises(ValueError, match="hook"):
         Detector.add_section_hook(object())
