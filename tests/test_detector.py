@@ -449,3 +449,53 @@ def test_core_lifetimes_are_independent():
     assert "s" not in b.sections
     a.close()
     b.close()
+
+
+def test_options_are_checked_once_into_one_object():
+    from straggler.detector_options import DetectorOptions
+    from straggler.integrations.ft import FTOptions
+
+    opts = DetectorOptions(scores_to_compute="all", node_name=None, report_time_interval=0,
+                           ft_options={"warmup_iters": 0}, telemetry=False)
+    assert opts.scores_to_compute == ["relative_perf_scores", "individual_perf_scores"]
+    assert isinstance(opts.node_name, str) and opts.node_name
+    assert opts.report_time_interval == 0.0 and opts.ft_options == FTOptions(warmup_iters=0)
+    assert not opts.telemetry.enabled and opts.gpu_interval == opts.gpu_sample_interval
+    assert DetectorOptions(per_op_capture=True).gpu_interval == 1
+    core = DetectorCore(opts)
+    assert core.options is opts
+    core.close()
+    with pytest.raises(ValueError, match="pass one or the other"):
+        DetectorCore(opts, node_name="x")
+
+
+@pytest.mark.parametrize("ft_options, message", [
+    (3, r"^`ft_options=3` must be a FTOptions, a dict or None$"),
+    ({"no_such_field": 1}, r"^`ft_options=\{'no_such_field': 1\}` has unknown keys"),
+    ({"warmup_iters": -1}, r"^`warmup_iters=-1` must be a non-negative integer$"),
+])
+def test_bad_ft_options_are_named_and_leave_detector_uninitialized(ft_options, message):
+    with pytest.raises(ValueError, match=message):
+        Detector.initialize(ft_options=ft_options)
+    assert Detector.core() is None
+
+
+@pytest.mark.parametrize("form", ["object", "dict"])
+def test_ft_options_reach_the_bridge_as_one_ftoptions(monkeypatch, form):
+    import straggler.integrations.ft as ft
+
+    given = []
+
+    def create_bridge(mode, options):  # records what the detector hands the FT integration
+        given.append((mode, options))
+
+    monkeypatch.setattr(ft, "create_bridge", create_bridge)
+    fields = {"step_section": "step", "warmup_iters": 0}
+    Detector.initialize(ft_sections="auto", telemetry=False,
+                        ft_options=ft.FTOptions(**fields) if form == "object" else fields)
+    ((mode, options),) = given
+    assert mode == "auto" and isinstance(options, ft.FTOptions)
+    assert (options.step_section, options.warmup_iters) == ("step", 0)
+    # One process reports on every iteration of the job: FT timeouts are learned through the
+    # detector's communicator.
+    assert options.calc_timeouts and callable(options.reduce_max)
