@@ -18,13 +18,10 @@ from _fakes import RecordingEngine, RecordingHook
 
 from straggler import Detector, Statistic
 from straggler.timing.gpu import stream_getter
-from straggler.timing.sections import (SectionContext, _GpuCaptureContext, _GpuContext,
-                                _HostContext)
+from straggler.timing.sections import (NO_GPU, UNRESOLVED, SectionContext, SectionKind,
+                                       _GpuCaptureContext, _GpuContext, _HostContext)
 
 pytestmark = pytest.mark.usefixtures("clean_detector")
-
-
-
 
 
 def _detector_with_engine(events, **kwargs):
@@ -478,3 +475,18 @@ def test_each_report_window_starts_with_a_gpu_sample():
                 pass
         Detector.generate_report()
     assert _pairs(events) == (3, 3)
+
+
+def test_timer_for_returns_the_id_and_the_section_stores_it():
+    events = []
+    core = _detector_with_engine(events)
+    assert core.gpu.timer_for("comm", SectionKind.COMMUNICATION) == NO_GPU
+    assert core.gpu.timer_for("step", SectionKind.COMPUTE) == 7  # RecordingEngine's id
+    assert "step" not in core.sections  # looking a timer up registers no section
+    ctx = Detector.detection_section("step")
+    section = core.sections["step"]
+    assert section.timer_id == UNRESOLVED  # resolved on the first profiled GPU entry
+    with ctx:
+        pass
+    assert section.timer_id == 7 and type(ctx) is _GpuContext
+    assert events == [("start", 7, 0), ("stop", 7, 0)]
