@@ -482,7 +482,7 @@ def test_bad_ft_options_are_named_and_leave_detector_uninitialized(ft_options, m
 
 @pytest.mark.parametrize("form", ["object", "dict"])
 def test_ft_options_reach_the_bridge_as_one_ftoptions(monkeypatch, form):
-    import straggler.integrations.ft as ft
+    from straggler.integrations import ft
 
     given = []
 
