@@ -10,6 +10,7 @@ makes `Detector.shutdown()` and everything else a no-op in the child. The parent
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import weakref
@@ -17,8 +18,8 @@ from typing import Any
 
 __all__ = ["track", "keep_forever"]
 
-_live: "weakref.WeakSet[Any]" = weakref.WeakSet()
-_kept: list = []  # objects leaked on purpose in a forked child
+_live: weakref.WeakSet[Any] = weakref.WeakSet()
+_kept: list[Any] = []  # objects leaked on purpose in a forked child
 
 
 def track(core: Any) -> None:
@@ -35,10 +36,8 @@ def keep_forever(obj: Any) -> None:
 
 def _after_fork_in_child() -> None:
     for core in list(_live):
-        try:
+        with contextlib.suppress(Exception):  # never fail a fork
             core.forget_after_fork()
-        except Exception:  # noqa: BLE001 - never fail a fork
-            pass
 
 
 if hasattr(os, "register_at_fork"):

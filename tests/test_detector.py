@@ -121,8 +121,8 @@ def test_a_rank_says_why_it_has_no_gpu_timers(monkeypatch):
         def close(self):
             pass
 
-    core._engine_tried, core.engine = True, HostEngine()
-    monkeypatch.setattr(DetectorCore, "_cuda_status", staticmethod(lambda: "no driver here"))
+    core.gpu.use_engine(HostEngine())
+    core.gpu.cuda_status = lambda: "no driver here"
     with Detector.detection_section("gpu"):
         pass
     assert core.no_gpu_timers_reason() == "no usable CUDA device: no driver here"
@@ -219,9 +219,9 @@ def test_nested_and_recursive_entries_are_timed_once():
                 recurse(n - 1)
 
     recurse(4)
-    with Detector.detection_section("outer", profile_cuda=False):
-        with Detector.detection_section("outer", profile_cuda=False):
-            time.sleep(0.01)
+    outer = Detector.detection_section("outer", profile_cuda=False)
+    with outer, outer:  # the same section entered twice: timed once, the outer span
+        time.sleep(0.01)
     report = Detector.generate_report()
     assert _num(report, "rec") == 1 and _num(report, "outer") == 1
     assert report.local_section_summaries["outer"][Statistic.MIN] >= 9.0  # ms, the outer span
@@ -230,9 +230,8 @@ def test_nested_and_recursive_entries_are_timed_once():
 def test_body_exceptions_propagate_untouched_and_are_not_timed():
     Detector.initialize()
     err = KeyError("mine")
-    with pytest.raises(KeyError) as info:
-        with Detector.detection_section("s", profile_cuda=False):
-            raise err
+    with pytest.raises(KeyError) as info, Detector.detection_section("s", profile_cuda=False):
+        raise err
     assert info.value is err
     with Detector.detection_section("s", profile_cuda=False):
         pass
@@ -262,7 +261,7 @@ def test_internal_error_is_logged_once_and_disables(caplog, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("collective failed")
 
-    monkeypatch.setattr(core.reporter, "generate_report", broken)
+    monkeypatch.setattr(core.cycle.reporter, "generate_report", broken)
     with Detector.detection_section("s", profile_cuda=False):
         pass
     with caplog.at_level(logging.ERROR, logger="straggler"):
@@ -298,7 +297,7 @@ class _BrokenEngine:
 def test_engine_failure_inside_a_section_never_reaches_the_loop(caplog):
     Detector.initialize()
     core = Detector.core()
-    core.engine, core._engine_tried = _BrokenEngine(), True
+    core.gpu.use_engine(_BrokenEngine())
     with caplog.at_level(logging.ERROR, logger="straggler"):
         for _ in range(3):
             with Detector.detection_section("s"):
@@ -316,12 +315,12 @@ def test_hooks_run_before_timers_start_and_after_they_stop():
     Detector.initialize(profiling_interval=2)
     core = Detector.core()
     events = []
-    core.engine, core._engine_tried = RecordingEngine(events), True
+    core.gpu.use_engine(RecordingEngine(events))
     Detector.add_section_hook(RecordingHook(events))
     for _ in range(2):
-        with Detector.detection_section("step"):
-            with Detector.detection_section("step"):  # nested: no second hook call
-                events.append(("body",))
+        step = Detector.detection_section("step")
+        with step, step:  # nested: no second hook call
+            events.append(("body",))
     assert events == [("enter", "step"), ("start", 7, 0), ("body",), ("stop", 7, 0),
                       ("exit", "step"),
                       ("enter", "step"), ("body",), ("exit", "step")]  # 2nd: not profiled
@@ -331,11 +330,10 @@ def test_no_gpu_timing_while_a_cuda_graph_is_captured():
     Detector.initialize()
     core = Detector.core()
     events = []
-    core.engine, core._engine_tried = RecordingEngine(events), True
-    core.stream = lambda: -1  # what the stream getter says while the stream is capturing
+    core.gpu.use_engine(RecordingEngine(events), stream=lambda: -1)  # a CUDA graph is captured
     with Detector.detection_section("step"):
         pass
-    core.stream = lambda: 5
+    core.gpu.stream = lambda: 5
     with Detector.detection_section("step"):
         pass
     assert events == [("start", 7, 5), ("stop", 7, 5)] and core.enabled
@@ -352,9 +350,9 @@ def test_a_failing_hook_is_dropped_without_disabling_detection(caplog):
 
     Detector.initialize()
     Detector.add_section_hook(Bad())
-    with caplog.at_level(logging.ERROR, logger="straggler"):
-        with Detector.detection_section("s", profile_cuda=False):
-            pass
+    with caplog.at_level(logging.ERROR, logger="straggler"), \
+            Detector.detection_section("s", profile_cuda=False):
+        pass
     assert Detector.core().enabled and not Detector.core().hooks
     with pytest.raises(ValueError, match="hook"):
         Detector.add_section_hook(object())
@@ -451,3 +449,53 @@ def test_core_lifetimes_are_independent():
     assert "s" not in b.sections
     a.close()
     b.close()
+
+
+def test_options_are_checked_once_into_one_object():
+    from straggler.detector_options import DetectorOptions
+    from straggler.integrations.ft import FTOptions
+
+    opts = DetectorOptions(scores_to_compute="all", node_name=None, report_time_interval=0,
+                           ft_options={"warmup_iters": 0}, telemetry=False)
+    assert opts.scores_to_compute == ["relative_perf_scores", "individual_perf_scores"]
+    assert isinstance(opts.node_name, str) and opts.node_name
+    assert opts.report_time_interval == 0.0 and opts.ft_options == FTOptions(warmup_iters=0)
+    assert not opts.telemetry.enabled and opts.gpu_interval == opts.gpu_sample_interval
+    assert DetectorOptions(per_op_capture=True).gpu_interval == 1
+    core = DetectorCore(opts)
+    assert core.options is opts
+    core.close()
+    with pytest.raises(ValueError, match="pass one or the other"):
+        DetectorCore(opts, node_name="x")
+
+
+@pytest.mark.parametrize("ft_options, message", [
+    (3, r"^`ft_options=3` must be a FTOptions, a dict or None$"),
+    ({"no_such_field": 1}, r"^`ft_options=\{'no_such_field': 1\}` has unknown keys"),
+    ({"warmup_iters": -1}, r"^`warmup_iters=-1` must be a non-negative integer$"),
+])
+def test_bad_ft_options_are_named_and_leave_detector_uninitialized(ft_options, message):
+    with pytest.raises(ValueError, match=message):
+        Detector.initialize(ft_options=ft_options)
+    assert Detector.core() is None
+
+
+@pytest.mark.parametrize("form", ["object", "dict"])
+def test_ft_options_reach_the_bridge_as_one_ftoptions(monkeypatch, form):
+    from straggler.integrations import ft
+
+    given = []
+
+    def create_bridge(mode, options):  # records what the detector hands the FT integration
+        given.append((mode, options))
+
+    monkeypatch.setattr(ft, "create_bridge", create_bridge)
+    fields = {"step_section": "step", "warmup_iters": 0}
+    Detector.initialize(ft_sections="auto", telemetry=False,
+                        ft_options=ft.FTOptions(**fields) if form == "object" else fields)
+    ((mode, options),) = given
+    assert mode == "auto" and isinstance(options, ft.FTOptions)
+    assert (options.step_section, options.warmup_iters) == ("step", 0)
+    # One process reports on every iteration of the job: FT timeouts are learned through the
+    # detector's communicator.
+    assert options.calc_timeouts and callable(options.reduce_max)

@@ -54,7 +54,8 @@ def _phases(rank, world_size):
     sim = SimCuda()
     for _ in range(6):
         with Detector.detection_section("step"):
-            sim.kernel(Detector.core().engine, 0, 10.0)  # 10 ms of "kernel" on the default stream (x slowdown)
+            # 10 ms of "kernel" on the default stream (x slowdown)
+            sim.kernel(Detector.core().engine, 0, 10.0)
     gpu = (Detector.generate_report(), Detector.core().engine.backend, sim.slowdown)
     Detector.shutdown()
 

@@ -51,18 +51,18 @@ def _loop(rank, fail_at=None, how=None, comm_timeout_s=LONG_TIMEOUT_S, sleep_s=0
             elif how == "mid_report":
                 def broken(report):
                     raise RuntimeError("injected in a report")
-                core.annotator = broken
+                core.cycle.annotator = broken
             elif how == "exit_before":
                 os._exit(0)
             elif how == "exit_during":
                 def die(report):
                     os._exit(0)
-                core.annotator = die
+                core.cycle.annotator = die
             elif how == "stop":
                 def stop(report):
                     os.kill(os.getpid(), signal.SIGSTOP)
                     return report
-                core.annotator = stop
+                core.cycle.annotator = stop
         with Detector.detection_section("step", profile_cuda=how == "driver"):
             time.sleep(sleep_s)
         if rank == 0:
@@ -75,7 +75,7 @@ def _loop(rank, fail_at=None, how=None, comm_timeout_s=LONG_TIMEOUT_S, sleep_s=0
         if report is not None:
             reports.append(it)
     elapsed = time.monotonic() - start
-    state = (core.enabled, core._done)
+    state = (core.enabled, core.lifecycle.done)
     Detector.shutdown()
     return {"elapsed": elapsed, "reports": reports, "enabled": state[0], "done": state[1]}
 
@@ -133,7 +133,7 @@ def _dead_cell(rank, world_size, how, fail_at):
         if rank == 2 and it == fail_at:
             if how == "exit_before":
                 os._exit(0)
-            core.annotator = lambda report: os._exit(0)
+            core.cycle.annotator = lambda report: os._exit(0)
         with Detector.detection_section("step", profile_cuda=False):
             time.sleep(0.01)
         start = time.monotonic()
@@ -159,13 +159,13 @@ def _stopped(rank, world_size):
         time.sleep(0.01)
     Detector.generate_report()  # one good report
     if rank == 2:  # stopped inside the next report, before its first collective
-        agree = core.gate.agree
+        agree = core.cycle.gate.agree
 
         def stop_then_agree(on):
             os.kill(os.getpid(), signal.SIGSTOP)
             return agree(on)
 
-        core.gate.agree = stop_then_agree
+        core.cycle.gate.agree = stop_then_agree
     with Detector.detection_section("step", profile_cuda=False):
         time.sleep(0.01)
     start = time.monotonic()

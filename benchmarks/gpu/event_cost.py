@@ -3,7 +3,7 @@
 Rows, in ns per entry (or pair), variants taking turns in one process (median of rounds):
 - a bare loop; ``torch.cuda.Event`` record pairs (timing on and off);
 - the stream lookups: ``torch.cuda.current_stream().cuda_stream`` and the raw getter the
-  detector uses (``straggler.detector._stream_getter()``);
+  detector uses (``straggler.timing.gpu.stream_getter()``);
 - our ``TimerEngine("cuda")`` start+stop pair on the current stream (**the floor**);
 - ``Detector.detection_section(profile_cuda=True)`` around an empty body, the context held and
   looked up by name every entry, every entry GPU-timed (``gpu_sample_interval=1``; target: at
@@ -52,14 +52,14 @@ def ours(n: int, rounds: int) -> dict[str, float]:
     import torch
 
     from straggler import Detector, _core
-    from straggler.detector import _stream_getter
+    from straggler.timing.gpu import stream_getter
 
     stream = torch.cuda.current_stream().cuda_stream
     timed = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
     untimed = [torch.cuda.Event(enable_timing=False) for _ in range(2)]
     engine = _core.TimerEngine("cuda", capacity=n)
     tid = engine.timer_id("pair")
-    raw_stream = _stream_getter()
+    raw_stream = stream_getter()
     lean = LeanSection()
 
     def bare(k: int) -> None:

@@ -12,7 +12,9 @@ import dataclasses
 import functools
 import inspect
 import types
-from typing import Any, Callable, ContextManager, List, Optional, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
 
 __all__ = ["CallableId", "CallableWrapper"]
 
@@ -29,9 +31,9 @@ class CallableId:
 
     obj: Any
     name: str
-    arg_filter_fn: Optional[Callable[..., Any]] = None
-    extra_args_fn: Optional[Callable[..., Any]] = None
-    ignored_args: Optional[Sequence[str]] = None
+    arg_filter_fn: Callable[..., Any] | None = None
+    extra_args_fn: Callable[..., Any] | None = None
+    ignored_args: Sequence[str] | None = None
 
     def __str__(self) -> str:
         if isinstance(self.obj, types.ModuleType):
@@ -49,7 +51,8 @@ class _Wrapped:
     wrapper: Any   # what we installed, to notice if somebody replaced it since
 
 
-def _section_wrapper(func: Callable[..., Any], section: ContextManager[Any]) -> Callable[..., Any]:
+def _section_wrapper(func: Callable[..., Any],
+                     section: AbstractContextManager[Any]) -> Callable[..., Any]:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with section:
@@ -68,9 +71,9 @@ def _own_attr(obj: Any, name: str) -> Any:
 class CallableWrapper:
     """Installs and removes section wrappers; every `wrap` call adds to the previous ones."""
 
-    def __init__(self, section_for: Callable[[str, bool], ContextManager[Any]]) -> None:
+    def __init__(self, section_for: Callable[[str, bool], AbstractContextManager[Any]]) -> None:
         self._section_for = section_for
-        self._wrapped: List[_Wrapped] = []
+        self._wrapped: list[_Wrapped] = []
 
     def __len__(self) -> int:
         return len(self._wrapped)
@@ -94,7 +97,7 @@ class CallableWrapper:
             self._wrapped.append(self._install(cid.obj, cid.name, section))
 
     @staticmethod
-    def _install(obj: Any, name: str, section: ContextManager[Any]) -> _Wrapped:
+    def _install(obj: Any, name: str, section: AbstractContextManager[Any]) -> _Wrapped:
         own = _own_attr(obj, name)
         if isinstance(obj, type):
             static = inspect.getattr_static(obj, name)

@@ -22,6 +22,10 @@ capture, host clock; on exit the reverse, and `on_section_exit` after our timers
 Exceptions raised by the body propagate untouched (the host sample of that entry is dropped);
 exceptions raised by the detector itself go to `owner.fail()`, never into the loop.
 
+A section talks to two narrow collaborators, typed below: its `SectionOwner` (the section
+registry: report count, hooks, on/off, fail open) and its `GpuTimer` (engine, stream getter,
+op observer: straggler/timing/gpu.py).
+
 Unbalanced use is logged once per section name and recovered from: an exit without an entry is
 ignored; a section entered and never exited (e.g. `__enter__` called by hand) is reset when the
 same thread enters it again after a report boundary: the leaked entry is dropped (untimed) and
@@ -35,10 +39,12 @@ from __future__ import annotations
 import collections
 import enum
 import threading
+from collections.abc import Callable
 from time import perf_counter_ns
-from typing import Any, Deque, Protocol
+from typing import Any, Literal, Protocol
 
-__all__ = ["SectionKind", "Section", "SectionContext", "NullContext", "SectionHook"]
+__all__ = ["SectionKind", "Section", "SectionContext", "NullContext", "SectionHook",
+           "SectionOwner", "GpuTimer", "UNRESOLVED", "NO_GPU", "NULL_CONTEXT"]
 
 
 class SectionKind(str, enum.Enum):
@@ -67,6 +73,51 @@ class SectionHook(Protocol):
         ...
 
 
+class SectionOwner(Protocol):
+    """What a section needs of the detector: the section registry (straggler/timing/registry.py).
+    """
+
+    reports: int  # reports finished so far: a leaked entry is one open across a report
+    hooks: list[SectionHook]
+    enabled: bool  # False once failed or closed: entries only count and run hooks
+
+    def call_hooks_enter(self, name: str) -> None:
+        """Every hook's `on_section_enter(name)`."""
+        ...
+
+    def call_hooks_exit(self, name: str) -> None:
+        """Every hook's `on_section_exit(name)`, newest first."""
+        ...
+
+    def revive(self, s: Section) -> None:
+        """Register the expired section `s` again (a held context was entered)."""
+        ...
+
+    def specialise(self, s: Section) -> None:
+        """Give `s`'s contexts the fastest class that is correct now."""
+        ...
+
+    def fail(self, exc: BaseException) -> None:
+        """Fail open: log once and disable detection; never raises."""
+        ...
+
+    def warn_once(self, key: str, msg: str, *args: Any) -> None:
+        """Log `msg % args` as a warning the first time `key` is seen."""
+        ...
+
+
+class GpuTimer(Protocol):
+    """What a section needs for GPU timing (straggler/timing/gpu.py `GpuTiming`)."""
+
+    engine: Any  # straggler._core.TimerEngine (or a test double); None before the first need
+    capture: Any  # the op observer (straggler/timing/capture.py `OpCapture`) or None
+    stream: Callable[[], int]  # the current stream's handle; -1 while a CUDA graph is captured
+
+    def timer_for(self, name: str, kind: SectionKind) -> int:
+        """The engine timer id of section `name`'s GPU time, or NO_GPU."""
+        ...
+
+
 # Section.timer_id values that are not engine ids.
 UNRESOLVED = -1  # GPU timer not looked up yet
 NO_GPU = -2      # no GPU timing for this section (host backend, or communication)
@@ -88,8 +139,8 @@ class Section:
                  "gpu_left", "seen", "seen_count", "expired", "location", "entered_report",
                  "thread")
 
-    def __init__(self, owner: Any, name: str, kind: SectionKind, interval: int,
-                 capacity: int, gpu_interval: int = 1) -> None:
+    def __init__(self, owner: SectionOwner, gpu: GpuTimer, name: str, kind: SectionKind,
+                 interval: int, capacity: int, gpu_interval: int = 1) -> None:
         self.name = name
         self.kind = kind
         self.interval = interval
@@ -98,15 +149,15 @@ class Section:
         self.profiled = 0   # _HOST|_GPU|_OPS|_PAUSED bits of the entry in progress
         self.start_ns = 0
         self.stream = 0     # the stream the GPU timer of the entry in progress started on
-        self.samples: Deque[int] = collections.deque(maxlen=capacity)  # host ns
+        self.samples: collections.deque[int] = collections.deque(maxlen=capacity)  # host ns
         self.timer_id = UNRESOLVED
         # GPU timing (engine pair and op observer) on every `gpu_interval`-th profiled entry of
         # the GPU context, the first one always; `gpu_left` entries to go before the next one.
         self.gpu_interval = gpu_interval
         self.gpu_left = 0
-        self.gpu_ctx = SectionContext(owner, self, True)
-        self.host_ctx = SectionContext(owner, self, False)
-        # Name expiry (DetectorCore._new_window, _expire_names): the report it was last seen
+        self.gpu_ctx = SectionContext(owner, gpu, self, True)
+        self.host_ctx = SectionContext(owner, gpu, self, False)
+        # Name expiry (SectionRegistry.new_window, expire_names): the report it was last seen
         # used at, `count` then, whether it was forgotten, and its `with` location for unnamed
         # sections.
         self.seen = 0
@@ -143,10 +194,12 @@ class Section:
 class SectionContext:
     """`with` target for one section; reusable and re-entrant (same thread)."""
 
-    __slots__ = ("_owner", "_s", "_cuda")
+    __slots__ = ("_owner", "_gpu", "_s", "_cuda")
 
-    def __init__(self, owner: Any, section: Section, profile_cuda: bool) -> None:
+    def __init__(self, owner: SectionOwner, gpu: GpuTimer, section: Section,
+                 profile_cuda: bool) -> None:
         self._owner = owner
+        self._gpu = gpu
         self._s = section
         self._cuda = profile_cuda
 
@@ -158,12 +211,12 @@ class SectionContext:
     def __enter__(self) -> None:
         s = self._s
         owner = self._owner
-        if s.depth and s.entered_report != owner._reports and s.thread == _get_ident():
-            _drop_leaked_entry(owner, s)
+        if s.depth and s.entered_report != owner.reports and s.thread == _get_ident():
+            _drop_leaked_entry(owner, self._gpu, s)
         s.depth += 1
         if s.depth != 1:
             return None
-        s.entered_report = owner._reports
+        s.entered_report = owner.reports
         s.thread = _get_ident()
         if owner.hooks:
             owner.call_hooks_enter(s.name)
@@ -176,8 +229,9 @@ class SectionContext:
                 return None
             if s.expired:  # a held context of a forgotten section: register it again
                 owner.revive(s)
+            gpu = self._gpu
             if s.kind is SectionKind.COMMUNICATION:
-                cap = owner.capture
+                cap = gpu.capture
                 if cap is not None:
                     cap.pause()
                     s.profiled = _PAUSED
@@ -186,21 +240,22 @@ class SectionContext:
             if self._cuda:
                 tid = s.timer_id
                 if tid == UNRESOLVED:
-                    tid = owner.resolve_gpu_timer(s)
+                    tid = s.timer_id = gpu.timer_for(s.name, s.kind)
+                    owner.specialise(s)
                 left = s.gpu_left
                 if left:  # not a GPU sample: host time only
                     s.gpu_left = left - 1
                 else:
                     s.gpu_left = s.gpu_interval - 1
                     if tid >= 0:
-                        stream = owner.stream()
+                        stream = gpu.stream()
                         if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
-                            owner.engine.start(tid, stream)
+                            gpu.engine.start(tid, stream)
                             s.stream = stream
                             mode |= _GPU
                         else:  # the GPU sample is taken on the next entry instead
                             s.gpu_left = 0
-                    cap = owner.capture
+                    cap = gpu.capture
                     if cap is not None:
                         s.profiled = mode  # so that a failing push() still stops the GPU timer
                         cap.push()
@@ -211,7 +266,7 @@ class SectionContext:
             owner.fail(exc)
         return None
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         s = self._s
         if s.depth == 0:  # unbalanced exit: ignore rather than corrupt the state
             self._owner.warn_once(f"unbalanced-exit:{s.name}", "straggler: section %r was "
@@ -224,18 +279,18 @@ class SectionContext:
         if mode:
             stop_ns = perf_counter_ns()
             s.profiled = 0
-            owner = self._owner
+            gpu = self._gpu
             try:
                 if mode & _PAUSED:
-                    owner.capture.resume()
+                    gpu.capture.resume()
                 if mode & _OPS:
-                    owner.capture.pop()
+                    gpu.capture.pop()
                 if mode & _GPU:
-                    owner.engine.stop(s.timer_id, s.stream)
+                    gpu.engine.stop(s.timer_id, s.stream)
                 if exc_type is None and mode & _HOST:
                     s.samples.append(stop_ns - s.start_ns)
             except Exception as err:  # noqa: BLE001 - fail open
-                owner.fail(err)
+                self._owner.fail(err)
         if self._owner.hooks:
             self._owner.call_hooks_exit(s.name)
         return False
@@ -244,7 +299,7 @@ class SectionContext:
 _get_ident = threading.get_ident
 
 
-def _drop_leaked_entry(owner: Any, s: Section) -> None:
+def _drop_leaked_entry(owner: SectionOwner, gpu: GpuTimer, s: Section) -> None:
     """Forget an entry of `s` left open across a report (never exited): untimed, logged once."""
     owner.warn_once(f"unbalanced-enter:{s.name}", "straggler: section %r was entered and not "
                     "exited before a report; the open entry is dropped and the section is "
@@ -252,11 +307,11 @@ def _drop_leaked_entry(owner: Any, s: Section) -> None:
     mode, s.profiled, s.depth = s.profiled, 0, 0
     try:
         if mode & _PAUSED:
-            owner.capture.resume()
+            gpu.capture.resume()
         if mode & _OPS:
-            owner.capture.pop()
+            gpu.capture.pop()
         if mode & _GPU:  # close the engine's open timer (its one sample stays in the window)
-            owner.engine.stop(s.timer_id, s.stream)
+            gpu.engine.stop(s.timer_id, s.stream)
     except Exception as err:  # noqa: BLE001 - fail open
         owner.fail(err)
 
@@ -276,7 +331,7 @@ class _HostContext(SectionContext):
         s.start_ns = perf_counter_ns()
         return None
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         stop_ns = perf_counter_ns()
         s = self._s
         depth = s.depth
@@ -310,11 +365,11 @@ class _GpuContext(SectionContext):
             s.start_ns = perf_counter_ns()
             return None
         s.gpu_left = s.gpu_interval - 1
-        owner = self._owner
+        gpu = self._gpu
         try:
-            stream = owner.stream()
+            stream = gpu.stream()
             if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
-                owner.engine.start(s.timer_id, stream)
+                gpu.engine.start(s.timer_id, stream)
                 s.stream = stream
                 s.profiled = _HOST_GPU
             else:
@@ -322,12 +377,12 @@ class _GpuContext(SectionContext):
                 s.gpu_left = 0  # the GPU sample is taken on the next entry instead
         except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
             s.profiled = 0
-            owner.fail(exc)
+            self._owner.fail(exc)
             return None
         s.start_ns = perf_counter_ns()
         return None
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         stop_ns = perf_counter_ns()
         s = self._s
         depth = s.depth
@@ -341,7 +396,7 @@ class _GpuContext(SectionContext):
             if mode == _HOST_GPU:
                 s.depth = s.profiled = 0
                 try:
-                    self._owner.engine.stop(s.timer_id, s.stream)
+                    self._gpu.engine.stop(s.timer_id, s.stream)
                 except Exception as err:  # noqa: BLE001 - fail open
                     self._owner.fail(err)
                     return False
@@ -373,27 +428,27 @@ class _GpuCaptureContext(SectionContext):
             s.start_ns = perf_counter_ns()
             return None
         s.gpu_left = s.gpu_interval - 1
-        owner = self._owner
+        gpu = self._gpu
         try:
-            stream = owner.stream()
+            stream = gpu.stream()
             if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
-                owner.engine.start(s.timer_id, stream)
+                gpu.engine.start(s.timer_id, stream)
                 s.stream = stream
                 s.profiled = _HOST_GPU  # so that a failing push() still stops the GPU timer
-                owner.capture.push()
+                gpu.capture.push()
                 s.profiled = _HOST_GPU_OPS
             else:
                 s.gpu_left = 0  # the GPU sample is taken on the next entry instead
                 s.profiled = _HOST
-                owner.capture.push()
+                gpu.capture.push()
                 s.profiled = _HOST | _OPS
         except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
-            owner.fail(exc)  # the general exit stops what did start
+            self._owner.fail(exc)  # the general exit stops what did start
             return None
         s.start_ns = perf_counter_ns()
         return None
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         stop_ns = perf_counter_ns()
         s = self._s
         depth = s.depth
@@ -406,12 +461,12 @@ class _GpuCaptureContext(SectionContext):
                 return False
             if mode == _HOST_GPU_OPS:
                 s.depth = s.profiled = 0
-                owner = self._owner
+                gpu = self._gpu
                 try:
-                    owner.capture.pop()
-                    owner.engine.stop(s.timer_id, s.stream)
+                    gpu.capture.pop()
+                    gpu.engine.stop(s.timer_id, s.stream)
                 except Exception as err:  # noqa: BLE001 - fail open
-                    owner.fail(err)
+                    self._owner.fail(err)
                     return False
                 if exc_type is None:
                     s.samples.append(stop_ns - s.start_ns)
@@ -430,7 +485,7 @@ class NullContext:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         return False
 
 

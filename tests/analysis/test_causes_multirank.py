@@ -45,7 +45,7 @@ def _train(rank, world_size, plans, probe_from=None, run_probe=False):
     reports = []
     for window, (gpu_ms, data_ms) in enumerate(plans[rank]):
         if probe_from is not None and window >= probe_from:
-            Detector.core().annotator.probe_suspects = True
+            Detector.core().cycle.annotator.probe_suspects = True
         for _ in range(STEPS):
             with Detector.detection_section("data", profile_cuda=False):
                 time.sleep(data_ms / 1e3)

@@ -67,8 +67,8 @@ def test_cpu_model_on_a_cuda_host_gives_no_gpu_score(detector):
     report = detector.generate_report()
     assert "step" in report.local_section_summaries
     assert "step" not in report.local_kernel_summaries
-    assert detector.core().gpu_idle_entries.get("step", 0) >= 1 or \
-        not detector.core().per_op_capture
+    assert detector.core().gpu.idle_entries.get("step", 0) >= 1 or \
+        not detector.core().options.per_op_capture
 
 
 def test_collectives_are_never_timed(tmp_path):

@@ -99,5 +99,5 @@ def test_reports_that_probe_suspects_agree_on_their_iteration(probe_suspects,
         with Detector.detection_section("step", profile_cuda=False):
             pass
         Detector.generate_report_if_interval_elapsed()
-    assert core.tracker.iter_interval is not None
+    assert core.cycle.tracker.iter_interval is not None
     assert (core.comm.calls["all_reduce"] > 0) is estimates_by_comm

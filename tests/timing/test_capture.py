@@ -144,7 +144,7 @@ def test_detector_per_op_capture_in_one_process(monkeypatch):
     Detector.initialize(per_op_capture=True)
     try:
         core = Detector.core()
-        core.engine, core._engine_tried = _core.TimerEngine(backend="host"), True
+        core.gpu.use_engine(_core.TimerEngine(backend="host"))
         lin = torch.nn.Linear(8, 4)
         with Detector.detection_section("fwd"):
             lin(torch.randn(2, 8)).sum().backward()

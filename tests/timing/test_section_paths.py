@@ -17,21 +17,18 @@ import torch
 from _fakes import RecordingEngine, RecordingHook
 
 from straggler import Detector, Statistic
-from straggler.detector import _stream_getter
-from straggler.timing.sections import (SectionContext, _GpuCaptureContext, _GpuContext,
-                                _HostContext)
+from straggler.timing.gpu import stream_getter
+from straggler.timing.sections import (NO_GPU, UNRESOLVED, SectionContext, SectionKind,
+                                       _GpuCaptureContext, _GpuContext, _HostContext)
 
 pytestmark = pytest.mark.usefixtures("clean_detector")
-
-
-
 
 
 def _detector_with_engine(events, **kwargs):
     kwargs.setdefault("gpu_sample_interval", 1)  # every profiled entry GPU-timed unless asked
     Detector.initialize(telemetry=False, **kwargs)
     core = Detector.core()
-    core.engine, core._engine_tried = RecordingEngine(events), True
+    core.gpu.use_engine(RecordingEngine(events))
     return core
 
 
@@ -58,7 +55,7 @@ def test_the_stop_is_recorded_on_the_stream_the_start_used():
     events = []
     core = _detector_with_engine(events)
     streams = iter([11, 22, 33, 44])
-    core.stream = lambda: next(streams)
+    core.gpu.stream = lambda: next(streams)
     for _ in range(2):  # general path (timer lookup), then the short path
         with Detector.detection_section("step"):
             pass
@@ -153,7 +150,7 @@ def test_stream_getter_reads_the_raw_stream_of_the_current_device(monkeypatch):
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 1000 + d, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_isCurrentStreamCapturing", lambda: capturing[0],
                         raising=False)
-    stream = _stream_getter()
+    stream = stream_getter()
     assert stream() == 1003
     capturing[0] = True
     assert stream() == -1
@@ -167,12 +164,12 @@ def test_stream_getter_falls_back_to_the_public_api(monkeypatch):
     monkeypatch.delattr(torch._C, "_cuda_getCurrentRawStream", raising=False)
     monkeypatch.setattr(torch.cuda, "current_stream", _Stream)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
-    assert _stream_getter()() == 42
+    assert stream_getter()() == 42
 
 
 def test_stream_getter_without_cuda_is_the_null_stream(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert _stream_getter()() == 0
+    assert stream_getter()() == 0
 
 
 class _Capture:
@@ -198,8 +195,7 @@ class _Capture:
 
 def _detector_with_capture(events, fail_push=False, **kwargs):
     core = _detector_with_engine(events, **kwargs)
-    core.capture, core._capture_tried = _Capture(events, fail_push), True
-    core.specialise_sections()
+    core.gpu.use_capture(_Capture(events, fail_push))
     return core
 
 
@@ -316,7 +312,7 @@ def test_the_general_path_samples_the_same_way():
 def test_per_op_capture_gpu_times_every_profiled_entry_whatever_the_interval():
     events = []
     core = _detector_with_capture(events, per_op_capture=True, gpu_sample_interval=10)
-    assert core.gpu_interval == 1
+    assert core.options.gpu_interval == 1
     ctx = Detector.detection_section("step")
     for _ in range(5):
         with ctx:
@@ -348,10 +344,10 @@ def test_an_entry_on_a_capturing_stream_defers_the_gpu_sample_to_the_next_entry(
     for _ in range(2):  # host-only entries
         with ctx:
             pass
-    core.stream = lambda: -1  # a CUDA graph is being captured: the due sample cannot be taken
+    core.gpu.stream = lambda: -1  # a CUDA graph is being captured: the due sample cannot be taken
     with ctx:
         pass
-    core.stream = lambda: 0
+    core.gpu.stream = lambda: 0
     for _ in range(3):  # the first of these takes the deferred sample; then two host-only
         with ctx:
             pass
@@ -385,7 +381,7 @@ def test_a_gpu_entry_left_open_across_a_report_is_dropped_and_its_timer_stopped(
     events = []
     core = _detector_with_engine(events, report_time_interval=0)
     streams = iter([5, 6, 7])
-    core.stream = lambda: next(streams)
+    core.gpu.stream = lambda: next(streams)
     ctx = Detector.detection_section("step")
     with ctx:  # resolves the timer (stream 5)
         pass
@@ -479,3 +475,18 @@ def test_each_report_window_starts_with_a_gpu_sample():
                 pass
         Detector.generate_report()
     assert _pairs(events) == (3, 3)
+
+
+def test_timer_for_returns_the_id_and_the_section_stores_it():
+    events = []
+    core = _detector_with_engine(events)
+    assert core.gpu.timer_for("comm", SectionKind.COMMUNICATION) == NO_GPU
+    assert core.gpu.timer_for("step", SectionKind.COMPUTE) == 7  # RecordingEngine's id
+    assert "step" not in core.sections  # looking a timer up registers no section
+    ctx = Detector.detection_section("step")
+    section = core.sections["step"]
+    assert section.timer_id == UNRESOLVED  # resolved on the first profiled GPU entry
+    with ctx:
+        pass
+    assert section.timer_id == 7 and type(ctx) is _GpuContext
+    assert events == [("start", 7, 0), ("stop", 7, 0)]

@@ -699,6 +699,7 @@ def test_options_object_and_dict_are_one_way_in(launcher_env):
 
 
 def test_ft_sections_modes_are_defined_once():
-    from straggler import _constants, detector
+    from straggler import _constants, detector_options
 
-    assert detector.FT_SECTIONS_MODES is ft.FT_SECTIONS_MODES is _constants.FT_SECTIONS_MODES
+    assert detector_options.FT_SECTIONS_MODES is ft.FT_SECTIONS_MODES \
+        is _constants.FT_SECTIONS_MODES

@@ -1,0 +1,195 @@
+"""`ReportCycle`: one detector's reports: when they are due, what they hold, what follows them.
+
+A report is a collective: every rank of the group calls it on the same iteration. It gathers the
+window's host and GPU summaries and the telemetry vector, asks the ranks whether they are all
+still on (`ReportGate`, when reports communicate), scores them (`ReportGenerator`), completes
+them (`ReportAnnotator`: GPU identities, probe, causes), hands them to the observers (report
+log, Prometheus) and starts the next window. The report interval (`ReportIntervalTracker`) is
+re-agreed on the report's own collective. Any failure fails the detector open (lifecycle.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .detector_options import DetectorOptions
+from .lifecycle import Lifecycle
+from .timing.gpu import GpuTiming
+from .timing.interval import ReportIntervalTracker
+from .timing.registry import SectionRegistry
+
+__all__ = ["ReportCycle"]
+
+log = logging.getLogger("straggler")
+
+
+class ReportCycle:
+    """Reports of one detector, its report interval and its persistent state.
+
+    Args:
+        options: the detector's validated options.
+        comm: the detector's communicator (`straggler.dist.comm.Comm`).
+        registry: the sections (host summaries, windows).
+        gpu: the sections' GPU side (GPU summaries, windows).
+        lifecycle: the on/off state; failures are reported to it.
+        telemetry: the per-report telemetry vector's provider, or None.
+        observers: report log and Prometheus exporter, or None.
+    """
+
+    def __init__(self, options: DetectorOptions, comm: Any, registry: SectionRegistry,
+                 gpu: GpuTiming, lifecycle: Lifecycle, telemetry: Any = None,
+                 observers: Any = None) -> None:
+        from .analysis.causes import CauseRules, ReportAnnotator
+        from .dist.failopen import ReportGate
+        from .reporting.generator import ReportGenerator
+
+        self.comm = comm
+        self.registry = registry
+        self.gpu = gpu
+        self.lifecycle = lifecycle
+        self.telemetry = telemetry
+        self.observers = observers
+        self.on_report: Callable[[], None] | None = None  # after each report (FT timeouts)
+        fields = tuple(telemetry.fields) if telemetry is not None else ()
+        try:
+            self.reporter = ReportGenerator(options.scores_to_compute, options.gather_on_rank0,
+                                            options.node_name, comm, telemetry_fields=fields,
+                                            policy=options.policy, **options.report_options)
+        except TypeError as exc:  # an unknown tunable in report_options
+            raise ValueError(f"`report_options={options.report_options!r}`: {exc}") from None
+        tel = options.telemetry
+        # After each report: GPU identities, the probe on suspects, causes (causes.py).
+        self.annotator: Callable[[Any], Any] = ReportAnnotator(
+            comm, lambda: getattr(self.telemetry, "identity", None),
+            gather=options.gather_on_rank0 and tel.enabled,
+            device=None,  # torch's current device when probing
+            probe_suspects=tel.probe_suspects, rules=tel.rules or CauseRules(),
+            gpu_timing=gpu.no_timers_reason)
+        # Ranks must agree on the report iteration whenever a report communicates.
+        self.agree_by_comm = options.agree_by_comm
+        self.tracker = ReportIntervalTracker(
+            options.report_time_interval, options.profiling_interval,
+            reduce_max=self._reduce_max if self.agree_by_comm else None)
+        self.gate = ReportGate(comm)
+        self._calls = 0  # reports attempted, named when a collective times out
+
+    def _reduce_max(self, value: float) -> float:
+        """MAX of `value` over the group (one small collective; the interval's first estimate)."""
+        import torch
+
+        call = (f"Detector.generate_report_if_interval_elapsed() (iteration "
+                f"{self.tracker.current_iter}: the first estimate of the report interval)")
+        with self.comm.during(call):
+            reduced = self.comm.all_reduce(torch.tensor([value], dtype=torch.float64), "max")
+        return float(reduced[0])
+
+    def _in_reports(self) -> bool:
+        return self.lifecycle.in_reports(self.registry.enabled)
+
+    def generate_report(self, call: str = "Detector.generate_report()") -> Any:
+        """Collective: every rank of the group calls it on the same iteration."""
+        if not self._in_reports():
+            return None
+        self._calls += 1
+        self.comm.call = f"{call} (report {self._calls})"  # named if a collective fails
+        start_s = time.perf_counter()
+        sections: dict[Any, Any] = {}
+        gpu: dict[Any, Any] = {}
+        telemetry = None
+        try:
+            sections = self.registry.summaries()
+            gpu = self.gpu.summaries()
+            telemetry = self.telemetry.sample() if self.telemetry is not None else None
+        except Exception as exc:  # noqa: BLE001 - fail open: say "off" at the gate below
+            self.lifecycle.fail(exc)
+        if not self._agreed_on():
+            return None
+        try:
+            return self._report(sections, gpu, telemetry, start_s)
+        except Exception as exc:  # noqa: BLE001 - fail open
+            self.lifecycle.fail(exc, in_report=True)
+            return None
+
+    def _agreed_on(self) -> bool:
+        """The gate: whether every rank is still on (False: this rank is off now)."""
+        life = self.lifecycle
+        if self.agree_by_comm and not life.done:
+            enabled = self.registry.enabled
+            try:
+                on = self.gate.agree(enabled)
+            except Exception as exc:  # noqa: BLE001 - a dead or stuck peer
+                life.fail(exc, in_report=True)
+                return False
+            if not on:
+                if enabled:
+                    log.warning("straggler: rank %d turned straggler detection off after an "
+                                "internal error; it is off on every rank of the group for the "
+                                "rest of this run (training continues)", self.gate.failed_rank)
+                life.stop_reporting()
+                return False
+        return self.registry.enabled
+
+    def _report(self, sections: dict[Any, Any], gpu: dict[Any, Any], telemetry: Any,
+                start_s: float) -> Any:
+        extra: list[float] | None = None  # reports need no communication: nor does the interval
+        if self.agree_by_comm:
+            # The interval is re-agreed on the report's own collective: each rank's wish
+            # (-1: none yet) rides along, the group's MAX comes back in last_extra_max.
+            wish = self.tracker.local_estimate()
+            extra = [wish if math.isfinite(wish) else -1.0]
+        report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra)
+        report = self.annotator(report)  # GPU identities and causes (collective)
+        if report is not None and self.observers is not None:  # never raises
+            self.observers.emit(report, iteration=self.tracker.current_iter,
+                                report_ms=(time.perf_counter() - start_s) * 1e3,
+                                sections=len(sections), gpu_timers=len(gpu))
+        if extra is None:
+            agreed = self.tracker.local_estimate()
+        else:
+            agreed = (self.reporter.last_extra_max or (-1.0,))[0]
+        self.tracker.agree(agreed if agreed > 0 else math.nan)
+        self.registry.new_window()
+        self.gpu.new_window()
+        if self.on_report is not None:
+            self.on_report()  # learns FT timeouts; never raises
+        return report
+
+    def generate_report_if_interval_elapsed(self) -> Any:
+        """Count one iteration; the report when it is due (collective), else None.
+
+        A rank that failed keeps counting (the interval's first estimate is a collective) and
+        joins the next report to say "off" (see `Lifecycle.fail`).
+        """
+        if not self._in_reports():
+            return None
+        try:
+            self.tracker.iter_increase()
+        except Exception as exc:  # noqa: BLE001 - e.g. the estimate's collective failed
+            self.lifecycle.fail(exc, in_report=True)
+            return None
+        if self.tracker.is_interval_elapsed():
+            return self.generate_report("Detector.generate_report_if_interval_elapsed() on "
+                                        f"iteration {self.tracker.current_iter}")
+        return None
+
+    def is_interval_elapsed(self) -> bool:
+        """Whether a report is due on this iteration (False once disabled)."""
+        return ((self.registry.enabled or self.lifecycle.leaving)
+                and self.tracker.is_interval_elapsed())
+
+    # -- persistence -----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """What a resumed job needs: the individual references and the iteration count."""
+        return {"version": 1, "reporter": self.reporter.state_dict(),
+                "interval": self.tracker.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore `state_dict()` output; ValueError when `state` is not one."""
+        if not isinstance(state, dict) or state.get("version") != 1:
+            raise ValueError(f"`state={state!r}` is not a Detector.state_dict() of version 1")
+        self.reporter.load_state_dict(state["reporter"])
+        self.tracker.load_state_dict(state["interval"])
