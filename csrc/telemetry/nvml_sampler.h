@@ -1,8 +1,7 @@
 // A background thread that samples one GPU's NVML telemetry at a fixed period into a bounded
-// buffer; Python drains it once per report window (see straggler/telemetry.py).
+// buffer; Python drains it once per report window (see straggler/telemetry/nvml.py).
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -11,47 +10,13 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "driver/nvml.h"
+#include "telemetry/nvml_fields.h"
 
 namespace straggler {
-
-// The columns of one sample, in drain() order. NaN means "absent" (unsupported, or the call
-// failed in that sample). Units are in the names; counters are cumulative as NVML reports them.
-// clang-format off
-#define STRAGGLER_NVML_FIELDS(X)                                                       \
-  X(kSmClockMhz,          "sm_clock_mhz")                                              \
-  X(kSmClockMaxMhz,       "sm_clock_max_mhz")                                          \
-  X(kMemClockMhz,         "mem_clock_mhz")                                             \
-  X(kMemClockMaxMhz,      "mem_clock_max_mhz")                                         \
-  X(kPowerW,              "power_w")                                                   \
-  X(kPowerLimitW,         "power_limit_w")                                             \
-  X(kGpuTempC,            "gpu_temp_c")                                                \
-  X(kMemTempC,            "mem_temp_c")                                                \
-  X(kClocksEventReasons,  "clocks_event_reasons")   /* bitmask, exact in a double */   \
-  X(kPowerViolationNs,    "power_violation_ns")     /* cumulative */                   \
-  X(kThermalViolationNs,  "thermal_violation_ns")   /* cumulative */                   \
-  X(kGpuUtilPct,          "gpu_util_pct")                                              \
-  X(kMemUtilPct,          "mem_util_pct")                                              \
-  X(kMemUsedMib,          "mem_used_mib")                                              \
-  X(kPcieGen,             "pcie_gen")                                                  \
-  X(kPcieGenMax,          "pcie_gen_max")                                              \
-  X(kPcieWidth,           "pcie_width")                                                \
-  X(kPcieWidthMax,        "pcie_width_max")                                            \
-  X(kEccCorrected,        "ecc_corrected_volatile")   /* cumulative */                 \
-  X(kEccUncorrected,      "ecc_uncorrected_volatile") /* cumulative */
-// clang-format on
-
-enum NvmlField : int {
-#define STRAGGLER_NVML_FIELD_ENUM(id, name) id,
-  STRAGGLER_NVML_FIELDS(STRAGGLER_NVML_FIELD_ENUM)
-#undef STRAGGLER_NVML_FIELD_ENUM
-      kNvmlFieldCount
-};
-
-// The column names, in order ("sm_clock_mhz", ...).
-const std::vector<std::string>& nvml_field_names();
 
 // The PCI bus id ("0000:3B:00.0") of CUDA device `ordinal` as the CUDA driver numbers it, i.e.
 // after CUDA_VISIBLE_DEVICES; NVML indices differ, bus ids do not. Throws std::runtime_error.
@@ -97,7 +62,8 @@ class NvmlSampler {
  private:
   void run() noexcept;  // the thread: run_loop(), and nothing escapes it
   void run_loop();
-  // One sample; appends a row. Returns "" or the first hard NVML failure ("call: error").
+  // One sample of the sampled fields; appends a row. Returns "" or the first hard NVML failure
+  // ("call failed: error").
   std::string take_sample();
 
   const Nvml& nvml_;
@@ -106,12 +72,11 @@ class NvmlSampler {
   std::chrono::duration<double> period_;
   std::size_t capacity_;
   int max_failures_;
-  // Static values read once (maximum clocks and PCIe link), copied into every row.
-  std::array<double, kNvmlFieldCount> static_values_{};
+  // The static fields, read once (maximum clocks and PCIe link), copied into every row.
+  NvmlRow static_values_{};
 
   mutable std::mutex sample_mu_;  // one sample at a time (thread and sample_now())
-  // Guarded by sample_mu_: why a field is absent for good ("" = supported).
-  std::array<std::string, kNvmlFieldCount> unsupported_;
+  NvmlAbsence absent_;            // guarded by sample_mu_: why a field is absent for good
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -119,7 +84,7 @@ class NvmlSampler {
   bool running_ = false;
   std::string error_;
   std::deque<double> timestamps_;  // guarded by mu_
-  std::deque<std::array<double, kNvmlFieldCount>> rows_;
+  std::deque<NvmlRow> rows_;
   std::uint64_t dropped_ = 0;
   std::uint64_t samples_ = 0;
   std::thread thread_;

@@ -122,6 +122,22 @@ def test_unsupported_field_is_absent_asked_once_and_sampling_goes_on(monkeypatch
     assert counters.calls("nvmlDeviceGetClockInfo") == 8  # SM and MEM, every sample
 
 
+def test_a_sample_calls_each_query_once_and_static_fields_are_read_once(monkeypatch):
+    counters = use_scenario(monkeypatch, scenario(sm_clock_max=1755, pcie_width_max=16))
+    s = _sampler()
+    for _ in range(3):
+        assert s.sample_now()
+    _, v, _ = s.drain()
+    assert (v[:, COL["sm_clock_max_mhz"]] == 1755).all()
+    assert (v[:, COL["pcie_width_max"]] == 16).all()
+    # Maximum clocks and PCIe link: read when the sampler was made, copied into every row.
+    assert counters.calls("nvmlDeviceGetMaxClockInfo") == 2  # SM and MEM
+    assert counters.calls("nvmlDeviceGetMaxPcieLinkWidth") == 1
+    assert counters.calls("nvmlDeviceGetClockInfo") == 6  # SM and MEM, every sample
+    # GPU and memory utilization come from one call per sample.
+    assert counters.calls("nvmlDeviceGetUtilizationRates") == 3
+
+
 def test_telemetry_vector_of_a_window_with_an_unsupported_field(monkeypatch):
     use_scenario(monkeypatch, scenario(unsupported="gpu_temp", sm_clock=1500))
     tel = NvmlTelemetry(device=0, period_s=0.01)
