@@ -16,7 +16,7 @@ all: install sim
 $(VENV)/.deps: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q "numpy>=1.24" "scikit-build-core>=0.10" "pybind11>=2.12" \
+	$(PY) -m pip install -q "numpy>=1.24" "scikit-build-core>=0.10" "pybind11>=2.12,<4" \
 	    "pytest>=7.4" "pytest-timeout>=2.2" ninja
 	# The report log's tools and exporter (straggler plot, the Prometheus exporter).
 	$(PY) -m pip install -q "matplotlib>=3.6" "prometheus-client>=0.17"

@@ -53,13 +53,29 @@ int timer_arg(straggler::TimerEngine& engine, py::handle timer) {
 // TimerEngine (or subclass) when they run.
 
 PyObject* g_cuda_error = nullptr;  // the CudaError type, kept alive by the module attribute
-const py::detail::type_info* g_engine_type = nullptr;
+
+// Each TimerEngine instance has one extra pointer-sized slot after pybind11's own layout, added
+// to the type through the public py::custom_type_setup hook: its C++ object, stored by
+// __init__. The hot path reads it there; py::cast would cost more than the engine's work, and
+// pybind11's instance layout is not public. Its offset is fixed once the type is made.
+Py_ssize_t g_engine_slot_offset = 0;
+
+straggler::TimerEngine*& engine_slot(PyObject* self) {
+  return *reinterpret_cast<straggler::TimerEngine**>(reinterpret_cast<char*>(self) +
+                                                     g_engine_slot_offset);
+}
+
+// Appends the slot to the type's instances (zeroed by tp_alloc: null until __init__ stores it).
+void add_engine_slot(PyHeapTypeObject* heap_type) {
+  PyTypeObject* type = &heap_type->ht_type;
+  g_engine_slot_offset = type->tp_basicsize;
+  type->tp_basicsize += static_cast<Py_ssize_t>(sizeof(straggler::TimerEngine*));
+}
 
 straggler::TimerEngine& engine_of(PyObject* self) {
-  auto* inst = reinterpret_cast<py::detail::instance*>(self);
-  py::detail::value_and_holder vh = inst->get_value_and_holder(g_engine_type);
-  if (!vh.holder_constructed()) throw py::type_error("TimerEngine.__init__() was not called");
-  return *vh.value_ptr<straggler::TimerEngine>();
+  straggler::TimerEngine* engine = engine_slot(self);
+  if (engine == nullptr) throw py::type_error("TimerEngine.__init__() was not called");
+  return *engine;
 }
 
 std::uintptr_t stream_arg(PyObject* stream) {
@@ -303,15 +319,14 @@ void bind_timer_engine(py::module_& m) {
   py::class_<TimerEngine> engine(m, "TimerEngine",
                                 "Named start/stop timers on CUDA streams (pooled events) or the "
                                 "host clock, with bounded per-name ring buffers and statistics "
-                                "in ms.");
+                                "in ms.",
+                                py::custom_type_setup(add_engine_slot));
   engine
+      // Makes the C++ object; wrapped below by the public __init__.
       .def(py::init([](const std::string& backend, long long capacity, int device) {
-             py::gil_scoped_release release;  // may load and initialise the driver
-             return std::make_unique<TimerEngine>(backend, capacity, device);
-           }),
-           py::arg("backend") = "auto", py::arg("capacity") = 8192, py::arg("device") = 0,
-           "backend: 'auto' (cuda if available, else host), 'cuda' (CudaError if unavailable) "
-           "or 'host'; capacity: samples kept per timer; device: CUDA ordinal.")
+        py::gil_scoped_release release;  // may load and initialise the driver
+        return std::make_unique<TimerEngine>(backend, capacity, device);
+      }))
       .def_property_readonly("backend", &TimerEngine::backend, "'cuda' or 'host'.")
       .def_property_readonly("capacity", &TimerEngine::capacity,
                              "Ring-buffer length (samples kept) per timer.")
@@ -371,7 +386,19 @@ void bind_timer_engine(py::module_& m) {
           },
           "close().");
 
-  g_engine_type = py::detail::get_type_info(typeid(TimerEngine));
+  // The public __init__: pybind11's (above) makes the C++ object, then its address goes to the
+  // instance's slot for the hot path (engine_of()).
+  engine.attr("__init__") = py::cpp_function(
+      [construct = py::object(engine.attr("__init__"))](
+          py::handle self, const std::string& backend, long long capacity, int device) {
+        engine_slot(self.ptr()) = nullptr;
+        construct(self, backend, capacity, device);
+        engine_slot(self.ptr()) = self.cast<TimerEngine*>();
+      },
+      py::name("__init__"), py::is_method(engine), py::arg("backend") = "auto",
+      py::arg("capacity") = 8192, py::arg("device") = 0,
+      "backend: 'auto' (cuda if available, else host), 'cuda' (CudaError if unavailable) or "
+      "'host'; capacity: samples kept per timer; device: CUDA ordinal.");
   m.attr("ENGINE_API") = py::capsule(static_cast<const void*>(&g_engine_api),
                                      STRAGGLER_ENGINE_API_CAPSULE);
   for (PyMethodDef& def : g_op_methods) {
