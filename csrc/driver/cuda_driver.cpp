@@ -79,11 +79,11 @@ void CudaDriver::load() {
   };
 
   std::string missing;
-#define STRAGGLER_CUDA_RESOLVE(name, symbol, required)                                   \
-  name = reinterpret_cast<decltype(&::name)>(resolve(#name, symbol));                     \
-  if (name == nullptr && (required) && missing.empty()) {                                 \
+#define STRAGGLER_CUDA_RESOLVE(name, symbol, required)                                      \
+  name = reinterpret_cast<decltype(&::name)>(resolve(#name, symbol));                       \
+  if (name == nullptr && (required) && missing.empty()) {                                   \
     missing = std::string("the CUDA driver '") + path_ + "' lacks " + #name + " (symbol " + \
-              symbol + "): " + DynamicLibrary::last_error();                              \
+              symbol + "): " + DynamicLibrary::last_error();                                \
   }
   STRAGGLER_CUDA_DRIVER_ENTRY_POINTS(STRAGGLER_CUDA_RESOLVE)
 #undef STRAGGLER_CUDA_RESOLVE
@@ -160,8 +160,8 @@ CudaStatus cuda_status(int device) noexcept {
       return status;
     }
     if (device < 0 || device >= count) {
-      status.reason = "`device=" + std::to_string(device) + "` is not a CUDA device: " +
-                      std::to_string(count) + " visible";
+      status.reason = "`device=" + std::to_string(device) +
+                      "` is not a CUDA device: " + std::to_string(count) + " visible";
       return status;
     }
     int version = 0;

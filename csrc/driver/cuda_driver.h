@@ -157,8 +157,7 @@ constexpr int kCudaAbiVersion = 12000;
 // A failed driver call: names the call and carries the driver's error name and string.
 class CudaError : public std::runtime_error {
  public:
-  CudaError(const std::string& message, CUresult code)
-      : std::runtime_error(message), code_(code) {}
+  CudaError(const std::string& message, CUresult code) : std::runtime_error(message), code_(code) {}
   [[nodiscard]] CUresult code() const noexcept { return code_; }
 
  private:
@@ -227,21 +226,21 @@ void log_cuda_error(const char* call, CUresult code) noexcept;
 }  // namespace straggler
 
 // Throwing check, for calls made on behalf of Python: raises CudaError naming the call.
-#define STRAGGLER_CU_CHECK(call)                                                  \
-  do {                                                                            \
-    const CUresult straggler_cu_rc_ = (call);                                     \
-    if (straggler_cu_rc_ != CUDA_SUCCESS) {                                       \
+#define STRAGGLER_CU_CHECK(call)                                                             \
+  do {                                                                                       \
+    const CUresult straggler_cu_rc_ = (call);                                                \
+    if (straggler_cu_rc_ != CUDA_SUCCESS) {                                                  \
       throw ::straggler::CudaError(::straggler::cuda_error_message(#call, straggler_cu_rc_), \
-                                   straggler_cu_rc_);                             \
-    }                                                                             \
+                                   straggler_cu_rc_);                                        \
+    }                                                                                        \
   } while (0)
 
 // Logging check, for destructors, threads and exit paths: logs and goes on, never throws.
 // CUDA_ERROR_DEINITIALIZED (the driver is shutting down at exit) is silent.
-#define STRAGGLER_CU_LOG(call)                                                    \
-  do {                                                                            \
-    const CUresult straggler_cu_rc_ = (call);                                     \
+#define STRAGGLER_CU_LOG(call)                                                              \
+  do {                                                                                      \
+    const CUresult straggler_cu_rc_ = (call);                                               \
     if (straggler_cu_rc_ != CUDA_SUCCESS && straggler_cu_rc_ != CUDA_ERROR_DEINITIALIZED) { \
-      ::straggler::log_cuda_error(#call, straggler_cu_rc_);                      \
-    }                                                                             \
+      ::straggler::log_cuda_error(#call, straggler_cu_rc_);                                 \
+    }                                                                                       \
   } while (0)

@@ -40,12 +40,11 @@ void Nvml::load() {
   }
 
   std::string missing;
-#define STRAGGLER_NVML_RESOLVE(name, required)                                              \
-  name = lib.symbol_as<decltype(&::name)>(#name);                                             \
-  if (name == nullptr && (required) && missing.empty()) {                                     \
-    missing = std::string("NVML '") + path_ + "' lacks " + #name + ": " +                      \
-              DynamicLibrary::last_error() +                                                 \
-              " (driver older than R450?)";                                                    \
+#define STRAGGLER_NVML_RESOLVE(name, required)                             \
+  name = lib.symbol_as<decltype(&::name)>(#name);                          \
+  if (name == nullptr && (required) && missing.empty()) {                  \
+    missing = std::string("NVML '") + path_ + "' lacks " + #name + ": " +  \
+              DynamicLibrary::last_error() + " (driver older than R450?)"; \
   }
   STRAGGLER_NVML_ENTRY_POINTS(STRAGGLER_NVML_RESOLVE)
 #undef STRAGGLER_NVML_RESOLVE

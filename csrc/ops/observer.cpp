@@ -45,9 +45,9 @@ namespace {
 
 // Op names whose time is communication (never timed; the busy chain restarts after them).
 bool is_communication(const char* name) {
-  static const char* const kPrefixes[] = {"c10d::", "_c10d_functional::", "c10d_functional::",
-                                          "_c10d_functional_autograd::", "nccl:", "gloo:",
-                                          "record_param_comms"};
+  static const char* const kPrefixes[] = {
+      "c10d::", "_c10d_functional::", "c10d_functional::", "_c10d_functional_autograd::", "nccl:",
+      "gloo:",  "record_param_comms"};
   for (const char* p : kPrefixes) {
     if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
   }
@@ -76,8 +76,11 @@ class Observer {
  public:
   Observer(std::uintptr_t engine, py::object engine_ref, bool per_op, const std::string& device,
            long long stream, std::vector<std::string> untimed)
-      : engine_(reinterpret_cast<void*>(engine)), engine_ref_(std::move(engine_ref)),
-        per_op_(per_op), fixed_stream_(stream), untimed_names_(std::move(untimed)) {
+      : engine_(reinterpret_cast<void*>(engine)),
+        engine_ref_(std::move(engine_ref)),
+        per_op_(per_op),
+        fixed_stream_(stream),
+        untimed_names_(std::move(untimed)) {
     // Views into untimed_names_, which never changes again: lookups build no string.
     for (const std::string& n : untimed_names_) untimed_.insert(n);
     py::object core = py::module_::import("straggler._core");
@@ -300,7 +303,8 @@ class Observer {
     sig.clear();
     const char* name = fn.name();
     std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the name, then the signature
-    for (const char* p = name; *p != '\0'; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
+    for (const char* p = name; *p != '\0'; ++p)
+      h = (h ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
     sig.push_back(static_cast<std::int64_t>(h));
     std::int64_t dtype = -1;
     auto add = [&](const at::Tensor& x) {
@@ -336,8 +340,7 @@ class Observer {
     return id;
   }
 
-  static std::string op_key(const at::RecordFunction& fn,
-                            c10::ArrayRef<const c10::IValue> inputs) {
+  static std::string op_key(const at::RecordFunction& fn, c10::ArrayRef<const c10::IValue> inputs) {
     std::string key;
     const std::optional<c10::OperatorName> op = fn.operator_name();
     if (op) {
@@ -404,12 +407,13 @@ class Observer {
 }  // namespace
 
 PYBIND11_MODULE(_ops, m) {
-  m.doc() = "straggler's per-op observer: an at::RecordFunction callback feeding the engine's "
-            "busy time (docs/engine.md).";
+  m.doc() =
+      "straggler's per-op observer: an at::RecordFunction callback feeding the engine's "
+      "busy time (docs/engine.md).";
   py::class_<Observer>(m, "Observer",
                        "Reports outermost torch ops on `device` to a TimerEngine while enabled.")
-      .def(py::init([](py::object engine, bool per_op, const std::string& device,
-                       long long stream, std::vector<std::string> untimed) {
+      .def(py::init([](py::object engine, bool per_op, const std::string& device, long long stream,
+                       std::vector<std::string> untimed) {
              const auto address = engine.attr("_address")().cast<std::uintptr_t>();
              return std::make_unique<Observer>(address, engine, per_op, device, stream,
                                                std::move(untimed));
@@ -429,6 +433,7 @@ PYBIND11_MODULE(_ops, m) {
       .def_property_readonly("error", &Observer::error, "The first failure's message, or ''.")
       .def_property_readonly("ops_timed", &Observer::ops_timed, "Ops reported so far.")
       .def("timer_names", &Observer::timer_names, "{per-op timer name: id}.");
-  m.def("callback_calls", [] { return g_calls.load(std::memory_order_relaxed); },
-        "Start callbacks run so far in this process, by any observer (for tests).");
+  m.def(
+      "callback_calls", [] { return g_calls.load(std::memory_order_relaxed); },
+      "Start callbacks run so far in this process, by any observer (for tests).");
 }

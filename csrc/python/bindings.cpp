@@ -12,10 +12,10 @@
 #include <tuple>
 
 #include "driver/cuda_driver.h"
-#include "timing/engine_api.h"
 #include "driver/nvml.h"
 #include "telemetry/nvml_sampler.h"
 #include "telemetry/probe.h"
+#include "timing/engine_api.h"
 #include "timing/timer_engine.h"
 
 namespace py = pybind11;
@@ -92,8 +92,8 @@ std::uintptr_t stream_arg(PyObject* stream) {
 }
 
 // (timer, stream=0) from a vectorcall, positional or by keyword.
-void parse_timer_stream(const char* fn, PyObject* const* args, Py_ssize_t nargs,
-                        PyObject* kwnames, PyObject** timer, PyObject** stream) {
+void parse_timer_stream(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                        PyObject** timer, PyObject** stream) {
   PyObject* slots[2] = {nullptr, nullptr};
   if (nargs > 2) {
     throw py::type_error(std::string(fn) + "() takes at most 2 arguments (" +
@@ -145,8 +145,7 @@ PyObject* guarded(Body&& body) {
 
 // engine.start(timer, stream=0) / engine.stop(timer, stream=0): `Name` for the messages.
 template <void (straggler::TimerEngine::*Method)(int, std::uintptr_t), const char* Name>
-PyObject* engine_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
-                      PyObject* kwnames) {
+PyObject* engine_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&] {
     PyObject *timer = nullptr, *stream = nullptr;
     parse_timer_stream(Name, args, nargs, kwnames, &timer, &stream);
@@ -185,8 +184,8 @@ long long int_arg(const char* name, PyObject* v) {
 void check_nargs(const char* fn, Py_ssize_t nargs, Py_ssize_t lo, Py_ssize_t hi) {
   if (nargs < lo || nargs > hi) {
     throw py::type_error(std::string(fn) + "() takes " + std::to_string(lo) + " to " +
-                         std::to_string(hi) + " positional arguments (" +
-                         std::to_string(nargs) + " given)");
+                         std::to_string(hi) + " positional arguments (" + std::to_string(nargs) +
+                         " given)");
   }
 }
 
@@ -207,8 +206,7 @@ PyObject* engine_op_end(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     const long long token = int_arg("token", args[0]);
     const long long op_timer = nargs > 1 ? int_arg("op_timer", args[1]) : -1;
     if (op_timer < -1 || op_timer > INT_MAX) {
-      throw py::value_error("`op_timer=" + std::to_string(op_timer) +
-                            "` must be a timer id or -1");
+      throw py::value_error("`op_timer=" + std::to_string(op_timer) + "` must be a timer id or -1");
     }
     engine_of(self).op_end(token, static_cast<int>(op_timer),
                            stream_arg(nargs > 2 ? args[2] : nullptr));
@@ -285,7 +283,8 @@ py::array_t<double> to_numpy(const std::vector<double>& values, py::ssize_t rows
                              py::ssize_t cols) {
   py::array_t<double> out(cols > 0 ? std::vector<py::ssize_t>{rows, cols}
                                    : std::vector<py::ssize_t>{rows});
-  if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(double));
+  if (!values.empty())
+    std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(double));
   return out;
 }
 
@@ -317,10 +316,10 @@ void bind_timer_engine(py::module_& m) {
       "Never raises.");
 
   py::class_<TimerEngine> engine(m, "TimerEngine",
-                                "Named start/stop timers on CUDA streams (pooled events) or the "
-                                "host clock, with bounded per-name ring buffers and statistics "
-                                "in ms.",
-                                py::custom_type_setup(add_engine_slot));
+                                 "Named start/stop timers on CUDA streams (pooled events) or the "
+                                 "host clock, with bounded per-name ring buffers and statistics "
+                                 "in ms.",
+                                 py::custom_type_setup(add_engine_slot));
   engine
       // Makes the C++ object; wrapped below by the public __init__.
       .def(py::init([](const std::string& backend, long long capacity, int device) {
@@ -331,8 +330,9 @@ void bind_timer_engine(py::module_& m) {
       .def_property_readonly("capacity", &TimerEngine::capacity,
                              "Ring-buffer length (samples kept) per timer.")
       .def_property_readonly("closed", &TimerEngine::closed, "Whether close() was called.")
-      .def("timer_id", [](TimerEngine& e, std::string_view name) { return e.timer_id(name); },
-           py::arg("name"), "Stable small int id for `name`; creates the timer.")
+      .def(
+          "timer_id", [](TimerEngine& e, std::string_view name) { return e.timer_id(name); },
+          py::arg("name"), "Stable small int id for `name`; creates the timer.")
       .def("timer_name", &TimerEngine::timer_name, py::arg("timer"),
            "The name of timer id `timer`.")
       .def("harvest", &TimerEngine::harvest,
@@ -362,22 +362,24 @@ void bind_timer_engine(py::module_& m) {
            "time of the ops reported inside it (idle gaps and collectives excluded).")
       .def("busy", &TimerEngine::busy, py::arg("timer"), "Whether `timer` is in busy mode.")
       .def("open_scopes", &TimerEngine::open_scopes, "Busy scopes open now, over all threads.")
-      .def("idle_entries", [](const TimerEngine& e) {
-             py::dict d;
-             for (const auto& [name, n] : e.idle_entries()) d[py::str(name)] = n;
-             return d;
-           },
-           "{timer: entries this window that saw no GPU work (so stored no sample)}.")
-      .def("_address", [](const TimerEngine& e) {
-             return reinterpret_cast<std::uintptr_t>(&e);
-           },
-           "This engine's address, for straggler._ops (ENGINE_API); keep the engine alive.")
+      .def(
+          "idle_entries",
+          [](const TimerEngine& e) {
+            py::dict d;
+            for (const auto& [name, n] : e.idle_entries()) d[py::str(name)] = n;
+            return d;
+          },
+          "{timer: entries this window that saw no GPU work (so stored no sample)}.")
+      .def(
+          "_address", [](const TimerEngine& e) { return reinterpret_cast<std::uintptr_t>(&e); },
+          "This engine's address, for straggler._ops (ENGINE_API); keep the engine alive.")
       .def("reset", &TimerEngine::reset,
            "New report window: clear samples; pending pairs land in the next window.")
       // May wait for a flush() running in another thread.
       .def("close", &TimerEngine::close, py::call_guard<py::gil_scoped_release>(),
            "Release events and the context reference. Idempotent.")
-      .def("__enter__", [](py::object self) { return self; }, "Return self.")
+      .def(
+          "__enter__", [](py::object self) { return self; }, "Return self.")
       .def(
           "__exit__",
           [](TimerEngine& e, py::args) {
@@ -389,8 +391,8 @@ void bind_timer_engine(py::module_& m) {
   // The public __init__: pybind11's (above) makes the C++ object, then its address goes to the
   // instance's slot for the hot path (engine_of()).
   engine.attr("__init__") = py::cpp_function(
-      [construct = py::object(engine.attr("__init__"))](
-          py::handle self, const std::string& backend, long long capacity, int device) {
+      [construct = py::object(engine.attr("__init__"))](py::handle self, const std::string& backend,
+                                                        long long capacity, int device) {
         engine_slot(self.ptr()) = nullptr;
         construct(self, backend, capacity, device);
         engine_slot(self.ptr()) = self.cast<TimerEngine*>();
@@ -399,8 +401,8 @@ void bind_timer_engine(py::module_& m) {
       py::arg("capacity") = 8192, py::arg("device") = 0,
       "backend: 'auto' (cuda if available, else host), 'cuda' (CudaError if unavailable) or "
       "'host'; capacity: samples kept per timer; device: CUDA ordinal.");
-  m.attr("ENGINE_API") = py::capsule(static_cast<const void*>(&g_engine_api),
-                                     STRAGGLER_ENGINE_API_CAPSULE);
+  m.attr("ENGINE_API") =
+      py::capsule(static_cast<const void*>(&g_engine_api), STRAGGLER_ENGINE_API_CAPSULE);
   for (PyMethodDef& def : g_op_methods) {
     PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(engine.ptr()), &def);
     if (descr == nullptr) throw py::error_already_set();
@@ -412,7 +414,6 @@ void bind_timer_engine(py::module_& m) {
     engine.attr(def.ml_name) = py::reinterpret_steal<py::object>(descr);
   }
 }
-
 
 // ================================================================================================
 // NVML sampler: nvml_status, cuda_device_pci_bus_id, NVML_FIELDS, NvmlSampler   (nvml_sampler.h)
@@ -471,8 +472,7 @@ void bind_nvml(py::module_& m) {
             const straggler::NvmlBatch b = s.drain();
             const auto rows = static_cast<py::ssize_t>(b.timestamps_s.size());
             return py::make_tuple(to_numpy(b.timestamps_s, rows, 0),
-                                  to_numpy(b.values, rows, straggler::kNvmlFieldCount),
-                                  b.dropped);
+                                  to_numpy(b.values, rows, straggler::kNvmlFieldCount), b.dropped);
           },
           "(timestamps_s (n,), values (n, len(NVML_FIELDS)), dropped): samples since the last "
           "drain, oldest first; NaN = absent.")
@@ -508,7 +508,8 @@ void bind_nvml(py::module_& m) {
           "{field: NVML result} for fields this GPU does not offer.")
       .def_property_readonly("samples_taken", &NvmlSampler::samples_taken,
                              "Samples attempted so far (thread and sample_now()).")
-      .def("__enter__", [](py::object self) { return self; }, "Return self.")
+      .def(
+          "__enter__", [](py::object self) { return self; }, "Return self.")
       .def(
           "__exit__",
           [](NvmlSampler& s, py::args) {
@@ -517,7 +518,6 @@ void bind_nvml(py::module_& m) {
           },
           "stop().");
 }
-
 
 // ================================================================================================
 // Health probe: run_probe, PROBE_PTX, PROBE_PTX_ORIGIN   (probe.h)

@@ -24,8 +24,7 @@ std::string read_string(nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned int), n
 }
 
 double seconds_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -53,26 +52,23 @@ NvmlSampler::NvmlSampler(const std::string& pci_bus_id, double period_s, std::si
   }
   if (capacity == 0) throw std::invalid_argument("`capacity=0` must be a positive integer");
   if (max_consecutive_failures < 1) {
-    throw std::invalid_argument("`max_consecutive_failures=" +
-                                std::to_string(max_consecutive_failures) +
-                                "` must be a positive integer");
+    throw std::invalid_argument(
+        "`max_consecutive_failures=" + std::to_string(max_consecutive_failures) +
+        "` must be a positive integer");
   }
   if (!nvml_.available()) throw std::runtime_error(nvml_.error());
 
   const nvmlReturn_t rc = nvml_.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.c_str(), &device_);
   if (rc != NVML_SUCCESS) {
-    throw std::runtime_error("nvmlDeviceGetHandleByPciBusId_v2(\"" + pci_bus_id +
-                             "\") failed: " + nvml_.describe(rc) +
-                             "; is this process allowed to see that GPU?");
+    throw std::runtime_error("nvmlDeviceGetHandleByPciBusId_v2(\"" + pci_bus_id + "\") failed: " +
+                             nvml_.describe(rc) + "; is this process allowed to see that GPU?");
   }
 
   identity_.pci_bus_id = pci_bus_id;
-  identity_.name = read_string(nvml_.nvmlDeviceGetName, device_,
-                               NVML_DEVICE_NAME_V2_BUFFER_SIZE);
-  identity_.uuid = read_string(nvml_.nvmlDeviceGetUUID, device_,
-                               NVML_DEVICE_UUID_V2_BUFFER_SIZE);
-  identity_.serial = read_string(nvml_.nvmlDeviceGetSerial, device_,
-                                 NVML_DEVICE_SERIAL_BUFFER_SIZE);
+  identity_.name = read_string(nvml_.nvmlDeviceGetName, device_, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+  identity_.uuid = read_string(nvml_.nvmlDeviceGetUUID, device_, NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+  identity_.serial =
+      read_string(nvml_.nvmlDeviceGetSerial, device_, NVML_DEVICE_SERIAL_BUFFER_SIZE);
   if (nvml_.nvmlSystemGetDriverVersion != nullptr) {
     char version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
     if (nvml_.nvmlSystemGetDriverVersion(version, sizeof(version)) == NVML_SUCCESS) {

@@ -59,9 +59,10 @@ class ScopedModule {
     CUfunction f = nullptr;
     const CUresult rc = cu_.cuModuleGetFunction(&f, module_, name);
     if (rc != CUDA_SUCCESS) {
-      throw CudaError(cuda_error_message(("cuModuleGetFunction(module, \"" + std::string(name) +
-                                          "\")").c_str(), rc),
-                      rc);
+      throw CudaError(
+          cuda_error_message(("cuModuleGetFunction(module, \"" + std::string(name) + "\")").c_str(),
+                             rc),
+          rc);
     }
     return f;
   }
@@ -149,8 +150,8 @@ ProbeResult run_probe(int device, const ProbeOptions& options) {
       result.memory_ms = std::min(result.memory_ms, m);
     }
   }
-  result.compute_gflop = static_cast<double>(compute_grid) * kBlock *
-                         options.compute_iterations * 16.0 / 1e9;
+  result.compute_gflop =
+      static_cast<double>(compute_grid) * kBlock * options.compute_iterations * 16.0 / 1e9;
   result.memory_gbyte = options.memory_passes * kMemoryBytesPerPass / 1e9;
   return result;
 }

@@ -25,8 +25,14 @@ extern "C" __global__ void straggler_probe_compute(unsigned int iterations) {
   float x4 = seed + 4.f, x5 = seed + 5.f, x6 = seed + 6.f, x7 = seed + 7.f;
   const float a = 0.999999f, b = 1e-7f;  // converges to 0.1: no overflow, no denormals
   for (unsigned int i = 0; i < iterations; ++i) {
-    x0 = fmaf(x0, a, b); x1 = fmaf(x1, a, b); x2 = fmaf(x2, a, b); x3 = fmaf(x3, a, b);
-    x4 = fmaf(x4, a, b); x5 = fmaf(x5, a, b); x6 = fmaf(x6, a, b); x7 = fmaf(x7, a, b);
+    x0 = fmaf(x0, a, b);
+    x1 = fmaf(x1, a, b);
+    x2 = fmaf(x2, a, b);
+    x3 = fmaf(x3, a, b);
+    x4 = fmaf(x4, a, b);
+    x5 = fmaf(x5, a, b);
+    x6 = fmaf(x6, a, b);
+    x7 = fmaf(x7, a, b);
   }
   const float s = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
   if (s == -1.0f) straggler_probe_sink = s;  // never true; keeps the chains from being removed

@@ -4,8 +4,6 @@
 //
 // It includes the engine's own declarations of the driver ABI, so a signature that drifts
 // between the two fails to compile here.
-#include "driver/cuda_driver.h"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -18,17 +16,21 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "driver/cuda_driver.h"
+
 namespace {
 
 // ---- Entry points, for counters and error injection ---------------------------------------------
-#define SIM_FUNCTIONS(X)                                                                          \
-  X(cuGetProcAddress) X(cuGetProcAddress_v2) X(cuGetErrorName) X(cuGetErrorString) X(cuInit)     \
-  X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName)                     \
-  X(cuDeviceGetPCIBusId) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                      \
-  X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxRelease_v2) X(cuCtxGetCurrent)                 \
-  X(cuCtxSetCurrent) X(cuEventCreate) X(cuEventDestroy) X(cuEventDestroy_v2) X(cuEventRecord)     \
-  X(cuEventQuery) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventElapsedTime_v2)            \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)
+#define SIM_FUNCTIONS(X)                                                                       \
+  X(cuGetProcAddress)                                                                          \
+  X(cuGetProcAddress_v2) X(cuGetErrorName) X(cuGetErrorString) X(cuInit) X(cuDriverGetVersion) \
+      X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetPCIBusId)             \
+          X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)     \
+              X(cuDevicePrimaryCtxRelease_v2) X(cuCtxGetCurrent) X(cuCtxSetCurrent)            \
+                  X(cuEventCreate) X(cuEventDestroy) X(cuEventDestroy_v2) X(cuEventRecord)     \
+                      X(cuEventQuery) X(cuEventSynchronize) X(cuEventElapsedTime)              \
+                          X(cuEventElapsedTime_v2) X(cuModuleLoadData) X(cuModuleUnload)       \
+                              X(cuModuleGetFunction) X(cuLaunchKernel)
 
 enum Fn {
 #define SIM_ENUM(name) k_##name,
@@ -181,10 +183,10 @@ CUresult enter(Fn fn) {
   return static_cast<CUresult>(f.code);
 }
 
-#define SIM_ENTER(name)                                  \
-  do {                                                   \
-    const CUresult injected_ = enter(k_##name);          \
-    if (injected_ != CUDA_SUCCESS) return injected_;     \
+#define SIM_ENTER(name)                              \
+  do {                                               \
+    const CUresult injected_ = enter(k_##name);      \
+    if (injected_ != CUDA_SUCCESS) return injected_; \
   } while (0)
 
 // Valid context current in this thread (caller holds the lock).
@@ -211,8 +213,7 @@ const ErrorText kErrors[] = {
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX",
-     "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
@@ -326,16 +327,35 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
   if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (dev < 0 || dev >= s.device_count) return CUDA_ERROR_INVALID_DEVICE;
   switch (attrib) {  // an H100 SXM's values
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *pi = 1980000; break;  // kHz
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; break;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = 0x10 + dev; break;
-    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *pi = 0; break;
-    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *pi = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *pi = 2619000; break;  // kHz
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *pi = 5120; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
-    default: return CUDA_ERROR_INVALID_VALUE;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      *pi = 1980000;
+      break;  // kHz
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *pi = 132;
+      break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+      *pi = 0x10 + dev;
+      break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
+      *pi = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
+      *pi = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+      *pi = 2619000;
+      break;  // kHz
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+      *pi = 5120;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *pi = 9;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      *pi = 0;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -464,8 +484,8 @@ CUresult cuEventSynchronize(CUevent hEvent) {
   const double until = hEvent->complete_at_ms;  // the record this call waits for
   const uint64_t serial = hEvent->serial;
   const uint64_t completions = s.completions;
-  const auto deadline = std::chrono::steady_clock::time_point(
-      std::chrono::ceil<std::chrono::steady_clock::duration>(
+  const auto deadline =
+      std::chrono::steady_clock::time_point(std::chrono::ceil<std::chrono::steady_clock::duration>(
           std::chrono::duration<double, std::milli>(until)));
   // Sleeps without the lock; simcuda_complete() ends the wait early.
   while (now_ms() < until && s.completions == completions) s.work_done.wait_until(lock, deadline);

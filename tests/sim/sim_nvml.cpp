@@ -35,8 +35,6 @@
 //   call_latency_us=X                     each call spins X microseconds (emulated NVML cost)
 // Extra exports for tests: simnvml_call_count(name) -> calls of that entry point so far;
 // simnvml_reload() -> re-read the scenario.
-#include "driver/nvml.h"
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +45,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+
+#include "driver/nvml.h"
 
 struct nvmlDevice_st {
   unsigned domain, bus, device, function;
@@ -101,8 +101,8 @@ Scenario parse(const std::string& spec_in) {
       sc.kv[trim(pair.substr(0, eq))] = trim(pair.substr(eq + 1));
     }
   }
-  for (auto [key, set] : {std::pair{"unsupported", &sc.unsupported},
-                          std::pair{"deprecated", &sc.deprecated}}) {
+  for (auto [key, set] :
+       {std::pair{"unsupported", &sc.unsupported}, std::pair{"deprecated", &sc.deprecated}}) {
     std::stringstream items_of(sc.str(key, ""));
     std::string g;
     while (std::getline(items_of, g, ',')) {
@@ -144,7 +144,8 @@ Sim& sim() {
 
 void spin_us(double us) {
   if (us <= 0) return;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
   while (std::chrono::steady_clock::now() < until) {
   }
 }
@@ -166,9 +167,9 @@ nvmlReturn_t enter(Sim& s, const char* fn, nvmlDevice_t dev, const char* group) 
   return NVML_SUCCESS;
 }
 
-#define SIM_DEVICE_CALL(fn, dev, group)                          \
-  Sim& s = sim();                                                \
-  std::lock_guard<std::mutex> lock(s.mu);                        \
+#define SIM_DEVICE_CALL(fn, dev, group)   \
+  Sim& s = sim();                         \
+  std::lock_guard<std::mutex> lock(s.mu); \
   if (nvmlReturn_t rc_ = enter(s, fn, dev, group); rc_ != NVML_SUCCESS) return rc_
 
 nvmlReturn_t put_uint(unsigned int* out, double value) {
@@ -210,15 +211,24 @@ nvmlReturn_t nvmlShutdown(void) {
 
 const char* nvmlErrorString(nvmlReturn_t result) {
   switch (result) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NOT_FOUND: return "Not Found";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    case NVML_ERROR_UNKNOWN: return "Unknown Error";
-    default: return "Simulated error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_UNKNOWN:
+      return "Unknown Error";
+    default:
+      return "Simulated error";
   }
 }
 
@@ -263,8 +273,8 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int len
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   SIM_DEVICE_CALL("nvmlDeviceGetUUID", device, "uuid");
   char buf[80];
-  std::snprintf(buf, sizeof(buf), "GPU-51a00000-0000-0000-0000-%04x%02x%02x%02x%02x", device->domain & 0xffff,
-                device->bus, device->device, device->function, 0);
+  std::snprintf(buf, sizeof(buf), "GPU-51a00000-0000-0000-0000-%04x%02x%02x%02x%02x",
+                device->domain & 0xffff, device->bus, device->device, device->function, 0);
   return put_string(uuid, length, buf);
 }
 
@@ -275,7 +285,8 @@ nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int
   return put_string(serial, length, s.sc.str("serial", buf));
 }
 
-nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                    unsigned int* clock) {
   if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS) {
     {
       std::lock_guard<std::mutex> lock(sim().mu);
@@ -425,8 +436,8 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
                                          unsigned long long* eccCounts) {
   SIM_DEVICE_CALL("nvmlDeviceGetTotalEccErrors", device, "ecc");
   if (eccCounts == nullptr || counterType != NVML_VOLATILE_ECC) return NVML_ERROR_INVALID_ARGUMENT;
-  *eccCounts = static_cast<unsigned long long>(
-      s.sc.num(errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ? "ecc_corrected" : "ecc_uncorrected", 0));
+  *eccCounts = static_cast<unsigned long long>(s.sc.num(
+      errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ? "ecc_corrected" : "ecc_uncorrected", 0));
   return NVML_SUCCESS;
 }
 
