@@ -198,12 +198,11 @@ constexpr std::array<Field, kNvmlFieldCount> kFields = {{
 
 // Every row is filled in (kNvmlFieldCount rows, no more and no fewer), and rows naming the same
 // call share one query per pass: they must be adjacent and of one sampling kind, with slots the
-// query fills. (Grouped by name, not by function address: GCC cannot compare those in a
-// constant expression under -fsanitize.)
+// query fills. (Checked by name, not by function address: GCC cannot compare those in a
+// constant expression under -fsanitize=undefined.)
 constexpr bool field_table_is_well_formed() {
   for (const Field& row : kFields) {
-    if (row.name == nullptr || row.call == nullptr || row.query == nullptr ||
-        !(row.nvml_per_unit > 0.0) || row.slot < 0 ||
+    if (row.name == nullptr || row.call == nullptr || !(row.nvml_per_unit > 0.0) || row.slot < 0 ||
         row.slot >= static_cast<int>(std::tuple_size<QueryValues>::value)) {
       return false;
     }
