@@ -67,7 +67,7 @@ def test_one_sample_reads_every_field_in_its_unit(monkeypatch):
     assert s.sample_now()
     t, v, dropped = s.drain()
     assert t.shape == (1,) and v.shape == (1, len(RAW_FIELDS)) and dropped == 0
-    row = dict(zip(RAW_FIELDS, v[0]))
+    row = dict(zip(RAW_FIELDS, v[0], strict=True))
     assert row["sm_clock_mhz"] == 1410 and row["sm_clock_max_mhz"] == 1980
     assert row["mem_clock_mhz"] == 2619
     assert row["power_w"] == pytest.approx(412.5) and row["power_limit_w"] == 650  # mW -> W
@@ -143,7 +143,7 @@ def test_telemetry_vector_of_a_window_with_an_unsupported_field(monkeypatch):
     tel = NvmlTelemetry(device=0, period_s=0.01)
     try:
         assert _wait(lambda: tel._sampler.samples_taken >= 3)
-        vec = dict(zip(FIELDS, tel.sample()))
+        vec = dict(zip(FIELDS, tel.sample(), strict=True))
     finally:
         tel.close()
     assert vec["nvml_samples"] >= 3
@@ -160,8 +160,8 @@ def test_nvml_failing_mid_run_stops_the_sampler_with_one_warning(monkeypatch, ca
     tel = NvmlTelemetry(device=0, period_s=0.005, max_consecutive_failures=3)
     try:
         assert _wait(lambda: not tel.running)
-        first = dict(zip(FIELDS, tel.sample()))
-        second = dict(zip(FIELDS, tel.sample()))
+        first = dict(zip(FIELDS, tel.sample(), strict=True))
+        second = dict(zip(FIELDS, tel.sample(), strict=True))
     finally:
         tel.close()
     assert first["nvml_samples"] == 2 and first["sm_clock_mhz_mean"] == 1980
@@ -227,7 +227,7 @@ def test_bad_arguments_name_the_parameter():
         _core.NvmlSampler(bus, capacity=0)
     with pytest.raises(ValueError, match="`max_consecutive_failures=0`"):
         _core.NvmlSampler(bus, max_consecutive_failures=0)
-    with pytest.raises(RuntimeError, match="not-a-bus-id.*NVML_ERROR_INVALID_ARGUMENT"):
+    with pytest.raises(RuntimeError, match=r"not-a-bus-id.*NVML_ERROR_INVALID_ARGUMENT"):
         _core.NvmlSampler("not-a-bus-id")
     with pytest.raises(ValueError, match="`period_s=-1` must be a positive number"):
         NvmlTelemetry(period_s=-1)
@@ -272,7 +272,7 @@ def test_a_scenario_file_drives_the_simulator(monkeypatch, tmp_path):
     use_scenario(monkeypatch, f"@{path}")
     s = _sampler()
     s.sample_now()
-    row = dict(zip(RAW_FIELDS, s.drain()[1][0]))
+    row = dict(zip(RAW_FIELDS, s.drain()[1][0], strict=True))
     assert (row["sm_clock_mhz"], row["clocks_event_reasons"], row["gpu_temp_c"]) == (1230, 32, 88)
 
 

@@ -41,7 +41,7 @@ def test_real_sample_is_plausible_and_names_the_cuda_device():
     bus = _core.cuda_device_pci_bus_id(0)
     s = _core.NvmlSampler(bus)
     assert s.sample_now(), s.error
-    row = dict(zip(RAW_FIELDS, s.drain()[1][0]))
+    row = dict(zip(RAW_FIELDS, s.drain()[1][0], strict=True))
     ident = s.identity
     assert ident["uuid"].startswith(("GPU-", "MIG-")) and ident["driver_version"]
     assert ident["pci_bus_id"] == bus
@@ -58,7 +58,7 @@ def test_real_window_vector_and_probe():
     tel = NvmlTelemetry(device=0, period_s=0.05)
     try:
         probe = _core.run_probe(0)
-        vec = dict(zip(FIELDS, tel.sample()))
+        vec = dict(zip(FIELDS, tel.sample(), strict=True))
     finally:
         tel.close()
     assert vec["nvml_samples"] >= 1
