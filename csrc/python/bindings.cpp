@@ -5,11 +5,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "driver/cuda_driver.h"
 #include "driver/nvml.h"
@@ -235,6 +237,42 @@ PyMethodDef g_op_methods[] = {
      "restarts after it, so its time is in no segment."},
 };
 
+// ---- __init__: stores the C++ object in the instance's slot ----------------------------------
+
+PyObject* g_engine_construct = nullptr;  // pybind11's __init__ for TimerEngine (makes the object)
+
+// Calls pybind11's __init__ with the same arguments, then stores the object it made in `self`'s
+// slot. The method descriptor has checked that `self` is a TimerEngine.
+PyObject* engine_init(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  std::vector<PyObject*> call(static_cast<std::size_t>(1 + nargs + nkw));
+  call[0] = self;
+  std::copy(args, args + nargs + nkw, call.begin() + 1);
+  PyObject* none = PyObject_Vectorcall(g_engine_construct, call.data(),
+                                       static_cast<std::size_t>(1 + nargs), kwnames);
+  if (none == nullptr) return nullptr;
+  Py_DECREF(none);
+  return guarded([&] { engine_slot(self) = py::cast<straggler::TimerEngine*>(py::handle(self)); });
+}
+
+PyMethodDef g_init_method[] = {
+    {"__init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(engine_init)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "__init__($self, /, backend='auto', capacity=8192, device=0)\n--\n\nbackend: 'auto' (cuda "
+     "if available, else host), 'cuda' (CudaError if unavailable) or 'host'; capacity: samples "
+     "kept per timer; device: CUDA ordinal."},
+};
+
+// Adds `defs` to the class as method descriptors (they check `self`'s type before running).
+template <std::size_t N>
+void add_methods(py::class_<straggler::TimerEngine>& cls, PyMethodDef (&defs)[N]) {
+  for (PyMethodDef& def : defs) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &def);
+    if (descr == nullptr) throw py::error_already_set();
+    cls.attr(def.ml_name) = py::reinterpret_steal<py::object>(descr);
+  }
+}
+
 // ---- The C table for straggler._ops (engine_api.h) ---------------------------------------------
 
 template <class Body>
@@ -321,11 +359,14 @@ void bind_timer_engine(py::module_& m) {
                                  "in ms.",
                                  py::custom_type_setup(add_engine_slot));
   engine
-      // Makes the C++ object; wrapped below by the public __init__.
+      // Makes the C++ object; wrapped below by engine_init (the slot).
       .def(py::init([](const std::string& backend, long long capacity, int device) {
-        py::gil_scoped_release release;  // may load and initialise the driver
-        return std::make_unique<TimerEngine>(backend, capacity, device);
-      }))
+             py::gil_scoped_release release;  // may load and initialise the driver
+             return std::make_unique<TimerEngine>(backend, capacity, device);
+           }),
+           py::arg("backend") = "auto", py::arg("capacity") = 8192, py::arg("device") = 0,
+           "backend: 'auto' (cuda if available, else host), 'cuda' (CudaError if unavailable) "
+           "or 'host'; capacity: samples kept per timer; device: CUDA ordinal.")
       .def_property_readonly("backend", &TimerEngine::backend, "'cuda' or 'host'.")
       .def_property_readonly("capacity", &TimerEngine::capacity,
                              "Ring-buffer length (samples kept) per timer.")
@@ -388,31 +429,13 @@ void bind_timer_engine(py::module_& m) {
           },
           "close().");
 
-  // The public __init__: pybind11's (above) makes the C++ object, then its address goes to the
-  // instance's slot for the hot path (engine_of()).
-  engine.attr("__init__") = py::cpp_function(
-      [construct = py::object(engine.attr("__init__"))](py::handle self, const std::string& backend,
-                                                        long long capacity, int device) {
-        engine_slot(self.ptr()) = nullptr;
-        construct(self, backend, capacity, device);
-        engine_slot(self.ptr()) = self.cast<TimerEngine*>();
-      },
-      py::name("__init__"), py::is_method(engine), py::arg("backend") = "auto",
-      py::arg("capacity") = 8192, py::arg("device") = 0,
-      "backend: 'auto' (cuda if available, else host), 'cuda' (CudaError if unavailable) or "
-      "'host'; capacity: samples kept per timer; device: CUDA ordinal.");
+  // __init__: pybind11's (above), then the new C++ object's address goes to the slot.
+  g_engine_construct = py::object(engine.attr("__init__")).release().ptr();  // kept for good
+  add_methods(engine, g_init_method);
   m.attr("ENGINE_API") =
       py::capsule(static_cast<const void*>(&g_engine_api), STRAGGLER_ENGINE_API_CAPSULE);
-  for (PyMethodDef& def : g_op_methods) {
-    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(engine.ptr()), &def);
-    if (descr == nullptr) throw py::error_already_set();
-    engine.attr(def.ml_name) = py::reinterpret_steal<py::object>(descr);
-  }
-  for (PyMethodDef& def : g_hot_methods) {
-    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(engine.ptr()), &def);
-    if (descr == nullptr) throw py::error_already_set();
-    engine.attr(def.ml_name) = py::reinterpret_steal<py::object>(descr);
-  }
+  add_methods(engine, g_op_methods);
+  add_methods(engine, g_hot_methods);
 }
 
 // ================================================================================================
