@@ -21,16 +21,38 @@
 namespace {
 
 // ---- Entry points, for counters and error injection ---------------------------------------------
-#define SIM_FUNCTIONS(X)                                                                       \
-  X(cuGetProcAddress)                                                                          \
-  X(cuGetProcAddress_v2) X(cuGetErrorName) X(cuGetErrorString) X(cuInit) X(cuDriverGetVersion) \
-      X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetPCIBusId)             \
-          X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)     \
-              X(cuDevicePrimaryCtxRelease_v2) X(cuCtxGetCurrent) X(cuCtxSetCurrent)            \
-                  X(cuEventCreate) X(cuEventDestroy) X(cuEventDestroy_v2) X(cuEventRecord)     \
-                      X(cuEventQuery) X(cuEventSynchronize) X(cuEventElapsedTime)              \
-                          X(cuEventElapsedTime_v2) X(cuModuleLoadData) X(cuModuleUnload)       \
-                              X(cuModuleGetFunction) X(cuLaunchKernel)
+// One entry a line, left as written: clang-format folds an X-macro list unstably.
+// clang-format off
+#define SIM_FUNCTIONS(X)                \
+  X(cuGetProcAddress)                   \
+  X(cuGetProcAddress_v2)                \
+  X(cuGetErrorName)                     \
+  X(cuGetErrorString)                   \
+  X(cuInit)                             \
+  X(cuDriverGetVersion)                 \
+  X(cuDeviceGet)                        \
+  X(cuDeviceGetCount)                   \
+  X(cuDeviceGetName)                    \
+  X(cuDeviceGetPCIBusId)                \
+  X(cuDeviceGetAttribute)               \
+  X(cuDevicePrimaryCtxRetain)           \
+  X(cuDevicePrimaryCtxRelease)          \
+  X(cuDevicePrimaryCtxRelease_v2)       \
+  X(cuCtxGetCurrent)                    \
+  X(cuCtxSetCurrent)                    \
+  X(cuEventCreate)                      \
+  X(cuEventDestroy)                     \
+  X(cuEventDestroy_v2)                  \
+  X(cuEventRecord)                      \
+  X(cuEventQuery)                       \
+  X(cuEventSynchronize)                 \
+  X(cuEventElapsedTime)                 \
+  X(cuEventElapsedTime_v2)              \
+  X(cuModuleLoadData)                   \
+  X(cuModuleUnload)                     \
+  X(cuModuleGetFunction)                \
+  X(cuLaunchKernel)
+// clang-format on
 
 enum Fn {
 #define SIM_ENUM(name) k_##name,
