@@ -36,7 +36,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from straggler import _core  # noqa: E402
-from straggler.telemetry.nvml import DEFAULT_PERIOD_S, WindowAggregator  # noqa: E402
+from straggler.telemetry.nvml import DEFAULT_PERIOD_S  # noqa: E402
+from straggler.telemetry.window import WindowAggregator  # noqa: E402
 
 NVML_FUNCTIONS = (  # what one sample may call (sim counters)
     "nvmlDeviceGetClockInfo", "nvmlDeviceGetTemperatureV", "nvmlDeviceGetTemperature",

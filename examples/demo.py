@@ -221,7 +221,7 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
         simulated_gpu_env(rank, args)
         sim = SimulatedGpu()
     from straggler import Detector
-    from straggler.telemetry.nvml import TelemetryOptions
+    from straggler.telemetry import TelemetryOptions
 
     is_slow = rank == args.slow_rank and args.slowdown > 1.0
     slow = is_slow and sim is None and not args.gpu  # the CPU mode's injected sleep

@@ -5,8 +5,10 @@ One table, `MOVED`, maps each old module name to its new one. `install` puts a f
 ``sys.meta_path`` that answers only for those names, lazily: ``import straggler.policy`` imports
 ``straggler.analysis.policy`` and binds the *same* module object under the old name, so
 ``mock.patch("straggler.policy.X")`` and ``isinstance`` checks see one module, not a copy.
-``straggler.reporting`` and ``straggler.telemetry`` were modules and are now packages; their
-``__getattr__`` forwards the old attribute names with `forward`.
+Names that left a module which still exists (``straggler.telemetry`` and
+``straggler.reporting`` were modules and are now packages; ``ReportAnnotator`` left
+``straggler.analysis.causes``) are in the second table, `MOVED_NAMES`: that module's
+``__getattr__`` reads them from their new home with `forward`, on first use only.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from types import ModuleType
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MOVED", "install", "forward"]
+__all__ = ["MOVED", "MOVED_NAMES", "install", "forward"]
 
 MOVED = {
     "straggler.callables": "straggler.timing.callables",
@@ -39,6 +41,27 @@ MOVED = {
     "straggler.probe": "straggler.telemetry.probe",
     "straggler.comm": "straggler.dist.comm",
     "straggler.failopen": "straggler.dist.failopen",
+}
+
+
+
+def _names(module: str, *names: str) -> dict[str, str]:
+    return dict.fromkeys(names, module)
+
+
+# Old module -> {name it no longer defines: the module that holds it now}.
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "straggler.telemetry": {
+        **_names("straggler.telemetry.nvml", "DEFAULT_PERIOD_S", "GpuIdentity", "NvmlTelemetry"),
+        **_names("straggler.telemetry.window", "FIELDS", "RAW_FIELDS", "REASONS",
+                 "WindowAggregator", "aggregate_window", "as_mapping"),
+        **_names("straggler.telemetry.options", "TelemetryOptions", "telemetry_options"),
+    },
+    "straggler.reporting": _names("straggler.reporting.generator", "SCORE_KINDS",
+                                  "ReportGenerator", "check_scores_to_compute"),
+    # Collective-running glue is not analysis (analysis/ is pure): it completes reports.
+    "straggler.analysis.causes": _names("straggler.reporting.annotation", "ReportAnnotator"),
+    "straggler.analysis.policy": _names("straggler.reporting.annotation", "apply_policy"),
 }
 
 
@@ -76,9 +99,12 @@ def install() -> None:
         sys.meta_path.append(_MovedFinder())
 
 
-def forward(package: str, module: str, name: str) -> Any:
-    """An old attribute of a module that became ``package``, read from its new ``module``."""
-    try:
-        return getattr(importlib.import_module(module), name)
-    except AttributeError:
-        raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+def forward(module: str, name: str) -> Any:
+    """``module``'s old attribute ``name``, read from where `MOVED_NAMES` says it lives now.
+
+    For a module's ``__getattr__``: any other name raises the usual ``AttributeError``.
+    """
+    new = MOVED_NAMES.get(module, {}).get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(new), name)

@@ -233,11 +233,11 @@ class DetectorCore:
         if not self.enabled:
             return None
         try:
-            from .telemetry.nvml import _current_cuda_device
+            from .telemetry.device import current_cuda_device
             from .telemetry.probe import probe_group
 
             with self.comm.during("Detector.run_probe()"):
-                return probe_group(self.comm, _current_cuda_device())
+                return probe_group(self.comm, current_cuda_device())
         except Exception as exc:  # noqa: BLE001 - fail open
             self.fail(exc)
             return None

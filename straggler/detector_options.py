@@ -61,7 +61,7 @@ class DetectorOptions:
         from .analysis.policy import make_policy
         from .integrations.ft.options import FTOptions
         from .reporting.generator import check_scores_to_compute
-        from .telemetry.nvml import telemetry_options
+        from .telemetry.options import telemetry_options
 
         def put(name: str, value: Any) -> None:  # normalise a field of this frozen object
             object.__setattr__(self, name, value)

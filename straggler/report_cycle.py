@@ -43,7 +43,8 @@ class ReportCycle:
     def __init__(self, options: DetectorOptions, comm: Any, registry: SectionRegistry,
                  gpu: GpuTiming, lifecycle: Lifecycle, telemetry: Any = None,
                  observers: Any = None) -> None:
-        from .analysis.causes import CauseRules, ReportAnnotator
+        from .analysis.causes import CauseRules
+        from .reporting.annotation import ReportAnnotator
         from .dist.failopen import ReportGate
         from .reporting.generator import ReportGenerator
 

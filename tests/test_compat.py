@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import straggler
-from straggler._compat import MOVED
+from straggler._compat import MOVED, MOVED_NAMES
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
@@ -53,3 +53,10 @@ def test_unknown_names_still_fail():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("straggler.no_such_module")
     assert straggler.__name__ == "straggler"
+
+
+@pytest.mark.parametrize("old,name", sorted((old, name) for old, names in MOVED_NAMES.items()
+                                             for name in names))
+def test_moved_names_resolve_from_their_old_module(old, name):
+    value = getattr(importlib.import_module(old), name)
+    assert value is getattr(importlib.import_module(MOVED_NAMES[old][name]), name)

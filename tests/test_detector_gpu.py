@@ -174,7 +174,7 @@ def test_a_compiled_region_inside_a_section_has_its_gpu_time_recorded():
 
 # -- NVML and the probe --------------------------------------------------------------------------
 def test_nvml_sampler_under_a_gemm_loop_shows_the_load():
-    from straggler.telemetry.nvml import RAW_FIELDS
+    from straggler.telemetry.window import RAW_FIELDS
 
     device = torch.cuda.current_device()
     sampler = _core.NvmlSampler(_core.cuda_device_pci_bus_id(device), period_s=0.05)

@@ -195,7 +195,7 @@ def test_sections_on_some_ranks_only_keep_detection_on(healthy):
 
 def _nvml_failing(rank, world_size):
     from straggler import Detector
-    from straggler.telemetry.nvml import TelemetryOptions
+    from straggler.telemetry import TelemetryOptions
 
     Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S,
                         telemetry=TelemetryOptions(period_s=0.01))

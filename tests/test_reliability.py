@@ -48,7 +48,7 @@ def test_new_section_names_from_threads_during_reports_keep_detection_on(caplog)
 FORK_SCRIPT = textwrap.dedent("""
     import os, sys, time
     from straggler import Detector
-    from straggler.telemetry.nvml import TelemetryOptions
+    from straggler.telemetry import TelemetryOptions
     Detector.initialize(report_time_interval=0, telemetry=TelemetryOptions(period_s=0.01))
     assert Detector.core().telemetry.running
     with Detector.detection_section("step"):  # the simulated driver: a live engine

@@ -1,7 +1,8 @@
 """A cause for every flagged straggler: a label from `Cause` and the evidence behind it.
 
-`diagnose` is pure: it reads a `Report` (scores, per-rank telemetry from `straggler.telemetry.nvml`,
-optional probe results) and returns `{rank: Diagnosis}` for the flagged ranks. Each label and
+`diagnose` is pure: it reads a `Report` (scores, per-rank telemetry from
+`straggler.telemetry.window`, optional probe results) and returns `{rank: Diagnosis}` for the
+flagged ranks. Each label and
 its rule are documented on `Cause` and in docs/telemetry.md. The rules compare a rank with its
 healthy peers of the same report wherever they can, so a condition every GPU shares (all GPUs
 at their power cap under a heavy load, a warm machine room) is never blamed on one rank.
@@ -13,11 +14,12 @@ import dataclasses
 import enum
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._checks import check_fraction
+from .._compat import forward
 
 __all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
 
@@ -310,109 +312,6 @@ def format_causes(report: Any) -> str:
     return "\n".join(lines)
 
 
-# -- glue: what the detector runs after each report ---------------------------------------------
-_PROBE_WORTHY = (Cause.GPU_SLOW_HEALTHY_TELEMETRY, Cause.UNKNOWN)
-
-
-class ReportAnnotator:
-    """Completes each report with GPU identities and causes; a collective on every rank.
-
-    Once (first report, when the report covers the group): one ``all_gather_object`` of each
-    rank's `GpuIdentity` (and, with ``gpu_timing``, why it has no GPU timers, for the evidence).
-    With ``probe_suspects``: one all_reduce(MAX) of a flag per report and,
-    when a flagged rank's GPU is slow with no telemetry explanation, the health probe on every
-    rank (`straggler.telemetry.probe.probe_group`, a few ms) so its diagnosis can say whether
-    the GPU itself is slow (`Cause.GPU_SLOW_PROBE_CONFIRMED`) or the rank has more work
-    (`Cause.MORE_WORK`). Diagnosis errors are logged once and leave the report without causes;
-    collective errors propagate (the peers' state is then unknown).
-    """
-
-    def __init__(self, comm: Any, identity: Any, gather: bool, device: int | None = None, *,
-                 probe_suspects: bool = False, rules: CauseRules = CauseRules(),
-                 probe_options: Mapping[str, Any] | None = None,
-                 gpu_timing: Callable[[], str | None] | None = None) -> None:
-        self.comm = comm
-        self.identity = identity
-        # Why this rank has no GPU timers (None: it has some); sent along with the identity.
-        self.gpu_timing = gpu_timing
-        self._no_gpu_timers: dict[int, str | None] = {}
-        self.gather = gather
-        self.device = device
-        self.probe_suspects = probe_suspects
-        self.rules = rules
-        self.probe_options = dict(probe_options or {})
-        self._gpus: dict[int, Any] | None = None
-        self._warned = False
-        self.last_probe: Mapping[int, Any] | None = None
-
-    def __call__(self, report: Any) -> Any:
-        gpus = self._identities()
-        causes: dict[int, Diagnosis] | None = None
-        try:
-            if report is not None:
-                report = _replace(report, gpus=gpus)
-                causes = diagnose(report, rules=self.rules, no_gpu_timers=self._no_gpu_timers)
-        except Exception as exc:  # noqa: BLE001 - a diagnosis bug must not stop detection
-            self._warn(exc)
-            causes = None
-        if self.probe_suspects:
-            import torch
-
-            worthy = bool(causes) and any(d.cause in _PROBE_WORTHY and _finite(
-                d.values.get("gpu_score")) and d.values["gpu_score"] < self.rules.slow_score
-                for d in causes.values())
-            flag = self.comm.all_reduce(torch.tensor([float(worthy)], dtype=torch.float64),
-                                        "max")
-            if float(flag[0]) > 0:
-                from ..telemetry.probe import probe_group
-
-                from ..telemetry.nvml import _current_cuda_device
-
-                device = self.device if self.device is not None else _current_cuda_device()
-                self.last_probe = probe_group(self.comm, device, **self.probe_options)
-                if report is not None:
-                    try:
-                        relative = {r: p.relative for r, p in self.last_probe.items()}
-                        causes = diagnose(report, probe=relative, rules=self.rules,
-                                          no_gpu_timers=self._no_gpu_timers)
-                    except Exception as exc:  # noqa: BLE001
-                        self._warn(exc)
-        if report is not None and causes is not None:
-            report = _replace(report, causes=causes)
-        return report
-
-    def _identities(self) -> dict[int, Any]:
-        if self._gpus is None:
-            # Read now, not at construction: the provider follows the job's choice of GPU.
-            identity = self.identity() if callable(self.identity) else self.identity
-            timing = self.gpu_timing() if self.gpu_timing is not None else None
-            own = self.comm.global_ranks[self.comm.rank]
-            self._no_gpu_timers = {own: timing}
-            if self.gather:
-                payload = (identity, timing) if self.gpu_timing is not None else identity
-                gathered = self.comm.all_gather_object(payload)
-                if self.gpu_timing is not None:
-                    self._no_gpu_timers = {self.comm.global_ranks[i]: t
-                                           for i, (_, t) in enumerate(gathered)}
-                    gathered = [g for g, _ in gathered]
-                self._gpus = {self.comm.global_ranks[i]: g for i, g in enumerate(gathered)
-                              if g is not None and getattr(g, "known", True)}
-            else:
-                known = identity is not None and getattr(identity, "known", True)
-                self._gpus = {own: identity} if known else {}
-        return self._gpus
-
-    def _warn(self, exc: BaseException) -> None:
-        if not self._warned:
-            self._warned = True
-            import logging
-
-            logging.getLogger("straggler").warning(
-                "straggler: diagnosing the report's stragglers failed (%s: %s); reports go on "
-                "without causes", type(exc).__name__, exc)
-
-
-def _replace(report: Any, **changes: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(report, **changes)
+def __getattr__(name: str) -> Any:
+    # `ReportAnnotator` lived here; it runs collectives, so it is in straggler.reporting now.
+    return forward(__name__, name)

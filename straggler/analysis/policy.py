@@ -30,7 +30,6 @@ group: feed it one observation per report (per-rank times for each metric) and i
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -38,8 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from .._compat import forward
+
 __all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "StragglerPolicy",
-           "apply_policy", "make_policy", "observation_from_report"]
+           "make_policy", "observation_from_report"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
@@ -782,13 +783,6 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,
                      "False or None")
 
 
-def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
-    """Feed ``report`` to ``policy``; return the report with ``confirmed`` and states filled in."""
-    from ..reporting.report import StragglerId  # here: report.py must not depend on the policy
-
-    ranks, times = observation_from_report(report)
-    decision = policy.update(ranks, times)
-    nodes = report.rank_to_node
-    confirmed = frozenset(StragglerId(r, nodes.get(r, "<unknown>")) for r in decision.confirmed)
-    return dataclasses.replace(report, confirmed=confirmed,
-                               straggler_states=dict(decision.states))
+def __getattr__(name: str) -> Any:
+    # `apply_policy` lived here; it builds report types, so it is in straggler.reporting now.
+    return forward(__name__, name)

@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..analysis import scoring
 from .._checks import check_bool
-from ..dist.comm import Comm
-from ..analysis.policy import apply_policy, make_policy
-from .report import Report
+from ..analysis import scoring
+from ..analysis.policy import make_policy
 from ..analysis.statistics import Statistic
+from ..dist.comm import Comm
+from .annotation import apply_policy
+from .report import Report
 
 __all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
 

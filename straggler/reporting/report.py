@@ -13,7 +13,7 @@ from typing import Any
 
 from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
-
+from ..analysis.causes import format_causes as _format_causes
 from ..analysis.statistics import Statistic
 
 __all__ = ["Report", "StragglerId", "identify_stragglers"]
@@ -193,9 +193,7 @@ class Report:
 
     def format_causes(self) -> str:
         """One line per diagnosed rank: node, GPU identity, cause label and its evidence."""
-        from ..analysis.causes import format_causes
-
-        return format_causes(self)
+        return _format_causes(self)
 
 
 def _cell(value: Any, threshold: float | None) -> str:

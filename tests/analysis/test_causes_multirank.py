@@ -37,7 +37,7 @@ def _train(rank, world_size, plans, probe_from=None, run_probe=False):
     from sim.simcuda import SimCuda
 
     from straggler import Detector
-    from straggler.telemetry.nvml import TelemetryOptions
+    from straggler.telemetry import TelemetryOptions
 
     sim = SimCuda()
     Detector.initialize(node_name=f"node{rank}", report_time_interval=0, comm_timeout_s=60,

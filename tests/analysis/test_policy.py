@@ -371,19 +371,6 @@ def test_observation_uses_section_medians_and_inverse_gpu_scores():
     assert np.isnan(times["section:step"][1]) and times["section:step"][2] == 12.0
 
 
-def test_apply_policy_fills_confirmed_with_nodes_and_keeps_nvrx_fields():
-    from straggler.analysis.policy import apply_policy
-    from straggler.reporting.report import StragglerId
-
-    policy = StragglerPolicy(PolicyConfig(k=1, n=1, learn_structure=False))
-    scores = {r: 1.0 for r in range(6)} | {3: 0.5}
-    report = apply_policy(policy, _report(scores, {r: 10.0 for r in range(6)}))
-    assert report.confirmed == frozenset({StragglerId(3, "n1")})
-    assert report.straggler_states[3].reasons == {"gpu": "relative"}
-    assert report.gpu_relative_perf_scores == scores
-    assert report.identify_stragglers()["straggler_gpus_relative"] == {StragglerId(3, "n1")}
-
-
 def test_make_policy_options():
     from straggler.analysis.policy import make_policy
 

@@ -20,7 +20,8 @@ from sim.simnvml import (HW_THERMAL, LIBNVML, NVML_ERROR_GPU_IS_LOST, SW_POWER_C
                          use_scenario)
 
 from straggler import _core
-from straggler.telemetry.nvml import FIELDS, RAW_FIELDS, NvmlTelemetry
+from straggler.telemetry.nvml import NvmlTelemetry
+from straggler.telemetry.window import FIELDS, RAW_FIELDS
 
 COL = {name: i for i, name in enumerate(RAW_FIELDS)}
 
@@ -242,8 +243,8 @@ def test_no_nvml_library_at_all():
         "from straggler import _core\n"
         "from straggler.telemetry.nvml import NvmlTelemetry\n"
         "ok, why = _core.nvml_status()\n"
-        "from straggler.telemetry.nvml import _current_cuda_device\n"
-        "_current_cuda_device()  # a CUDA torch starts its own threads here: count after them\n"
+        "from straggler.telemetry.device import current_cuda_device\n"
+        "current_cuda_device()  # a CUDA torch starts its own threads here: count after them\n"
         "before = len(os.listdir('/proc/self/task'))\n"
         "tel = NvmlTelemetry(period_s=0.01)\n"
         "vec = tel.sample()\n"

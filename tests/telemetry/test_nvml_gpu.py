@@ -19,7 +19,8 @@ from sim.simcuda import LIBCUDA
 from sim.simnvml import LIBNVML
 
 from straggler import _core
-from straggler.telemetry.nvml import FIELDS, RAW_FIELDS, NvmlTelemetry
+from straggler.telemetry.nvml import NvmlTelemetry
+from straggler.telemetry.window import FIELDS, RAW_FIELDS
 
 
 def _real(var: str, sim: Path) -> bool:

@@ -11,7 +11,7 @@ import pytest
 from sim.simnvml import use_scenario
 
 from straggler import Detector
-from straggler.telemetry.nvml import TelemetryOptions
+from straggler.telemetry import TelemetryOptions
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +28,7 @@ def _threads() -> int:
 
 
 @pytest.mark.parametrize("value, match", [
-    ("yes", "`telemetry='yes'` must be True, False or a straggler.telemetry.nvml.TelemetryOptions"),
+    ("yes", "`telemetry='yes'` must be True, False or a straggler.telemetry.TelemetryOptions"),
     (1, "`telemetry=1` must be True, False"),
 ])
 def test_bad_telemetry_option_names_the_parameter(value, match):
