@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 from numbers import Real
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
-__all__ = ["check_bool", "check_fraction", "check_int", "check_roles", "check_seconds"]
+__all__ = ["check_bool", "check_choice", "check_fraction", "check_int", "check_name",
+           "check_names", "check_number", "check_roles", "check_seconds"]
+
+T = TypeVar("T")
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -51,6 +54,58 @@ def check_fraction(name: str, value: Any, allow_zero: bool = False) -> float:
         what = "a number between 0 and 1" if allow_zero else "a number in (0, 1]"
         raise ValueError(f"`{name}={value!r}` must be {what}")
     return float(value)
+
+
+def check_number(name: str, value: Any, low: float = -math.inf, high: float = math.inf, *,
+                 low_open: bool = False, unit: str = "") -> float:
+    """`value` as a float if it is a finite number in [low, high] ((low, high] with `low_open`).
+
+    ``unit`` names what is counted in the message: "a positive number of reports".
+    """
+    ok = _is_real(value) and math.isfinite(value) and value <= high \
+        and (value > low if low_open else value >= low)
+    if not ok:
+        if math.isfinite(high):
+            what = f"a number in {'(' if low_open else '['}{low:g}, {high:g}]"
+        elif low == 0 and low_open:
+            what = "a positive number"
+        else:
+            what = f"a number {'>' if low_open else '>='} {low:g}"
+        if unit:
+            what = what.replace("number", f"number of {unit}", 1)
+        raise ValueError(f"`{name}={value!r}` must be {what}")
+    return float(value)
+
+
+def check_choice(name: str, value: T, choices: Collection[T]) -> T:
+    """`value` if it is one of `choices` (strings are compared as they are)."""
+    try:
+        ok = value in choices
+    except TypeError:  # an unhashable value against a set
+        ok = False
+    if not ok:
+        raise ValueError(f"`{name}={value!r}` must be one of {list(choices)}")
+    return value
+
+
+def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:
+    """`value` if it is a non-empty string (or None with `optional`)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"`{name}={value!r}` must be a non-empty string"
+                         + (" or None" if optional else ""))
+    return value
+
+
+def check_names(name: str, value: Any, *, distinct: bool = False) -> tuple[str, ...]:
+    """`value` as a tuple if it is an iterable (not a string) of non-empty strings."""
+    names = tuple(value) if isinstance(value, Iterable) and not isinstance(value, str) else None
+    if names is None or any(not isinstance(n, str) or not n for n in names) \
+            or (distinct and len(set(names)) != len(names)):
+        what = "distinct non-empty strings" if distinct else "non-empty strings"
+        raise ValueError(f"`{name}={value!r}` must be a sequence of {what}")
+    return names
 
 
 def check_roles(roles: Any, group_ranks: Sequence[int]) -> None:

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from straggler._checks import (check_bool, check_fraction, check_int, check_roles,
-                               check_seconds)
+from straggler._checks import (check_bool, check_choice, check_fraction, check_int, check_name,
+                               check_names, check_number, check_roles, check_seconds)
 from straggler.reporting.generator import check_scores_to_compute
 
 
@@ -21,7 +21,8 @@ def test_check_bool_accepts_only_booleans():
 @pytest.mark.parametrize("value, low, message", [
     (0, 1, "`n=0` must be a positive integer"),
     (True, 1, "`n=True` must be a positive integer"),
-    (2.0, 1, "`n=2.0` must be a positive integer"), (-1, 0, "`n=-1` must be a non-negative integer"),
+    (2.0, 1, "`n=2.0` must be a positive integer"),
+    (-1, 0, "`n=-1` must be a non-negative integer"),
     (2, 3, "`n=2` must be an integer >= 3")])
 def test_check_int_names_the_bound(value, low, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
@@ -43,6 +44,52 @@ def test_check_seconds_and_fraction_take_numpy_numbers_and_refuse_nan_and_bools(
             check_fraction("x", bad)
     with pytest.raises(ValueError, match="`x=-0.1` must be a number between 0 and 1"):
         check_fraction("x", -0.1, allow_zero=True)
+
+
+@pytest.mark.parametrize("value, kwargs, message", [
+    (-0.5, {"low": 0.0}, "`x=-0.5` must be a number >= 0"),
+    (0, {"low": 0.0, "low_open": True, "unit": "reports"}, "`x=0` must be a positive number of "
+                                                            "reports"),
+    (10.5, {"low": 0.0, "high": 10.0}, r"`x=10.5` must be a number in \[0, 10\]"),
+    (0.0, {"low": 0.0, "high": 10.0, "low_open": True}, r"`x=0.0` must be a number in \(0, 10\]"),
+    (math.inf, {}, "`x=inf` must be a number >= -inf"), (True, {}, "`x=True`"), ("1", {}, "`x='1'`"),
+])
+def test_check_number_refuses_out_of_range_non_finite_and_non_numbers(value, kwargs, message):
+    with pytest.raises(ValueError, match=f"^{message}"):
+        check_number("x", value, **kwargs)
+
+
+def test_check_number_returns_a_float_inside_the_bounds():
+    assert check_number("x", np.float32(10.0), 0.0, 10.0) == 10.0
+    assert check_number("x", 0, 0.0) == 0.0 and isinstance(check_number("x", 3), float)
+
+
+def test_check_choice_lists_the_choices():
+    assert check_choice("mode", "a", ("a", "b")) == "a"
+    with pytest.raises(ValueError, match=r"^`mode='c'` must be one of \['a', 'b'\]$"):
+        check_choice("mode", "c", ("a", "b"))
+    with pytest.raises(ValueError, match=r"^`mode=\[\]` must be one of"):
+        check_choice("mode", [], frozenset({"a"}))  # unhashable: refused, not a TypeError
+
+
+def test_check_name_is_one_rule_for_names_and_optional_names():
+    assert check_name("node_name", "n0") == "n0"
+    assert check_name("node_name", None, optional=True) is None
+    for bad in ("", 3, None):
+        with pytest.raises(ValueError, match=f"^`node_name={bad!r}` must be a non-empty string$"):
+            check_name("node_name", bad)
+    with pytest.raises(ValueError, match="^`name=''` must be a non-empty string or None$"):
+        check_name("name", "", optional=True)
+
+
+def test_check_names_takes_any_iterable_of_names_but_not_a_string():
+    assert check_names("fields", ["a", "b"]) == ("a", "b")
+    assert check_names("fields", iter(("a", "a"))) == ("a", "a")
+    for bad in ("ab", ["a", ""], [1], 5):
+        with pytest.raises(ValueError, match="must be a sequence of non-empty strings"):
+            check_names("fields", bad)
+    with pytest.raises(ValueError, match=r"^`fields=\['a', 'a'\]` must be a sequence of distinct"):
+        check_names("fields", ["a", "a"], distinct=True)
 
 
 def test_scores_to_compute_keeps_the_order_without_repeats():

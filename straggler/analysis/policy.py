@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_bool, check_choice, check_fraction, check_int, check_number
 from .._compat import forward
 
 __all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "StragglerPolicy",
@@ -54,19 +55,6 @@ _MIN_HISTORY = 2
 # The b/m term guards the first reports, when a handful of differences can be far too small.
 _SQRT_TERM = 1.0
 _LINEAR_TERM = 3.0  # successive differences a rank needs before its individual rule may fire
-
-
-def _check_fraction(name: str, value: Any, *, low_open: bool = True, high: float = 1.0) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    ok = ok and (value > 0 if low_open else value >= 0) and value <= high
-    if not ok:
-        bound = "(0, " if low_open else "[0, "
-        raise ValueError(f"`{name}={value!r}` must be a number in {bound}{high:g}]")
-
-
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"`{name}={value!r}` must be an integer >= {minimum}")
 
 
 @dataclass(frozen=True)
@@ -118,41 +106,32 @@ class PolicyConfig:
     max_metrics: int = 4096
 
     def __post_init__(self) -> None:
-        _check_fraction("threshold", self.threshold)
-        _check_fraction("min_effect", self.min_effect, low_open=False, high=10.0)
-        if self.reference not in _REFERENCES:
-            raise ValueError(f"`reference={self.reference!r}` must be one of {_REFERENCES}")
-        _check_int("n", self.n, 1)
+        check_fraction("threshold", self.threshold)
+        check_number("min_effect", self.min_effect, 0.0, 10.0)
+        check_choice("reference", self.reference, _REFERENCES)
+        check_int("n", self.n)
         if self.n > 32:
             raise ValueError(f"`n={self.n!r}` must be at most 32 reports")
-        _check_int("k", self.k, 1)
+        check_int("k", self.k)
         if self.k > self.n:
             raise ValueError(f"`k={self.k!r}` must not exceed `n={self.n!r}`")
-        _check_fraction("clear_threshold", self.clear_threshold)
+        check_fraction("clear_threshold", self.clear_threshold)
         if self.clear_threshold < self.threshold:
             raise ValueError(f"`clear_threshold={self.clear_threshold!r}` must be >= "
                              f"`threshold={self.threshold!r}` (hysteresis)")
-        _check_int("clear_reports", self.clear_reports, 1)
-        if self.individual not in _INDIVIDUAL_MODES:
-            raise ValueError(f"`individual={self.individual!r}` must be one of "
-                             f"{_INDIVIDUAL_MODES}")
-        _check_fraction("individual_threshold", self.individual_threshold)
-        hl = self.baseline_half_life
-        if not (isinstance(hl, (int, float)) and not isinstance(hl, bool) and math.isfinite(hl)
-                and hl > 0):
-            raise ValueError(f"`baseline_half_life={hl!r}` must be a positive number of reports")
-        nz = self.noise_z
-        if not (isinstance(nz, (int, float)) and not isinstance(nz, bool) and math.isfinite(nz)
-                and nz >= 0):
-            raise ValueError(f"`noise_z={nz!r}` must be a number >= 0")
-        if not isinstance(self.learn_structure, bool):
-            raise ValueError(f"`learn_structure={self.learn_structure!r}` must be a bool")
-        _check_int("structure_warmup", self.structure_warmup, 1)
-        _check_fraction("cluster_gap", self.cluster_gap, high=10.0)
-        _check_fraction("cluster_min_fraction", self.cluster_min_fraction)
-        _check_int("cluster_min_size", self.cluster_min_size, 2)
-        _check_int("forget_after_reports", self.forget_after_reports, 1)
-        _check_int("max_metrics", self.max_metrics, 1)
+        check_int("clear_reports", self.clear_reports)
+        check_choice("individual", self.individual, _INDIVIDUAL_MODES)
+        check_fraction("individual_threshold", self.individual_threshold)
+        check_number("baseline_half_life", self.baseline_half_life, 0.0, low_open=True,
+                     unit="reports")
+        check_number("noise_z", self.noise_z, 0.0)
+        check_bool("learn_structure", self.learn_structure)
+        check_int("structure_warmup", self.structure_warmup)
+        check_number("cluster_gap", self.cluster_gap, 0.0, 10.0, low_open=True)
+        check_fraction("cluster_min_fraction", self.cluster_min_fraction)
+        check_int("cluster_min_size", self.cluster_min_size, 2)
+        check_int("forget_after_reports", self.forget_after_reports)
+        check_int("max_metrics", self.max_metrics)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import check_int
+from .._checks import check_choice, check_int
 
 __all__ = [
     "COMMUNICATION_MARKERS",
@@ -77,8 +77,7 @@ def relative_reference(medians: npt.ArrayLike, method: str = "min") -> np.ndarra
     medians, robust to one unusually fast rank. NaN where fewer than ``min(2, ranks)`` ranks have a
     valid median.
     """
-    if method not in REFERENCES:
-        raise ValueError(f"`relative_reference={method!r}` must be one of {REFERENCES}")
+    check_choice("relative_reference", method, REFERENCES)
     values = valid_medians(medians)
     if values.ndim != 2:
         raise ValueError(f"medians must be a (ranks, timers) matrix, got shape {values.shape}")

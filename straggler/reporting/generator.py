@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._checks import check_bool
+from .._checks import check_bool, check_choice, check_name, check_names
 from ..analysis import scoring
 from ..analysis.policy import make_policy
 from ..analysis.statistics import Statistic
@@ -113,21 +113,10 @@ class ReportGenerator:
         kinds = check_scores_to_compute(scores_to_compute)
         self.policy = make_policy(policy, roles)
         check_bool("gather_on_rank0", gather_on_rank0)
-        if not isinstance(node_name, str) or not node_name:
-            raise ValueError(f"`node_name={node_name!r}` must be a non-empty string")
-        fields = tuple(telemetry_fields) if not isinstance(telemetry_fields, str) else None
-        if fields is None or any(not isinstance(f, str) or not f for f in fields) \
-                or len(set(fields)) != len(fields):
-            raise ValueError(f"`telemetry_fields={telemetry_fields!r}` must be a sequence of "
-                             "distinct non-empty strings")
-        if relative_reference not in scoring.REFERENCES:
-            raise ValueError(f"`relative_reference={relative_reference!r}` must be one of "
-                             f"{scoring.REFERENCES}")
-        markers = (tuple(communication_markers)
-                   if not isinstance(communication_markers, str) else None)
-        if markers is None or any(not isinstance(m, str) or not m for m in markers):
-            raise ValueError(f"`communication_markers={communication_markers!r}` must be a "
-                             "sequence of non-empty strings")
+        check_name("node_name", node_name)
+        fields = check_names("telemetry_fields", telemetry_fields, distinct=True)
+        check_choice("relative_reference", relative_reference, scoring.REFERENCES)
+        markers = check_names("communication_markers", communication_markers)
         self.is_computing_rel_scores = "relative_perf_scores" in kinds
         self.is_computing_indiv_scores = "individual_perf_scores" in kinds
         self.gather_on_rank0 = gather_on_rank0

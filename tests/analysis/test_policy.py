@@ -30,7 +30,7 @@ def _feed(policy: StragglerPolicy, series: list[np.ndarray], metric: str = "step
     ({"threshold": 0.0}, r"`threshold=0.0` must be a number in \(0, 1\]"),
     ({"threshold": 1.5}, r"`threshold=1.5`"),
     ({"k": 4, "n": 3}, r"`k=4` must not exceed `n=3`"),
-    ({"n": 0}, r"`n=0` must be an integer >= 1"),
+    ({"n": 0}, r"`n=0` must be a positive integer"),
     ({"reference": "mean"}, r"`reference='mean'` must be one of"),
     ({"clear_threshold": 0.9, "threshold": 0.95}, r"`clear_threshold=0.9` must be >="),
     ({"baseline_half_life": 0}, r"`baseline_half_life=0`"),
