@@ -42,7 +42,7 @@ def test_check_seconds_and_fraction_take_numpy_numbers_and_refuse_nan_and_bools(
     for bad in (0, math.nan, 1.5, False):
         with pytest.raises(ValueError, match=r"must be a number in \(0, 1\]"):
             check_fraction("x", bad)
-    with pytest.raises(ValueError, match="`x=-0.1` must be a number between 0 and 1"):
+    with pytest.raises(ValueError, match=r"`x=-0\.1` must be a number between 0 and 1"):
         check_fraction("x", -0.1, allow_zero=True)
 
 
@@ -52,7 +52,8 @@ def test_check_seconds_and_fraction_take_numpy_numbers_and_refuse_nan_and_bools(
                                                             "reports"),
     (10.5, {"low": 0.0, "high": 10.0}, r"`x=10.5` must be a number in \[0, 10\]"),
     (0.0, {"low": 0.0, "high": 10.0, "low_open": True}, r"`x=0.0` must be a number in \(0, 10\]"),
-    (math.inf, {}, "`x=inf` must be a number >= -inf"), (True, {}, "`x=True`"), ("1", {}, "`x='1'`"),
+    (math.inf, {}, "`x=inf` must be a number >= -inf"),
+    (True, {}, "`x=True`"), ("1", {}, "`x='1'`"),
 ])
 def test_check_number_refuses_out_of_range_non_finite_and_non_numbers(value, kwargs, message):
     with pytest.raises(ValueError, match=f"^{message}"):
@@ -78,7 +79,7 @@ def test_check_name_is_one_rule_for_names_and_optional_names():
     for bad in ("", 3, None):
         with pytest.raises(ValueError, match=f"^`node_name={bad!r}` must be a non-empty string$"):
             check_name("node_name", bad)
-    with pytest.raises(ValueError, match="^`name=''` must be a non-empty string or None$"):
+    with pytest.raises(ValueError, match=r"^`name=''` must be a non-empty string or None$"):
         check_name("name", "", optional=True)
 
 

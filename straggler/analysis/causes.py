@@ -16,7 +16,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._checks import check_fraction
 from .._compat import forward
@@ -98,7 +98,7 @@ class Diagnosis:
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON logs: the label as its string, non-finite values as None."""
         gpu = self.gpu
-        if gpu is not None and dataclasses.is_dataclass(gpu):
+        if dataclasses.is_dataclass(gpu) and not isinstance(gpu, type):
             gpu = dataclasses.asdict(gpu)
         return {"rank": self.rank, "cause": self.cause.value, "evidence": self.evidence,
                 "values": {k: (float(v) if _finite(v) else None) for k, v in self.values.items()},
@@ -143,8 +143,14 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
 
 
 # -- the rules -------------------------------------------------------------------------------------
-def _finite(x: Any) -> bool:
+def _finite(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _num(t: Mapping[str, Any], key: str) -> float:
+    """``t[key]`` as a float; NaN when it is absent or not a finite number."""
+    value = t.get(key)
+    return float(value) if _finite(value) else math.nan
 
 
 def _peer_median(peers: list[Mapping[str, float]], key: str) -> float:
@@ -180,12 +186,12 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
     gpu_known = _finite(gpu_score)
     gpu_slow = gpu_known and gpu_score < rules.slow_score
     sec_slow = _finite(sec_score) and sec_score < rules.slow_score
-    has_telemetry = _finite(t.get("nvml_samples")) and t["nvml_samples"] > 0
+    has_telemetry = _num(t, "nvml_samples") > 0
 
     # 1. PCIe link below its maximum and below the peers: slows copies whichever timer sees them.
     if has_telemetry:
         for what, unit in (("width", "x"), ("gen", "gen ")):
-            mean, top = t.get(f"pcie_{what}_mean"), t.get(f"pcie_{what}_limit")
+            mean, top = _num(t, f"pcie_{what}_mean"), _num(t, f"pcie_{what}_limit")
             if not (_finite(mean) and _finite(top) and mean < top):
                 continue
             peer = _peer_median(peers, f"pcie_{what}_mean")
@@ -231,15 +237,15 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
             peers_txt = f" (peers {peer:.0%})" if _finite(peer) else ""
             return cause, f"{share:.0%} of the window {what}{peers_txt}; {extra}", values
 
-        clock = t.get("sm_clock_mhz_mean")
+        clock = _num(t, "sm_clock_mhz_mean")
         peer_clock = _peer_median(peers, "sm_clock_mhz_mean")
-        reference = peer_clock if _finite(peer_clock) else t.get("sm_clock_max_mhz", math.nan)
-        idle = t.get("reason_idle_frac", 0.0)
+        reference = peer_clock if _finite(peer_clock) else _num(t, "sm_clock_max_mhz")
+        idle = _num(t, "reason_idle_frac")
         if _finite(clock) and _finite(reference) and clock < rules.clock_ratio * reference \
                 and not (_finite(idle) and idle > rules.idle_share):
             values.update({"sm_clock_mhz_mean": clock, "reference_sm_clock_mhz": reference})
             others = [name for name in ("applications_clocks", "sync_boost", "display_clock")
-                      if _finite(t.get(f"reason_{name}_frac")) and t[f"reason_{name}_frac"] > 0]
+                      if _num(t, f"reason_{name}_frac") > 0]
             why = ("reported reason: " + ", ".join(others)) if others else "no reason reported"
             ref_txt = "peers' median" if _finite(peer_clock) else "its maximum"
             return (Cause.GPU_CLOCKS_LOW,
@@ -284,16 +290,16 @@ _NO_GPU_TIMERS_UNKNOWN = ("its sections ran with profile_cuda=False, or it has n
 def _telemetry_brief(t: Mapping[str, float]) -> str:
     parts = []
     if _finite(t.get("sm_clock_mhz_mean")):
-        top = t.get("sm_clock_max_mhz")
+        top = _num(t, "sm_clock_max_mhz")
         parts.append(f"SM {t['sm_clock_mhz_mean']:.0f}" + (f"/{top:.0f}" if _finite(top) else "")
                      + " MHz")
     if _finite(t.get("gpu_temp_c_max")):
         parts.append(f"{t['gpu_temp_c_max']:.0f} C")
     if _finite(t.get("power_w_mean")):
-        limit = t.get("power_limit_w")
+        limit = _num(t, "power_limit_w")
         parts.append(f"{t['power_w_mean']:.0f}" + (f"/{limit:.0f}" if _finite(limit) else "")
                      + " W")
-    if _finite(t.get("ecc_uncorrected_delta")) and t["ecc_uncorrected_delta"] > 0:
+    if _num(t, "ecc_uncorrected_delta") > 0:
         parts.append(f"{t['ecc_uncorrected_delta']:.0f} uncorrected ECC errors")
     return ", ".join(parts) if parts else "no values"
 

@@ -185,7 +185,7 @@ class WindowedMinBaseline:
         updated ones beyond ``max_names``; returns how many."""
         cutoff = self._updates - (self.window if window is None else window)
         excess = len(self._last_update) - self.max_names
-        stale = []
+        stale: list[str] = []
         for name, last in self._last_update.items():
             if last > cutoff and len(stale) >= excess:
                 break  # ordered by last update: the rest are newer
@@ -203,7 +203,7 @@ class WindowedMinBaseline:
         reference = [math.nan] * len(names)
         self._updates += 1
         last = self._last_update
-        for i, (name, value) in enumerate(zip(names, values.tolist())):
+        for i, (name, value) in enumerate(zip(names, values.tolist(), strict=True)):
             if math.isnan(value):
                 continue
             history = self._history.get(name)

@@ -26,6 +26,7 @@ __all__ = ["ReportAnnotator", "apply_policy"]
 
 log = logging.getLogger("straggler")
 
+_DEFAULT_RULES = CauseRules()
 # Causes the health probe can refine: a slow GPU that telemetry does not explain.
 _PROBE_WORTHY = (Cause.GPU_SLOW_HEALTHY_TELEMETRY, Cause.UNKNOWN)
 
@@ -54,7 +55,7 @@ class ReportAnnotator:
     """
 
     def __init__(self, comm: Any, identity: Any, gather: bool, device: int | None = None, *,
-                 probe_suspects: bool = False, rules: CauseRules = CauseRules(),
+                 probe_suspects: bool = False, rules: CauseRules = _DEFAULT_RULES,
                  probe_options: Mapping[str, Any] | None = None,
                  gpu_timing: Callable[[], str | None] | None = None) -> None:
         self.comm = comm

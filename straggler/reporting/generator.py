@@ -265,12 +265,13 @@ class ReportGenerator:
                                                gpu_weight))
 
         own = self._global_rank
-        local = dict(
+        local: dict[str, Any] = dict(  # the fields both layouts share
             local_section_summaries=sections, local_kernel_summaries=gpus,
             gather_on_rank0=gather, rank=own, group_ranks=tuple(self.comm.global_ranks))
         if not gather:
             def pick(wanted: bool, values: np.ndarray) -> dict[str, dict[int, float]]:
-                return {n: {own: float(v)} for n, v in zip(sec_names, values)} if wanted else {}
+                return ({n: {own: float(v)} for n, v in zip(sec_names, values, strict=True)}
+                        if wanted else {})
 
             report = Report(
                 gpu_relative_perf_scores={own: gpu_rel} if relative else {},
@@ -279,7 +280,8 @@ class ReportGenerator:
                     {own: gpu_ind} if self.is_computing_indiv_scores else {}),
                 section_individual_perf_scores=pick(self.is_computing_indiv_scores, sec_ind),
                 rank_to_node={own: self.node_name},
-                section_medians_ms={n: {own: float(v)} for n, v in zip(sec_names, sec_med)
+                section_medians_ms={n: {own: float(v)}
+                                    for n, v in zip(sec_names, sec_med, strict=True)
                                     if not math.isnan(v)},
                 rank_telemetry={own: _present(self.telemetry_fields, telemetry)},
                 generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
@@ -339,7 +341,7 @@ class ReportGenerator:
         new_gpu = [n for n in gpu_names if n not in self._gpu_ids]
         flag = float(names_needed and (bool(new_sec or new_gpu) or not self._nodes))
         # NaN in ``extra`` means "no value": it travels as -inf, which MAX ignores.
-        values = np.where(np.isnan(extra), -np.inf, extra) if extra is not None else []
+        values = np.where(np.isnan(extra), -np.inf, extra) if extra is not None else np.zeros(0)
         in_use = float(len(sec_names) + len(gpu_names))
         vec = torch.from_numpy(np.concatenate([[flag, in_use], values]))
         self.comm.all_reduce(vec, "max")
@@ -402,7 +404,7 @@ class ReportGenerator:
 
 
 def _present(fields: Sequence[str], values: np.ndarray) -> dict[str, float]:
-    return {f: float(v) for f, v in zip(fields, values) if not math.isnan(v)}
+    return {f: float(v) for f, v in zip(fields, values, strict=True) if not math.isnan(v)}
 
 
 def _elapsed_ms(start_ns: int) -> float:

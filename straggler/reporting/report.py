@@ -169,7 +169,7 @@ class Report:
         if max_rows is not None and len(ranks) > max_rows:
             def lowest(rank: int) -> float:
                 scores = [v.get(rank, math.nan) for _, v, is_score in columns if is_score]
-                return min((x for x in scores if x == x), default=math.inf)  # NaN last
+                return min((x for x in scores if not math.isnan(x)), default=math.inf)  # NaN last
             shown = sorted(sorted(ranks, key=lowest)[:max_rows])
         header = ["rank", "node"] + [c[0] for c in columns]
         rows = [[str(r), self.rank_to_node.get(r, _UNKNOWN_NODE)]
@@ -180,7 +180,7 @@ class Report:
 
         def fmt(line: list[str]) -> str:
             cells = [line[0].rjust(widths[0]), line[1].ljust(widths[1])]
-            cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:])]
+            cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:], strict=True)]
             return "  ".join(cells).rstrip()
 
         title = (f"straggler report: {len(ranks)} rank(s), "

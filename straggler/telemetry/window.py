@@ -85,8 +85,8 @@ class WindowAggregator:
             stats = {"min": np.where(present, block, np.inf).min(axis=0),
                      "mean": np.where(present, block, 0.0).sum(axis=0) / count,
                      "max": np.where(present, block, -np.inf).max(axis=0)}
-        for stat, values in stats.items():
-            for name, ok, x in zip(_NUMERIC, has, values, strict=True):
+        for stat, column_stats in stats.items():
+            for name, ok, x in zip(_NUMERIC, has, column_stats, strict=True):
                 if ok:
                     out[f"{name}_{stat}"] = float(x)
         limits = v[:, _LIMIT_COLS]

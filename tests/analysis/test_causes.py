@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from _reports import HEALTHY
 from _reports import make_report as _report
 
 from straggler.analysis.causes import Cause, CauseRules, Diagnosis, diagnose, flagged_ranks
-from straggler.reporting.report import Report, StragglerId
+from straggler.reporting.report import Report
 from straggler.telemetry.nvml import GpuIdentity
 
 
@@ -150,7 +149,7 @@ def test_flagged_ranks_are_the_nvrx_rule_plus_the_policy():
 def test_rules_are_validated():
     with pytest.raises(ValueError, match=r"`clock_ratio=1.5` must be a number in \(0, 1\]"):
         CauseRules(clock_ratio=1.5)
-    with pytest.raises(ValueError, match="`throttle_margin=-0.1`"):
+    with pytest.raises(ValueError, match=r"`throttle_margin=-0\.1`"):
         CauseRules(throttle_margin=-0.1)
     assert _cause(_report(gpu={1: 0.95}), 1, rules=CauseRules(slow_score=0.99),
                   flagged=[1]) is Cause.GPU_SLOW_HEALTHY_TELEMETRY

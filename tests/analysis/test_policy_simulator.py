@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import simulator  # noqa: E402
-from _multirank import run_ranks  # noqa: E402
+import simulator
+from _multirank import run_ranks
 
 REPORTS = 6
 
@@ -118,7 +118,7 @@ def test_simulated_world_gives_the_report_real_gloo_ranks_give():
     sim = simulator.SimWorld(world, policy=True)
     simulated = [_essentials(sim.report(s)) for s in _samples(world)]
     assert len(real) == len(simulated) == REPORTS
-    for r, s in zip(real, simulated):
+    for r, s in zip(real, simulated, strict=True):
         _assert_same(r, s)
     # The injected straggler (20 % slower from the start) is confirmed on both paths.
     truth = _samples(world)[0].truth

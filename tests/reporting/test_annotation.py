@@ -26,7 +26,7 @@ class FakeComm:
     """Rank 0 of a group of 4; the peers' GPUs are fine and their probe runs at full speed."""
 
     rank = 0
-    global_ranks = [0, 1, 2, 3]
+    global_ranks = (0, 1, 2, 3)
 
     def __init__(self, peer_wants_probe=False):
         self.calls: list[str] = []
@@ -133,8 +133,8 @@ def test_apply_policy_fills_confirmed_with_nodes_and_keeps_nvrx_fields():
 
 
 def test_names_that_moved_here_resolve_from_their_old_modules():
-    import straggler.analysis.causes as causes
-    import straggler.analysis.policy as policy
+    from straggler.analysis import causes
+    from straggler.analysis import policy
     import straggler.causes as old_causes
     import straggler.policy as old_policy
 

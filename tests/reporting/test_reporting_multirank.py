@@ -85,7 +85,8 @@ def _world_worker(rank, world_size):
     rnd = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm)
     out["random"] = rnd.generate_report(
         {f"s{i}": summary(m) for i, m in enumerate(sec_med[rank]) if not math.isnan(m)},
-        {f"k{i}": summary(m, n) for i, (m, n) in enumerate(zip(gpu_med[rank], gpu_num[rank]))
+        {f"k{i}": summary(m, n)
+         for i, (m, n) in enumerate(zip(gpu_med[rank], gpu_num[rank], strict=True))
          if not math.isnan(m)})
 
     no_gpu = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm)
@@ -293,11 +294,11 @@ def _side_by_side_worker(rank, world_size):
          {"gemm": (2.0 * slow if rank == 2 else 3.0 * slow, 100), "softmax": (0.75, 40 * slow)}),
     ]
     out = []
-    for sections, kernels in rounds:
+    for round_sections, round_kernels in rounds:
         # Odd ranks list their timers in reverse: ids must not depend on the local order.
         order = reversed if rank % 2 else iter
-        sections = {k: v for k, v in order(list(sections.items())) if v is not None}
-        kernels = {k: v for k, v in order(list(kernels.items())) if v is not None}
+        sections = {k: v for k, v in order(list(round_sections.items())) if v is not None}
+        kernels = {k: v for k, v in order(list(round_kernels.items())) if v is not None}
         a = ours.generate_report({k: summary(v) for k, v in sections.items()},
                                  {k: summary(*v) for k, v in kernels.items()})
         b = theirs.generate_report({k: nvrx_summary(v) for k, v in sections.items()},

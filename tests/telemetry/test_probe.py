@@ -108,7 +108,7 @@ def test_probe_loads_launches_and_times_both_kernels(sim_cuda):
 def test_a_driver_error_names_the_call_and_leaks_nothing(sim_cuda):
     refs = sim_cuda.primary_ctx_refs(0)
     sim_cuda.fail("cuModuleLoadData", CUDA_ERROR_INVALID_PTX)
-    with pytest.raises(_core.CudaError, match="cuModuleLoadData.*failed"):
+    with pytest.raises(_core.CudaError, match=r"cuModuleLoadData.*failed"):
         _core.run_probe(0)
     assert sim_cuda.primary_ctx_refs(0) == refs
     assert _core.run_probe(0, repeats=1)["compute_ms"] > 0  # usable again
@@ -142,7 +142,7 @@ def test_throughputs_are_relative_to_the_median_of_the_other_ranks():
 class _FakeComm:
     """A group of one rank that gathers what it is given plus fixed rows of two peers."""
 
-    global_ranks = [4, 5, 6]
+    global_ranks = (4, 5, 6)
 
     def all_gather(self, t):
         return [t, torch.tensor([50.0, 2000.0], dtype=torch.float64),

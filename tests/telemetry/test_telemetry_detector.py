@@ -42,7 +42,8 @@ def test_telemetry_options_are_validated():
         TelemetryOptions(period_s=0)
     with pytest.raises(ValueError, match="`probe_suspects='no'` must be True or False"):
         TelemetryOptions(probe_suspects="no")
-    with pytest.raises(ValueError, match="`rules=0.5` must be a straggler.analysis.causes.Cause"):
+    with pytest.raises(ValueError,
+                       match=r"`rules=0\.5` must be a straggler\.analysis\.causes\.Cause"):
         TelemetryOptions(rules=0.5)
 
 

@@ -1,0 +1,214 @@
+"""Per-metric memory of the persistence policy: windows, baselines, noise, and one report's rules.
+
+`MetricState` holds, for one metric (the GPU score or a section) and every rank slot, the
+persistence windows (bit fields: bit i set = slow i reports ago), the decaying personal
+baseline, the report-to-report noise estimates and the learned peer groups. `MetricState.judge`
+applies the per-report rules of `straggler.analysis.policy` (docs/policy.md) to it. Pure numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .peers import group_min, median_of_others
+from .policy_config import PolicyConfig
+
+__all__ = ["MIN_HISTORY", "MetricState", "popcount", "update_noise"]
+
+#: Successive differences a rank needs before its individual rule may fire.
+MIN_HISTORY = 2
+# Upper estimate of a rank's noise from m successive differences: sigma * (1 + a/sqrt(m) + b/m).
+# The b/m term guards the first reports, when a handful of differences can be far too small.
+_SQRT_TERM = 1.0
+_LINEAR_TERM = 3.0
+
+_CONFIRMED_BY = {1: "relative", 2: "individual"}  # MetricState.confirmed_by codes
+
+# A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks.
+Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def popcount(bits: np.ndarray, n: int) -> np.ndarray:
+    """Number of set bits among the low ``n`` bits of each element."""
+    count = np.zeros(bits.shape, dtype=np.int64)
+    for i in range(n):
+        count += (bits >> np.uint32(i)) & np.uint32(1)
+    return count
+
+
+def update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np.ndarray,
+                 value: np.ndarray, alpha: float, floor: float) -> np.ndarray:
+    """Update the noise estimate of ``slots`` with ``value``; returns the gate's sigma.
+
+    The returned sigma is the estimate before this update, inflated by ``1 + 1/sqrt(m) + 3/m``
+    for an estimate made of ``m`` differences (0 before the first difference): a few early
+    differences can be far too small, and among thousands of noisy ranks some will be.
+
+    sigma is the mean |successive difference| / 1.128 (the standard deviation for Gaussian noise):
+    a running mean over the first reports, then exponentially weighted (weight ``alpha``). Each
+    difference is clipped at ``max(4 sigma, floor)`` (``floor``: the smallest slowdown that can
+    alarm), so a step change (the onset of a slowdown) barely raises sigma even in the first
+    reports, while a noisy rank's estimate still grows to its real noise.
+    """
+    # Gate with an upper estimate: a mean of m differences is uncertain by about 1/sqrt(m).
+    o, sg, pv = obs[slots], sigma[slots], prev[slots]
+    m = np.minimum(o, 2.0 / alpha - 1.0)
+    mm = np.maximum(m, 1.0)
+    before = np.where(m > 0, sg * (1.0 + _SQRT_TERM / np.sqrt(mm) + _LINEAR_TERM / mm), 0.0)
+    diff = np.minimum(np.abs(value - pv), np.maximum(4.0 * sg, floor)) / 1.128
+    ok = ~np.isnan(diff)
+    weight = np.maximum(alpha, 1.0 / (o + 1.0))
+    sigma[slots] = np.where(ok, sg + weight * (np.where(ok, diff, 0.0) - sg), sg)
+    obs[slots] = o + ok
+    prev[slots] = np.where(np.isnan(value), pv, value)
+    return before
+
+
+class MetricState:
+    """Per-metric arrays over rank slots: windows, baselines, noise estimates, learned groups."""
+
+    #: The arrays `state` saves and `from_state` restores, in that order.
+    ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
+              "rel_obs", "ind_prev", "ind_sigma", "ind_obs")
+
+    def __init__(self, n: int, size: int) -> None:
+        # Persistence windows as bit fields: bit i set = slow i reports ago (for ranks with data).
+        self.mask = np.uint32((1 << n) - 1)
+        self.n = n
+        self.rel_window = np.zeros(size, dtype=np.uint32)
+        self.ind_window = np.zeros(size, dtype=np.uint32)
+        self.baseline = np.full(size, np.nan)  # log time
+        self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual
+        # Noise estimates: last value and EW mean |successive difference| / 1.128 (= sigma for
+        # Gaussian noise), for the log ratio to the peers and for the log time.
+        self.rel_prev = np.full(size, np.nan)
+        self.rel_sigma = np.zeros(size)
+        self.rel_obs = np.zeros(size, dtype=np.int64)
+        self.ind_prev = np.full(size, np.nan)
+        self.ind_sigma = np.zeros(size)
+        self.ind_obs = np.zeros(size, dtype=np.int64)
+        self.groups: np.ndarray | None = None
+        self.warmup_levels: list[np.ndarray] = []
+        self.pending: list[Pending] = []
+
+    def grow(self, size: int) -> None:
+        """Make room for ``size`` rank slots (new ranks start with no history)."""
+        extra = size - self.baseline.size
+        if extra <= 0:
+            return
+        self.rel_window = np.concatenate([self.rel_window, np.zeros(extra, np.uint32)])
+        self.ind_window = np.concatenate([self.ind_window, np.zeros(extra, np.uint32)])
+        self.baseline = np.concatenate([self.baseline, np.full(extra, np.nan)])
+        self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
+        for name in ("rel_prev", "ind_prev"):
+            setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
+        for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs"):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
+        if self.groups is not None:
+            self.groups = np.concatenate([self.groups, np.zeros(extra, np.int64)])
+
+    @property
+    def flagged(self) -> bool:
+        """Whether any rank has a slow mark or a confirmation on this metric."""
+        return bool(self.confirmed_by.any() or self.rel_window.any() or self.ind_window.any())
+
+    def marks(self, slot: int) -> tuple[str | None, int]:
+        """The rule that confirmed ``slot`` ("relative", "individual" or None) and its slow
+        reports among the last ``n`` (the larger count of the two rules)."""
+        if slot >= self.confirmed_by.size:
+            return None, 0
+        reason = _CONFIRMED_BY.get(int(self.confirmed_by[slot]))
+        slow = max(bin(int(self.rel_window[slot])).count("1"),
+                   bin(int(self.ind_window[slot])).count("1"))
+        return reason, slow
+
+    # -- saving and restoring ------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """The arrays and groups as plain lists (pending warm-up reports are not kept)."""
+        entry: dict[str, Any] = {k: getattr(self, k).tolist() for k in self.ARRAYS}
+        entry["groups"] = None if self.groups is None else self.groups.tolist()
+        return entry
+
+    @classmethod
+    def from_state(cls, entry: Mapping[str, Any], n: int, size: int, saved_n: int
+                   ) -> MetricState:
+        """A state saved by `state` with ``saved_n`` (ValueError on a shape mismatch)."""
+        ms = cls(n, size)
+        for key in cls.ARRAYS:
+            old = getattr(ms, key)
+            value = np.asarray(entry[key], dtype=old.dtype)
+            if value.shape != old.shape:
+                raise ValueError(f"{key} has shape {value.shape}")
+            setattr(ms, key, value)
+        if saved_n != n:  # another window length: start the windows anew
+            ms.rel_window[:] = 0
+            ms.ind_window[:] = 0
+        else:
+            ms.rel_window &= ms.mask
+            ms.ind_window &= ms.mask
+        if entry["groups"] is not None:
+            ms.groups = np.asarray(entry["groups"], dtype=np.int64)
+        return ms
+
+    # -- one report ----------------------------------------------------------------------------
+    def individual(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, logx: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Individual scores against the decaying baseline, then move the baseline.
+
+        Returns the scores and two masks: the slowdown is above ``noise_z`` times the rank's own
+        noise (with enough history), and it is within one sigma of that noise.
+        """
+        base = self.baseline[slots]
+        ind = np.exp(base - logx)
+        sigma = update_noise(self.ind_prev, self.ind_sigma, self.ind_obs, slots, logx, alpha,
+                             math.log1p(cfg.min_effect))
+        with np.errstate(invalid="ignore"):
+            # The baseline and the noise estimate need a few reports before they mean much.
+            above = (-np.log(ind) >= cfg.noise_z * sigma) & (self.ind_obs[slots] > MIN_HISTORY)
+            within = -np.log(ind) < sigma
+        has = ~np.isnan(logx)
+        fresh = has & np.isnan(base)
+        self.baseline[slots[fresh]] = logx[fresh]
+        upd = has & ~np.isnan(base)
+        self.baseline[slots[upd]] = base[upd] + alpha * (logx[upd] - base[upd])
+        return ind, above, within
+
+    def judge(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, x: np.ndarray,
+              ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
+              groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks."""
+        has = ~np.isnan(x)
+        med = median_of_others(x, groups)
+        ref = med if cfg.reference == "median" else group_min(x, groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            peer = ref / x
+            log_ratio = np.log(x / med)
+            rel_sigma = update_noise(self.rel_prev, self.rel_sigma, self.rel_obs, slots,
+                                     log_ratio, alpha, math.log1p(cfg.min_effect))
+            rel_slow = ((peer < cfg.threshold) & (log_ratio >= math.log1p(cfg.min_effect))
+                        & (log_ratio >= cfg.noise_z * rel_sigma))
+            use_ind = np.full(x.shape, cfg.individual == "always")
+            if cfg.individual == "no_peers":
+                use_ind = np.isnan(med)
+            ind_slow = (use_ind & (ind < cfg.individual_threshold)
+                        & (1.0 / ind - 1.0 >= cfg.min_effect) & ind_above_noise)
+            # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
+            # rank's own noise, so a noisy rank that recovered can still clear.
+            band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
+            bad = has & (((peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
+                         | (use_ind & (ind < cfg.clear_threshold)
+                            & ~(ind_within_noise & (band > 0))))
+        # Persistence windows: shift in this report's marks for the ranks that have data.
+        sl = slots[has]
+        for window, marks in ((self.rel_window, rel_slow), (self.ind_window, ind_slow)):
+            window[sl] = ((window[sl] << np.uint32(1)) | marks[has].astype(np.uint32)) & self.mask
+        newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
+        self.confirmed_by[newly_rel] = 1
+        newly_ind = (popcount(self.ind_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
+        self.confirmed_by[newly_ind] = 2
+        return peer, rel_slow | ind_slow, bad

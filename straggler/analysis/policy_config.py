@@ -1,0 +1,94 @@
+"""`PolicyConfig`: the validated tunables of the persistence policy (`straggler.analysis.policy`).
+
+Each default names the table row that supports it in docs/policy.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._checks import check_bool, check_choice, check_fraction, check_int, check_number
+
+__all__ = ["INDIVIDUAL_MODES", "PolicyConfig", "REFERENCES"]
+
+#: What a rank's peer score divides by: the peers' median time, or the group's fastest (NVRx).
+REFERENCES = ("median", "fastest")
+#: When a rank is compared with its own decaying baseline.
+INDIVIDUAL_MODES = ("no_peers", "always", "off")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Tunables of :class:`StragglerPolicy`; validated here, defaults from benchmarks/README.md.
+
+    Each default names the table row that supports it in ``docs/policy.md``.
+    """
+
+    #: Peer score (reference time / own time) below which a report counts as slow.
+    threshold: float = 0.96
+    #: Minimum slowdown versus the peer median for a report to count as slow (effect-size gate).
+    min_effect: float = 0.04
+    #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: the group's fastest).
+    reference: str = "median"
+    #: A rank is confirmed after ``k`` slow reports among its last ``n``.
+    k: int = 4
+    n: int = 5
+    #: Scores at or above this count as healthy for clearing (hysteresis: above ``threshold``).
+    clear_threshold: float = 0.97
+    #: Consecutive healthy reports needed to clear a confirmed rank.
+    clear_reports: int = 3
+    #: When to compare a rank with its own decaying baseline: ``"no_peers"`` (only ranks without
+    #: peers in the report, e.g. with ``gather_on_rank0=False`` or alone in their role; a slowdown
+    #: of the whole job is then not a straggler), ``"always"`` or ``"off"``.
+    individual: str = "no_peers"
+    #: Individual score (baseline / own time) below which a report counts as individually slow.
+    individual_threshold: float = 0.9
+    #: Half-life of the personal baseline, in reports.
+    baseline_half_life: float = 20.0
+    #: Noise gate: a slowdown must also exceed ``noise_z`` times the rank's own report-to-report
+    #: noise (estimated from successive differences), so noisy but healthy ranks do not alarm.
+    #: 0 turns the gate off.
+    noise_z: float = 3.0
+    #: Without declared roles, learn stable clusters of ranks as peer groups.
+    learn_structure: bool = True
+    #: Reports used to learn the clusters (no rank is confirmed before they are seen).
+    structure_warmup: int = 3
+    #: Smallest relative gap between sorted rank levels that separates two clusters.
+    cluster_gap: float = 0.01
+    #: A cluster is structural when it holds at least this fraction of the ranks ...
+    cluster_min_fraction: float = 0.1
+    #: ... and at least this many ranks.
+    cluster_min_size: int = 2
+    #: A metric (section) absent from this many reports in a row is forgotten, so the policy's
+    #: memory and time follow the names in use, not every name ever seen.
+    forget_after_reports: int = 50
+    #: At most this many metrics are tracked; beyond it the least recently seen are forgotten.
+    max_metrics: int = 4096
+
+    def __post_init__(self) -> None:
+        check_fraction("threshold", self.threshold)
+        check_number("min_effect", self.min_effect, 0.0, 10.0)
+        check_choice("reference", self.reference, REFERENCES)
+        check_int("n", self.n)
+        if self.n > 32:
+            raise ValueError(f"`n={self.n!r}` must be at most 32 reports")
+        check_int("k", self.k)
+        if self.k > self.n:
+            raise ValueError(f"`k={self.k!r}` must not exceed `n={self.n!r}`")
+        check_fraction("clear_threshold", self.clear_threshold)
+        if self.clear_threshold < self.threshold:
+            raise ValueError(f"`clear_threshold={self.clear_threshold!r}` must be >= "
+                             f"`threshold={self.threshold!r}` (hysteresis)")
+        check_int("clear_reports", self.clear_reports)
+        check_choice("individual", self.individual, INDIVIDUAL_MODES)
+        check_fraction("individual_threshold", self.individual_threshold)
+        check_number("baseline_half_life", self.baseline_half_life, 0.0, low_open=True,
+                     unit="reports")
+        check_number("noise_z", self.noise_z, 0.0)
+        check_bool("learn_structure", self.learn_structure)
+        check_int("structure_warmup", self.structure_warmup)
+        check_number("cluster_gap", self.cluster_gap, 0.0, 10.0, low_open=True)
+        check_fraction("cluster_min_fraction", self.cluster_min_fraction)
+        check_int("cluster_min_size", self.cluster_min_size, 2)
+        check_int("forget_after_reports", self.forget_after_reports)
+        check_int("max_metrics", self.max_metrics)
