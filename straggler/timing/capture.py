@@ -15,8 +15,10 @@ reported on their own), profiler markers. Those ops still run, untouched.
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any, Callable, Dict, Optional, Tuple
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -32,7 +34,10 @@ COMMUNICATION_NAMESPACES = frozenset(
     {"c10d", "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "_dtensor"})
 # Namespaces of bookkeeping ops that launch no work.
 _SKIPPED_NAMESPACES = frozenset({"profiler"})
-
+# Ops whose timing decision is kept: more than the distinct ops a job runs (aten has ~3,000
+# overloads), so in practice each op is decided once; the bound keeps a process that creates
+# ops on the fly (custom ops, torch.compile) from growing the cache for good.
+TIMED_CACHE_SIZE = 4096
 
 
 def is_communication_op(func: Any) -> bool:
@@ -40,17 +45,9 @@ def is_communication_op(func: Any) -> bool:
     return getattr(func, "namespace", "") in COMMUNICATION_NAMESPACES
 
 
-_TIMED: Dict[Any, bool] = {}  # OpOverload -> whether it is timed (decided once per op)
-
-
+@functools.lru_cache(maxsize=TIMED_CACHE_SIZE)
 def _is_timed(func: Any) -> bool:
-    timed = _TIMED.get(func)
-    if timed is None:
-        timed = _TIMED[func] = _decide_timed(func)
-    return timed
-
-
-def _decide_timed(func: Any) -> bool:
+    """Whether ``func`` (an OpOverload) is timed at all: compute ops, not views or collectives."""
     ns = getattr(func, "namespace", "")
     if ns in COMMUNICATION_NAMESPACES or ns in _SKIPPED_NAMESPACES:
         return False
@@ -60,7 +57,7 @@ def _decide_timed(func: Any) -> bool:
     return not (ns == "aten" and name.split("::")[-1] in UNTIMED_OPS)
 
 
-def op_key(func: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> str:
+def op_key(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> str:
     """Timer name for one op call: op name, tensor input shapes, dtype of the first tensor."""
     shapes = []
     dtype = None
@@ -72,7 +69,7 @@ def op_key(func: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -
     return f"{func}({','.join(shapes)}){dt}"
 
 
-def _tensors(args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]):
+def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Iterator[torch.Tensor]:
     for a in args:
         if isinstance(a, torch.Tensor):
             yield a
@@ -86,53 +83,67 @@ def _tensors(args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]):
                 yield a
 
 
-def _cache_key(func: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> tuple:
+def _cache_key(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> tuple:
     return (func, *[(t.shape, t.dtype) for t in _tensors(args, kwargs)])
 
 
-def _on_device(args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]], cuda: bool) -> bool:
+def _on_device(args: tuple[Any, ...], kwargs: dict[str, Any] | None, cuda: bool) -> bool:
     """Whether the op has an input on the timed device (CUDA, or any device without CUDA)."""
     if not cuda:
         return True
     return any(t.is_cuda for t in _tensors(args, kwargs))
 
 
+# What `_Mode` closes after an op: an engine op (token, timer id, stream), or a collective.
+_OpTiming = tuple[int, int, int]
+_AFTER_COLLECTIVE: _OpTiming = (-1, -1, -1)
+
+
 class _Mode(TorchDispatchMode):
     """The Python fallback observer (no `straggler._ops`): the same engine calls per op."""
 
-    def __init__(self, capture: "OpCapture") -> None:
+    def __init__(self, capture: OpCapture) -> None:
         super().__init__()
         self._capture = capture
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        timing = self._begin(func, args, kwargs)
+        try:
+            return func(*args, **(kwargs or {}))  # the op's own exceptions propagate
+        finally:
+            if timing is not None:
+                self._end(timing)
+
+    def _begin(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
+               ) -> _OpTiming | None:
+        """Before one op: what `_end` must close after it; None: the op runs untimed."""
         cap = self._capture
         if cap.paused or not cap.enabled:
-            return func(*args, **(kwargs or {}))
+            return None
         if is_communication_op(func):
-            try:
-                return func(*args, **(kwargs or {}))
-            finally:
-                cap.comm_end()
+            return _AFTER_COLLECTIVE
         if not _is_timed(func) or not _on_device(args, kwargs, cap.cuda):
-            return func(*args, **(kwargs or {}))
+            return None
         tid = cap.timer_for(func, args, kwargs) if cap.per_op else -1
         if tid == -2:
-            return func(*args, **(kwargs or {}))
+            return None
         try:
             stream = cap.stream()  # -1: a CUDA graph is being captured, run the op untimed
             token = cap.engine.op_begin(stream) if stream >= 0 else -1
         except Exception as exc:  # noqa: BLE001 - fail open
             cap.fail(exc)
-            token = -1
-        if token < 0:
-            return func(*args, **(kwargs or {}))
+            return None
+        return (token, tid, stream) if token >= 0 else None
+
+    def _end(self, timing: _OpTiming) -> None:
+        cap = self._capture
+        if timing is _AFTER_COLLECTIVE:
+            cap.comm_end()
+            return
         try:
-            return func(*args, **(kwargs or {}))  # the op's own exceptions propagate
-        finally:
-            try:
-                cap.engine.op_end(token, tid, stream)
-            except Exception as exc:  # noqa: BLE001 - fail open
-                cap.fail(exc)
+            cap.engine.op_end(*timing)
+        except Exception as exc:  # noqa: BLE001 - fail open
+            cap.fail(exc)
 
 
 def native_observer_available() -> bool:
@@ -156,7 +167,7 @@ class OpCapture:
 
     def __init__(self, engine: Any, stream: Callable[[], int],
                  on_error: Callable[[BaseException], None], per_op: bool = True,
-                 native: Optional[bool] = None) -> None:
+                 native: bool | None = None) -> None:
         self.engine = engine
         self.stream = stream
         self.per_op = per_op
@@ -164,10 +175,10 @@ class OpCapture:
         self.paused = 0
         self.cuda = torch.cuda.is_available()
         self._depth = 0
-        self._mode: Optional[_Mode] = None
+        self._mode: _Mode | None = None
         self._on_error = on_error
-        self._ids: Dict[tuple, int] = {}
-        self._names: Dict[str, None] = {}  # per-op timers of the Python path, insertion-ordered
+        self._ids: dict[tuple, int] = {}
+        self._names: dict[str, None] = {}  # per-op timers of the Python path, insertion-ordered
         self.observer: Any = None
         if native is None:
             native = native_observer_available()
@@ -182,7 +193,7 @@ class OpCapture:
                                           untimed=sorted(UNTIMED_OPS))
 
     @property
-    def timer_names(self) -> Dict[str, None]:
+    def timer_names(self) -> dict[str, None]:
         """Names of the per-op timers created so far."""
         if self.observer is not None:
             return dict.fromkeys(self.observer.timer_names())
@@ -197,7 +208,7 @@ class OpCapture:
         except Exception as exc:  # noqa: BLE001 - fail open
             self.fail(exc)
 
-    def timer_for(self, func: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> int:
+    def timer_for(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> int:
         """The engine timer id for this op call (created once per key), -2 on failure."""
         try:
             key = _cache_key(func, args, kwargs)

@@ -327,7 +327,7 @@ def test_native_observer_sees_through_views_and_markers(sim_cuda):
 def test_native_and_python_observers_skip_the_same_ops():
     """Both observers take their untimed ops from straggler.timing.untimed_ops: the Python one
     decides per OpOverload, and views it knows from the schema are in the shared list too."""
-    from straggler.timing.capture import _decide_timed
+    from straggler.timing.capture import _is_timed
     from straggler.timing.untimed_ops import UNTIMED_OPS
 
     for base in UNTIMED_OPS:
@@ -335,8 +335,76 @@ def test_native_and_python_observers_skip_the_same_ops():
         if packet is None:
             continue
         for overload in packet.overloads():
-            assert not _decide_timed(getattr(packet, overload)), (base, overload)
-    assert _decide_timed(torch.ops.aten.add.Tensor) and _decide_timed(torch.ops.aten.clone.default)
+            assert not _is_timed(getattr(packet, overload)), (base, overload)
+    assert _is_timed(torch.ops.aten.add.Tensor) and _is_timed(torch.ops.aten.clone.default)
     views = {"view", "t", "transpose", "permute", "expand", "slice", "select", "squeeze",
              "unsqueeze", "split", "narrow", "unbind", "as_strided", "alias", "_unsafe_view"}
     assert views <= UNTIMED_OPS
+
+
+class _MadeOnTheFly:
+    """Stands for an OpOverload created at run time (custom ops, torch.compile): a new key."""
+
+    namespace = "custom"
+    is_view = False
+    _schema = None
+
+
+def test_the_timing_decision_cache_is_bounded():
+    from straggler.timing import capture as capture_module
+
+    capture_module._is_timed.cache_clear()
+    ops = [_MadeOnTheFly() for _ in range(capture_module.TIMED_CACHE_SIZE + 100)]
+    assert all(capture_module._is_timed(op) for op in ops)
+    info = capture_module._is_timed.cache_info()
+    assert info.currsize == capture_module.TIMED_CACHE_SIZE and info.misses == len(ops)
+    assert capture_module._is_timed(torch.ops.aten.mm.default)  # still decides correctly
+    assert not capture_module._is_timed(torch.ops.aten.view.default)
+    capture_module._is_timed.cache_clear()
+
+
+class _RecordingEngine:
+    """The engine's busy-time API, recording each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def timer_id(self, name: str) -> int:
+        return 7
+
+    def op_begin(self, stream: int) -> int:
+        self.calls.append(("op_begin", stream))
+        return 1
+
+    def op_end(self, token: int, tid: int, stream: int) -> None:
+        self.calls.append(("op_end", token, tid, stream))
+
+    def comm_end(self, stream: int) -> None:
+        self.calls.append(("comm_end", stream))
+
+
+def test_python_observer_brackets_each_op_once_whatever_its_kind(monkeypatch):
+    from straggler.timing import capture as capture_module
+
+    # aten.mm stands for a collective here: no process group is needed to see comm_end.
+    monkeypatch.setattr(capture_module, "is_communication_op",
+                        lambda func: func is torch.ops.aten.mm.default)
+    eng = _RecordingEngine()
+    cap = OpCapture(eng, lambda: 0, pytest.fail, native=False)
+    a, wrong_shape = torch.ones(4, 4), torch.ones(3)
+    cap.push()
+    try:
+        a + 1
+        assert eng.calls == [("op_begin", 0), ("op_end", 1, 7, 0)]
+        a.view(16)  # seen through: no engine call
+        a @ a  # "a collective": runs untimed, the busy chain restarts after it
+        assert eng.calls[2:] == [("comm_end", 0)]
+        with pytest.raises(RuntimeError):
+            a + wrong_shape  # the op's own error propagates; its timing is still closed
+        assert eng.calls[3:] == [("op_begin", 0), ("op_end", 1, 7, 0)]
+        cap.pause()
+        a + 1  # inside a communication section: untimed
+        cap.resume()
+        assert eng.calls[5:] == [("comm_end", 0)]
+    finally:
+        cap.close()
