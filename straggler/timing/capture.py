@@ -15,7 +15,6 @@ reported on their own), profiler markers. Those ops still run, untouched.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -45,9 +44,27 @@ def is_communication_op(func: Any) -> bool:
     return getattr(func, "namespace", "") in COMMUNICATION_NAMESPACES
 
 
-@functools.lru_cache(maxsize=TIMED_CACHE_SIZE)
+_TIMED: dict[Any, bool] = {}  # OpOverload -> whether it is timed; oldest first
+
+
 def _is_timed(func: Any) -> bool:
-    """Whether ``func`` (an OpOverload) is timed at all: compute ops, not views or collectives."""
+    """Whether ``func`` (an OpOverload) is timed at all, decided once per op (`_decide_timed`).
+
+    A plain dict rather than functools.lru_cache: a hit is one ``dict.get`` (lru_cache costs
+    ~30 ns more per op, benchmarks/capture_fallback.py); beyond `TIMED_CACHE_SIZE` ops the
+    oldest decision is dropped.
+    """
+    timed = _TIMED.get(func)
+    if timed is None:
+        timed = _decide_timed(func)
+        if len(_TIMED) >= TIMED_CACHE_SIZE:
+            del _TIMED[next(iter(_TIMED))]
+        _TIMED[func] = timed
+    return timed
+
+
+def _decide_timed(func: Any) -> bool:
+    """Compute ops are timed; collectives, profiler markers, views and metadata ops are not."""
     ns = getattr(func, "namespace", "")
     if ns in COMMUNICATION_NAMESPACES or ns in _SKIPPED_NAMESPACES:
         return False
@@ -94,11 +111,6 @@ def _on_device(args: tuple[Any, ...], kwargs: dict[str, Any] | None, cuda: bool)
     return any(t.is_cuda for t in _tensors(args, kwargs))
 
 
-# What `_Mode` closes after an op: an engine op (token, timer id, stream), or a collective.
-_OpTiming = tuple[int, int, int]
-_AFTER_COLLECTIVE: _OpTiming = (-1, -1, -1)
-
-
 class _Mode(TorchDispatchMode):
     """The Python fallback observer (no `straggler._ops`): the same engine calls per op."""
 
@@ -107,43 +119,39 @@ class _Mode(TorchDispatchMode):
         self._capture = capture
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        timing = self._begin(func, args, kwargs)
+        # Runs for every op inside a profiled section: the untimed path stays a few checks.
+        cap = self._capture
+        token = tid = stream = -1
+        collective = False
+        if cap.enabled and not cap.paused:
+            if is_communication_op(func):
+                collective = True
+            elif _is_timed(func) and _on_device(args, kwargs, cap.cuda):
+                token, tid, stream = self._begin(func, args, kwargs)
         try:
-            return func(*args, **(kwargs or {}))  # the op's own exceptions propagate
+            return func(*args, **(kwargs or {}))  # the op's one call; its exceptions propagate
         finally:
-            if timing is not None:
-                self._end(timing)
+            if token >= 0:
+                try:
+                    cap.engine.op_end(token, tid, stream)
+                except Exception as exc:  # noqa: BLE001 - fail open
+                    cap.fail(exc)
+            elif collective:
+                cap.comm_end()  # restart the busy chain after the collective
 
     def _begin(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
-               ) -> _OpTiming | None:
-        """Before one op: what `_end` must close after it; None: the op runs untimed."""
+               ) -> tuple[int, int, int]:
+        """(engine token, timer id, stream) of a timed op; token -1: the op runs untimed."""
         cap = self._capture
-        if cap.paused or not cap.enabled:
-            return None
-        if is_communication_op(func):
-            return _AFTER_COLLECTIVE
-        if not _is_timed(func) or not _on_device(args, kwargs, cap.cuda):
-            return None
         tid = cap.timer_for(func, args, kwargs) if cap.per_op else -1
         if tid == -2:
-            return None
+            return -1, tid, -1
         try:
             stream = cap.stream()  # -1: a CUDA graph is being captured, run the op untimed
-            token = cap.engine.op_begin(stream) if stream >= 0 else -1
+            return (cap.engine.op_begin(stream) if stream >= 0 else -1), tid, stream
         except Exception as exc:  # noqa: BLE001 - fail open
             cap.fail(exc)
-            return None
-        return (token, tid, stream) if token >= 0 else None
-
-    def _end(self, timing: _OpTiming) -> None:
-        cap = self._capture
-        if timing is _AFTER_COLLECTIVE:
-            cap.comm_end()
-            return
-        try:
-            cap.engine.op_end(*timing)
-        except Exception as exc:  # noqa: BLE001 - fail open
-            cap.fail(exc)
+            return -1, tid, -1
 
 
 def native_observer_available() -> bool:

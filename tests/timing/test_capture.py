@@ -327,7 +327,7 @@ def test_native_observer_sees_through_views_and_markers(sim_cuda):
 def test_native_and_python_observers_skip_the_same_ops():
     """Both observers take their untimed ops from straggler.timing.untimed_ops: the Python one
     decides per OpOverload, and views it knows from the schema are in the shared list too."""
-    from straggler.timing.capture import _is_timed
+    from straggler.timing.capture import _decide_timed
     from straggler.timing.untimed_ops import UNTIMED_OPS
 
     for base in UNTIMED_OPS:
@@ -335,8 +335,8 @@ def test_native_and_python_observers_skip_the_same_ops():
         if packet is None:
             continue
         for overload in packet.overloads():
-            assert not _is_timed(getattr(packet, overload)), (base, overload)
-    assert _is_timed(torch.ops.aten.add.Tensor) and _is_timed(torch.ops.aten.clone.default)
+            assert not _decide_timed(getattr(packet, overload)), (base, overload)
+    assert _decide_timed(torch.ops.aten.add.Tensor) and _decide_timed(torch.ops.aten.clone.default)
     views = {"view", "t", "transpose", "permute", "expand", "slice", "select", "squeeze",
              "unsqueeze", "split", "narrow", "unbind", "as_strided", "alias", "_unsafe_view"}
     assert views <= UNTIMED_OPS
@@ -350,17 +350,18 @@ class _MadeOnTheFly:
     _schema = None
 
 
-def test_the_timing_decision_cache_is_bounded():
+def test_the_timing_decision_cache_is_bounded(monkeypatch):
     from straggler.timing import capture as capture_module
 
-    capture_module._is_timed.cache_clear()
+    monkeypatch.setattr(capture_module, "_TIMED", {})
     ops = [_MadeOnTheFly() for _ in range(capture_module.TIMED_CACHE_SIZE + 100)]
     assert all(capture_module._is_timed(op) for op in ops)
-    info = capture_module._is_timed.cache_info()
-    assert info.currsize == capture_module.TIMED_CACHE_SIZE and info.misses == len(ops)
+    cache = capture_module._TIMED
+    assert len(cache) == capture_module.TIMED_CACHE_SIZE
+    assert ops[0] not in cache and ops[-1] in cache  # the oldest decisions went first
     assert capture_module._is_timed(torch.ops.aten.mm.default)  # still decides correctly
     assert not capture_module._is_timed(torch.ops.aten.view.default)
-    capture_module._is_timed.cache_clear()
+    assert len(cache) == capture_module.TIMED_CACHE_SIZE
 
 
 class _RecordingEngine:
