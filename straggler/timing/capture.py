@@ -119,17 +119,24 @@ class _Mode(TorchDispatchMode):
         self._capture = capture
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        # Runs for every op inside a profiled section: the untimed path stays a few checks.
+        # Runs for every op inside a profiled section: no helper frames, the op called once.
         cap = self._capture
-        token = tid = stream = -1
+        token = tid = stream = -1  # token -1: the op runs untimed
         collective = False
         if cap.enabled and not cap.paused:
             if is_communication_op(func):
                 collective = True
             elif _is_timed(func) and _on_device(args, kwargs, cap.cuda):
-                token, tid, stream = self._begin(func, args, kwargs)
+                tid = cap.timer_for(func, args, kwargs) if cap.per_op else -1
+                if tid != -2:
+                    try:
+                        stream = cap.stream()  # -1: a CUDA graph is being captured
+                        if stream >= 0:
+                            token = cap.engine.op_begin(stream)
+                    except Exception as exc:  # noqa: BLE001 - fail open
+                        cap.fail(exc)
         try:
-            return func(*args, **(kwargs or {}))  # the op's one call; its exceptions propagate
+            return func(*args, **(kwargs or {}))  # the op's own exceptions propagate
         finally:
             if token >= 0:
                 try:
@@ -138,20 +145,6 @@ class _Mode(TorchDispatchMode):
                     cap.fail(exc)
             elif collective:
                 cap.comm_end()  # restart the busy chain after the collective
-
-    def _begin(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
-               ) -> tuple[int, int, int]:
-        """(engine token, timer id, stream) of a timed op; token -1: the op runs untimed."""
-        cap = self._capture
-        tid = cap.timer_for(func, args, kwargs) if cap.per_op else -1
-        if tid == -2:
-            return -1, tid, -1
-        try:
-            stream = cap.stream()  # -1: a CUDA graph is being captured, run the op untimed
-            return (cap.engine.op_begin(stream) if stream >= 0 else -1), tid, stream
-        except Exception as exc:  # noqa: BLE001 - fail open
-            cap.fail(exc)
-            return -1, tid, -1
 
 
 def native_observer_available() -> bool:
