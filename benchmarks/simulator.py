@@ -324,7 +324,7 @@ class SimComm:
     # The matrices of this report, columns in the generator's id order.
     def _id_matrix(self) -> tuple[np.ndarray, list[int], list[int]]:
         s = self.sample
-        sec_ids, gpu_ids = self.generator._section_ids, self.generator._gpu_ids
+        sec_ids, gpu_ids = self.generator.names.section_ids, self.generator.names.gpu_ids
         n_sec = len(sec_ids)
         m = np.full((self.world_size, n_sec + len(gpu_ids)), np.nan)
         sec_cols = [sec_ids[n] for n in s.section_names]
@@ -388,7 +388,7 @@ class SimComm:
         self.bytes_sent["gather_to_first"] += t.numel() * t.element_size()
         s, gen = self.sample, self.generator
         _, sec_cols, gpu_cols = self._id_matrix()
-        n_sec = len(gen._section_ids)
+        n_sec = len(gen.names.section_ids)
         weights = s.gpu_num * _summary_avg(s.gpu_med)  # NUM * AVG, as the summaries say
         rows = np.full((self.world_size, t.numel()), np.nan)
         if gen.is_computing_indiv_scores:

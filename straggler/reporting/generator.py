@@ -24,6 +24,8 @@ from ..analysis.policy import make_policy
 from ..analysis.statistics import Statistic
 from ..dist.comm import Comm
 from .annotation import apply_policy
+from .layout import pack, present, unpack
+from .registry import NameRegistry
 from .report import Report
 
 __all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
@@ -129,14 +131,16 @@ class ReportGenerator:
         self._gpu_baseline = scoring.WindowedMinBaseline(individual_window,
                                                          support=individual_support)
         self.comm = comm if comm is not None else Comm.create()
-        self._section_ids: dict[str, int] = {}
-        self._gpu_ids: dict[str, int] = {}
-        self._nodes: dict[int, str] = {}
+        self.names = NameRegistry()  # timer name -> id, agreed over the group
         self._warned: set[str] = set()
         self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
         self._broken = False
         self.last_extra_max: tuple[float, ...] | None = None
-        self.registry_rebuilds = 0  # times the name registry was rebuilt (see the class doc)
+
+    @property
+    def registry_rebuilds(self) -> int:
+        """Times the name registry was rebuilt (see the class doc)."""
+        return self.names.rebuilds
 
     @property
     def individual_window(self) -> int:
@@ -259,7 +263,9 @@ class ReportGenerator:
             self._sync(sec_names if relative or gather else [], gpu_names if relative else [],
                        extra)
         if relative:
-            sec_ref, gpu_ref = self._relative_references(sec_names, sec_med, gpu_names, gpu_med)
+            sec_ref, gpu_ref = _relative_references(self.comm, self.names,
+                                                    self.relative_reference, sec_names, sec_med,
+                                                    gpu_names, gpu_med)
             sec_rel = scoring.ratio_scores(sec_ref, sec_med)
             gpu_rel = float(scoring.gpu_scores(scoring.ratio_scores(gpu_ref, gpu_med),
                                                gpu_weight))
@@ -283,46 +289,21 @@ class ReportGenerator:
                 section_medians_ms={n: {own: float(v)}
                                     for n, v in zip(sec_names, sec_med, strict=True)
                                     if not math.isnan(v)},
-                rank_telemetry={own: _present(self.telemetry_fields, telemetry)},
+                rank_telemetry={own: present(self.telemetry_fields, telemetry)},
                 generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
             return self._with_policy(report, start_ns)
 
-        # Pack [gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), telemetry(F)] by section id.
-        n_sec = len(self._section_ids)
-        packed = np.full(2 + 3 * n_sec + len(telemetry), nan)
-        packed[0], packed[1] = gpu_ind, gpu_rel
-        ids = np.array([self._section_ids[n] for n in sec_names], dtype=np.int64)
-        packed[2 + ids], packed[2 + n_sec + ids], packed[2 + 2 * n_sec + ids] = \
-            sec_ind, sec_rel, sec_med
-        packed[2 + 3 * n_sec:] = telemetry
-        gathered = self.comm.gather_to_first(torch.from_numpy(packed))
+        ids = np.array([self.names.section_ids[n] for n in sec_names], dtype=np.int64)
+        row = pack(gpu_ind, gpu_rel, ids, len(self.names.section_ids), sec_ind, sec_rel, sec_med,
+                   telemetry)
+        gathered = self.comm.gather_to_first(torch.from_numpy(row))
         if gathered is None:
             return None
-        rows = torch.stack(gathered).numpy()
         ranks = self.comm.global_ranks
-        id_to_name = {i: n for n, i in self._section_ids.items()}
-
-        def per_rank(column: int) -> dict[int, float]:
-            return {r: float(rows[i, column]) for i, r in enumerate(ranks)}
-
-        present = [i for i in range(n_sec) if not np.isnan(rows[:, 2 + 2 * n_sec + i]).all()]
-
-        def per_section(offset: int) -> dict[str, dict[int, float]]:
-            return {id_to_name[i]: per_rank(offset + i) for i in present}
-
-        section_rel = per_section(2 + n_sec) if relative else {}
-        section_ind = per_section(2) if self.is_computing_indiv_scores else {}
-        medians = {id_to_name[i]: {r: m for r, m in per_rank(2 + 2 * n_sec + i).items()
-                                   if not math.isnan(m)} for i in present}
-        telemetry_rows = {r: _present(self.telemetry_fields, rows[i, 2 + 3 * n_sec:])
-                          for i, r in enumerate(ranks)}
         report = Report(
-            gpu_relative_perf_scores=per_rank(1) if relative else {},
-            section_relative_perf_scores=section_rel,
-            gpu_individual_perf_scores=per_rank(0) if self.is_computing_indiv_scores else {},
-            section_individual_perf_scores=section_ind,
-            rank_to_node={r: self._nodes.get(r, "<unknown>") for r in ranks},
-            section_medians_ms=medians, rank_telemetry=telemetry_rows,
+            **unpack(torch.stack(gathered).numpy(), ranks, self.names.section_ids,
+                     self.telemetry_fields, relative, self.is_computing_indiv_scores),
+            rank_to_node={r: self.names.nodes.get(r, "<unknown>") for r in ranks},
             generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
         self._check_all_nan(report)
         return self._with_policy(report, start_ns)
@@ -335,76 +316,54 @@ class ReportGenerator:
         return dataclasses.replace(report, generate_report_elapsed_time=_elapsed_ms(start_ns))
 
     def _sync(self, sec_names: list[str], gpu_names: list[str], extra: np.ndarray | None) -> None:
-        """One all_reduce(MAX) of [new-names flag, *extra]; an object gather if names are new."""
-        names_needed = self.is_computing_rel_scores or self.gather_on_rank0
-        new_sec = [n for n in sec_names if n not in self._section_ids]
-        new_gpu = [n for n in gpu_names if n not in self._gpu_ids]
-        flag = float(names_needed and (bool(new_sec or new_gpu) or not self._nodes))
-        # NaN in ``extra`` means "no value": it travels as -inf, which MAX ignores.
-        values = np.where(np.isnan(extra), -np.inf, extra) if extra is not None else np.zeros(0)
-        in_use = float(len(sec_names) + len(gpu_names))
-        vec = torch.from_numpy(np.concatenate([[flag, in_use], values]))
-        self.comm.all_reduce(vec, "max")
+        """Agree on the names' ids and the maximum of ``extra`` (`NameRegistry.sync`)."""
+        extra_max, rebuilt = self.names.sync(
+            self.comm, self.node_name, sec_names, gpu_names, extra,
+            names_needed=self.is_computing_rel_scores or self.gather_on_rank0)
         if extra is not None:
-            self.last_extra_max = tuple(v if v != -math.inf else math.nan
-                                        for v in vec[2:].tolist())
-        # Identical on every rank (same registry, same reduced maximum): a deterministic choice.
-        known = len(self._section_ids) + len(self._gpu_ids)
-        rebuild = names_needed and known > 2 * self.comm.world_size * vec[1].item() + 64
-        if rebuild:
-            self._section_ids.clear()
-            self._gpu_ids.clear()
-            new_sec, new_gpu = list(sec_names), list(gpu_names)
-            self.registry_rebuilds += 1
+            self.last_extra_max = extra_max
+        if rebuilt:
             # Most names went out of use: forget what was learned about them now, not later.
             self._section_baseline.forget_stale(_CHURN_FORGET_REPORTS)
             self._gpu_baseline.forget_stale(_CHURN_FORGET_REPORTS)
             if self.policy is not None:
                 self.policy.forget_unseen(_CHURN_FORGET_REPORTS)
-        elif vec[0].item() <= 0:
-            return
-        gathered = self.comm.all_gather_object((self.node_name, new_sec, new_gpu))
-        # Every rank walks the same gathered list in group order, so ids agree everywhere.
-        for group_rank, (node, ranks_sec, ranks_gpu) in enumerate(gathered):
-            self._nodes[self.comm.global_ranks[group_rank]] = str(node)
-            for name in ranks_sec:
-                self._section_ids.setdefault(name, len(self._section_ids))
-            for name in ranks_gpu:
-                self._gpu_ids.setdefault(name, len(self._gpu_ids))
-
-    def _relative_references(self, sec_names: list[str], sec_med: np.ndarray,
-                             gpu_names: list[str], gpu_med: np.ndarray
-                             ) -> tuple[np.ndarray, np.ndarray]:
-        n_sec, n_gpu = len(self._section_ids), len(self._gpu_ids)
-        if n_sec + n_gpu == 0:  # identical on every rank: the registry is shared
-            return np.full(len(sec_names), np.nan), np.full(len(gpu_names), np.nan)
-        row = np.full(n_sec + n_gpu, np.nan)
-        sec_ids = np.array([self._section_ids[n] for n in sec_names], dtype=np.int64)
-        gpu_ids = n_sec + np.array([self._gpu_ids[n] for n in gpu_names], dtype=np.int64)
-        row[sec_ids], row[gpu_ids] = sec_med, gpu_med
-        if self.relative_reference == "min":
-            packed = torch.from_numpy(scoring.pack_for_min_reduce(row, self.comm.rank))
-            self.comm.all_reduce(packed, "min")
-            reference = scoring.reference_from_min_reduce(packed.numpy(), self.comm.world_size)
-        else:
-            rows = self.comm.all_gather(torch.from_numpy(row))
-            reference = scoring.relative_reference(torch.stack(rows).numpy(), "median")
-        return reference[sec_ids], reference[gpu_ids]
 
     def _check_all_nan(self, report: Report) -> None:
-        scores = list(report.gpu_relative_perf_scores.values())
-        scores += list(report.gpu_individual_perf_scores.values())
-        for kind in (report.section_relative_perf_scores, report.section_individual_perf_scores):
-            for by_rank in kind.values():
-                scores += list(by_rank.values())
-        if all(math.isnan(s) for s in scores):
+        if _all_scores_nan(report):
             self._warn_once("all-nan", "straggler: every score of the report is NaN: no rank "
                             "timed anything scorable (for relative scores a timer must run on "
                             "two ranks or more); is the training step inside detection_section?")
 
 
-def _present(fields: Sequence[str], values: np.ndarray) -> dict[str, float]:
-    return {f: float(v) for f, v in zip(fields, values, strict=True) if not math.isnan(v)}
+def _all_scores_nan(report: Report) -> bool:
+    scores = list(report.gpu_relative_perf_scores.values())
+    scores += list(report.gpu_individual_perf_scores.values())
+    for kind in (report.section_relative_perf_scores, report.section_individual_perf_scores):
+        for by_rank in kind.values():
+            scores += list(by_rank.values())
+    return all(math.isnan(s) for s in scores)
+
+
+def _relative_references(comm: Comm, names: NameRegistry, method: str, sec_names: list[str],
+                         sec_med: np.ndarray, gpu_names: list[str], gpu_med: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Collective: each timer's relative reference over the group (``method`` "min"/"median")."""
+    n_sec, n_gpu = len(names.section_ids), len(names.gpu_ids)
+    if n_sec + n_gpu == 0:  # identical on every rank: the registry is shared
+        return np.full(len(sec_names), np.nan), np.full(len(gpu_names), np.nan)
+    row = np.full(n_sec + n_gpu, np.nan)
+    sec_ids = np.array([names.section_ids[n] for n in sec_names], dtype=np.int64)
+    gpu_ids = n_sec + np.array([names.gpu_ids[n] for n in gpu_names], dtype=np.int64)
+    row[sec_ids], row[gpu_ids] = sec_med, gpu_med
+    if method == "min":
+        packed = torch.from_numpy(scoring.pack_for_min_reduce(row, comm.rank))
+        comm.all_reduce(packed, "min")
+        reference = scoring.reference_from_min_reduce(packed.numpy(), comm.world_size)
+    else:
+        rows = comm.all_gather(torch.from_numpy(row))
+        reference = scoring.relative_reference(torch.stack(rows).numpy(), "median")
+    return reference[sec_ids], reference[gpu_ids]
 
 
 def _elapsed_ms(start_ns: int) -> float:
