@@ -3,11 +3,12 @@
 The fallback when the C++ observer `straggler._ops` is not built: a `TorchDispatchMode` that
 makes the same engine calls per op. Tiny CPU ops (`torch.add` on 8x8: timed; `view`: seen
 through, not timed) on the host engine, one process, one torch thread, variants interleaved
-(median of rounds, thread CPU time). The "dispatch only" rows call the observer's ``__torch_dispatch__`` directly
-with a stand-in op that does nothing: the observer's own Python cost, without torch's dispatch
-machinery around it (which dominates the other rows). ``--against MODULE`` times another
-implementation of `OpCapture` in the same rounds (e.g. a copy of the previous ``capture.py``),
-each variant of the two back to back, and prints the median of the per-round ratios. Run:
+(median of rounds, thread CPU time). The "dispatch only" rows call the observer's
+``__torch_dispatch__`` directly with a stand-in op that does nothing: the observer's own Python
+cost, without torch's dispatch machinery around it (which dominates the other rows).
+``--against MODULE`` times another implementation of `OpCapture` in the same rounds (e.g. a
+copy of the previous ``capture.py``), each variant of the two back to back, and prints the
+median of the per-round ratios. Run:
 ``.venv/bin/python benchmarks/capture_fallback.py [--ops 20000] [--rounds 7] [--against M]``.
 """
 
