@@ -9,13 +9,17 @@ SUMMARY_COLUMNS: tuple[str, str, str, str, str, str, str]
 """Columns of TimerEngine.summaries(): ("MIN", "MAX", "MED", "AVG", "STD", "NUM", "TOTAL")."""
 
 ENGINE_API: object
-"""A PyCapsule holding the engine's C entry points for ``straggler._ops`` (csrc/timing/engine_api.h)."""
+"""A PyCapsule holding the engine's C entry points for ``straggler._ops``
+(csrc/timing/engine_api.h)."""
 
 class CudaError(RuntimeError):
     """A CUDA driver call failed; the message names the call and the driver's error."""
 
 def cuda_status(device: int = 0) -> tuple[bool, str]:
-    """(available, reason): the driver loads, cuInit succeeds and ``device`` exists. Never raises."""
+    """(available, reason): the driver loads, cuInit succeeds and ``device`` exists.
+
+    Never raises.
+    """
 
 class TimerEngine:
     """Named start/stop timers on CUDA streams (pooled events) or the host clock.
@@ -89,7 +93,7 @@ class TimerEngine:
         tb: TracebackType | None,
     ) -> None: ...
 
-# ---- NVML sampler (csrc/telemetry/nvml_sampler.h) ---------------------------------------------------------
+# ---- NVML sampler (csrc/telemetry/nvml_sampler.h) ------------------------------------------------
 
 NVML_FIELDS: tuple[str, ...]
 """Columns of NvmlSampler.drain() values (straggler.telemetry.nvml.RAW_FIELDS)."""
@@ -148,7 +152,7 @@ class NvmlSampler:
         tb: TracebackType | None,
     ) -> None: ...
 
-# ---- GPU health probe (csrc/telemetry/probe.h) -----------------------------------------------------------
+# ---- GPU health probe (csrc/telemetry/probe.h) ---------------------------------------------------
 
 PROBE_PTX: str
 """The probe kernels' PTX embedded in this build (csrc/telemetry/probe_kernel.cu)."""

@@ -63,7 +63,7 @@ class ReportCycle:
         except TypeError as exc:  # an unknown tunable in report_options
             raise ValueError(f"`report_options={options.report_options!r}`: {exc}") from None
         tel = options.telemetry
-        # After each report: GPU identities, the probe on suspects, causes (causes.py).
+        # After each report: GPU identities, the probe on suspects, causes (annotation.py).
         self.annotator: Callable[[Any], Any] = ReportAnnotator(
             comm, lambda: getattr(self.telemetry, "identity", None),
             gather=options.gather_on_rank0 and tel.enabled,

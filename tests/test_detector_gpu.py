@@ -84,10 +84,10 @@ def _side_stream_worker(rank: int, world_size: int) -> dict:
     a = torch.randn(N, N, device="cuda")
     side = torch.cuda.Stream()
     for _ in range(5):
-        with torch.cuda.stream(side):  # the section times the stream current at its entry
-            with Detector.detection_section("side"):
-                for _ in range(4):
-                    torch.mm(a, a)
+        # The section times the stream current at its entry.
+        with torch.cuda.stream(side), Detector.detection_section("side"):
+            for _ in range(4):
+                torch.mm(a, a)
         with Detector.detection_section("default"):  # meanwhile on the default stream
             for _ in range(2):
                 torch.mm(a, a)
@@ -119,9 +119,9 @@ def _graph_worker(rank: int, world_size: int) -> dict:
                 out = torch.mm(static, static)
     torch.cuda.current_stream().wait_stream(warm)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):  # entered during capture: host-timed only, no event recorded
-        with Detector.detection_section("graphed"):
-            out = torch.mm(static, static)
+    # Entered during capture: host-timed only, no event recorded.
+    with torch.cuda.graph(graph), Detector.detection_section("graphed"):
+        out = torch.mm(static, static)
     for _ in range(5):
         graph.replay()
     torch.cuda.synchronize()
@@ -180,7 +180,7 @@ def test_nvml_sampler_under_a_gemm_loop_shows_the_load():
     sampler = _core.NvmlSampler(_core.cuda_device_pci_bus_id(device), period_s=0.05)
     time.sleep(1.0)  # NVML's power reading is a ~1 s average: let earlier tests' load fade
     assert sampler.sample_now(), sampler.error
-    idle = dict(zip(RAW_FIELDS, sampler.drain()[1][-1]))
+    idle = dict(zip(RAW_FIELDS, sampler.drain()[1][-1], strict=True))
     a = torch.randn(8192, 8192, device="cuda")
     sampler.start()
     try:
@@ -191,7 +191,7 @@ def test_nvml_sampler_under_a_gemm_loop_shows_the_load():
             torch.cuda.synchronize()
     finally:
         sampler.stop()
-    rows = [dict(zip(RAW_FIELDS, v)) for v in sampler.drain()[1]]
+    rows = [dict(zip(RAW_FIELDS, v, strict=True)) for v in sampler.drain()[1]]
     late = rows[len(rows) // 2:]  # the second half: the windows cover only the loop
     assert len(late) >= 5, len(rows)
     assert max(r["sm_clock_mhz"] for r in late) > 0
