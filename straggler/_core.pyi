@@ -1,4 +1,4 @@
-"""straggler's C++ core: GPU/host timers, NVML sampler, health probe (csrc/python/bindings.cpp)."""
+"""straggler's C++ core: GPU/host timers, NVML sampler, health probe (csrc/python/)."""
 
 from types import TracebackType
 

@@ -1,5 +1,5 @@
 // Named timers with pooled CUDA events (or the host clock), bounded per-name ring buffers and
-// statistics. Plain C++: bindings.cpp is the only file that knows about Python. The parts live
+// statistics. Plain C++: csrc/python/ is the only folder that knows about Python. The parts live
 // in their own headers: the backend interface (timing_backend.h) and its two implementations
 // (cuda_backend.h, host_backend.h), the ring buffer (duration_ring.h), the statistics
 // (summary.h), busy time (busy_time.h) and the harvest loop (harvest_queue.h).
