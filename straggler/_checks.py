@@ -25,11 +25,16 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
-def check_int(name: str, value: Any, low: int = 1) -> int:
-    """`value` if it is an int >= `low` (1: "a positive integer", 0: "a non-negative integer")."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        kind = {1: "a positive integer", 0: "a non-negative integer"}.get(low,
-                                                                           f"an integer >= {low}")
+def check_int(name: str, value: Any, low: int = 1, high: int | None = None) -> int:
+    """`value` if it is an int >= `low` (1: "a positive integer", 0: "a non-negative integer")
+    and, with `high`, <= `high` ("an integer between 0 and 65535")."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low \
+            or (high is not None and value > high):
+        if high is not None:
+            kind = f"an integer between {low} and {high}"
+        else:
+            kind = {1: "a positive integer", 0: "a non-negative integer"}.get(
+                low, f"an integer >= {low}")
         raise ValueError(f"`{name}={value!r}` must be {kind}")
     return value
 
@@ -88,14 +93,20 @@ def check_choice(name: str, value: T, choices: Collection[T]) -> T:
     return value
 
 
-def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:
-    """`value` if it is a non-empty string (or None with `optional`)."""
+def check_name(name: str, value: Any, *, optional: bool = False,
+               strip: bool = False) -> str | None:
+    """`value` if it is a non-empty string (or None with `optional`).
+
+    With `strip`, surrounding whitespace does not count: a blank string is refused ("a non-blank
+    string") and the stripped string is returned.
+    """
     if value is None and optional:
         return None
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"`{name}={value!r}` must be a non-empty string"
-                         + (" or None" if optional else ""))
-    return value
+    text = value.strip() if strip and isinstance(value, str) else value
+    if not isinstance(text, str) or not text:
+        what = "a non-blank string" if strip else "a non-empty string"
+        raise ValueError(f"`{name}={value!r}` must be {what}" + (" or None" if optional else ""))
+    return text
 
 
 def check_names(name: str, value: Any, *, distinct: bool = False) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ._checks import check_bool, check_roles
+from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
 from .detector_options import (DEFAULT_CAPACITY, DEFAULT_GPU_SAMPLE_INTERVAL, DEFAULT_MAX_NAMES,
                                DEFAULT_NAME_TTL_REPORTS, DetectorOptions)
@@ -412,6 +412,7 @@ class Detector:
         if core is None:
             cls._require()
             return NULL_CONTEXT
+        name = check_name("name", name, optional=True)
         if name is None:
             frame = sys._getframe(1)
             return core.registry.located_section(frame.f_code, frame.f_lineno, profile_cuda,

@@ -13,7 +13,7 @@ import dataclasses
 import socket
 from typing import Any
 
-from ._checks import check_bool, check_int, check_seconds
+from ._checks import check_bool, check_choice, check_int, check_name, check_seconds
 from ._constants import FT_SECTIONS_MODES
 from ._options import check_or_create_options
 
@@ -72,16 +72,12 @@ class DetectorOptions:
         check_int("profiling_interval", self.profiling_interval)
         put("report_time_interval", check_seconds("report_time_interval",
                                                   self.report_time_interval, allow_zero=True))
-        node = self.node_name
-        if node is not None and (not isinstance(node, str) or not node):
-            raise ValueError(f"`node_name={node!r}` must be a non-empty string or None")
-        put("node_name", node or socket.gethostname())
+        put("node_name", check_name("node_name", self.node_name, optional=True)
+            or socket.gethostname())
         check_bool("per_op_capture", self.per_op_capture)
         check_int("gpu_sample_interval", self.gpu_sample_interval)
         put("comm_timeout_s", check_seconds("comm_timeout_s", self.comm_timeout_s))
-        if self.ft_sections not in FT_SECTIONS_MODES:
-            raise ValueError(f"`ft_sections={self.ft_sections!r}` must be one of "
-                             f"{list(FT_SECTIONS_MODES)}")
+        check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
         put("ft_options", check_or_create_options(FTOptions, self.ft_options, "ft_options"))
         check_int("timer_capacity", self.timer_capacity)
         check_int("max_names", self.max_names)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -27,6 +28,14 @@ def test_check_bool_accepts_only_booleans():
 def test_check_int_names_the_bound(value, low, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
         check_int("n", value, low)
+
+
+def test_check_int_with_a_high_bound_names_the_range():
+    assert check_int("port", 0, 0, 65535) == 0 and check_int("port", 65535, 0, 65535) == 65535
+    for bad in (-1, 65536, 80.0, "80", True):
+        with pytest.raises(ValueError,
+                           match=f"^`port={bad!r}` must be an integer between 0 and 65535$"):
+            check_int("port", bad, 0, 65535)
 
 
 def test_check_seconds_and_fraction_take_numpy_numbers_and_refuse_nan_and_bools():
@@ -81,6 +90,18 @@ def test_check_name_is_one_rule_for_names_and_optional_names():
             check_name("node_name", bad)
     with pytest.raises(ValueError, match=r"^`name=''` must be a non-empty string or None$"):
         check_name("name", "", optional=True)
+
+
+def test_check_name_with_strip_refuses_blank_names_and_returns_the_stripped_name():
+    assert check_name("host", " h0\n", strip=True) == "h0"
+    assert check_name("host", None, optional=True, strip=True) is None
+    for bad in ("", " \t", 3):
+        with pytest.raises(ValueError,
+                           match=f"^{re.escape(f'`host={bad!r}`')} must be a non-blank string$"):
+            check_name("host", bad, strip=True)
+    with pytest.raises(ValueError, match=r"^`host=' '` must be a non-blank string or None$"):
+        check_name("host", " ", optional=True, strip=True)
+    assert check_name("host", " h0 ") == " h0 "  # without strip the name is kept as given
 
 
 def test_check_names_takes_any_iterable_of_names_but_not_a_string():

@@ -33,7 +33,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from .._checks import check_seconds
+from .._checks import check_choice, check_seconds
 
 __all__ = ["Comm", "CommError"]
 
@@ -138,10 +138,8 @@ class Comm:
         Returns the reduced tensor; ``t`` itself is updated when it is a contiguous CPU tensor.
         """
         self._start("all_reduce")
-        if isinstance(op, str):
-            if op.lower() not in _OPS:
-                raise ValueError(f"`op={op!r}` must be one of {sorted(_OPS)} or a ReduceOp")
-            op = _OPS[op.lower()]
+        if isinstance(op, str):  # a name; anything else goes to gloo as a ReduceOp
+            op = _OPS[check_choice("op", op.lower(), _OPS)]
         buf = _cpu(t)
         if self._backend is not None:
             opts = dist.AllreduceOptions()

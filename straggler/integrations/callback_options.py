@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import check_bool, check_fraction, check_int, check_seconds
+from .._checks import (check_bool, check_choice, check_fraction, check_int, check_name,
+                       check_seconds)
 from .._constants import FT_SECTIONS_MODES
 from ._common import DEFAULT_SYNC_TIMEOUT_S
 
@@ -77,13 +78,9 @@ class CallbackOptions:
         if code is not None and (isinstance(code, bool) or not isinstance(code, int)
                                  or not 0 <= code <= 255):
             raise ValueError(f"`exit_code={code!r}` must be an integer in 0..255 or None")
-        node = self.node_name
-        if node is not None and (not isinstance(node, str) or not node):
-            raise ValueError(f"`node_name={node!r}` must be a non-empty string or None")
+        check_name("node_name", self.node_name, optional=True)
         self._set("sync_timeout_s", check_seconds("sync_timeout_s", self.sync_timeout_s))
-        if self.ft_sections not in FT_SECTIONS_MODES:
-            raise ValueError(f"`ft_sections={self.ft_sections!r}` must be one of "
-                             f"{list(FT_SECTIONS_MODES)}")
+        check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
         if self.ft_options is not None and not isinstance(self.ft_options, dict):
             raise ValueError(f"`ft_options={self.ft_options!r}` must be a dict or None")
         check_bool("ft_autoresume", self.ft_autoresume)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._checks import check_int
+from .._checks import check_int, check_name
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -44,11 +44,8 @@ class PrometheusOptions:
     addr: str = DEFAULT_ADDR
 
     def __post_init__(self) -> None:
-        check_int("prometheus_port", self.port, low=0)
-        if self.port > 65535:
-            raise ValueError(f"`prometheus_port={self.port!r}` must be at most 65535")
-        if not isinstance(self.addr, str) or not self.addr:
-            raise ValueError(f"`prometheus_addr={self.addr!r}` must be a non-empty host address")
+        check_int("prometheus_port", self.port, low=0, high=65535)
+        check_name("prometheus_addr", self.addr)
 
 
 def prometheus_options(value: Any) -> PrometheusOptions | None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
-from .._checks import check_int
+from .._checks import check_int, check_name
 
 __all__ = ["ENV_PATH", "LogFormatError", "ReportLog", "ReportLogOptions", "log_files",
            "read_records", "report_log_options"]
@@ -53,8 +53,7 @@ class ReportLogOptions:
     """Rotated files kept (``LOG.1`` newest .. ``LOG.<backups>`` oldest); 0: truncate instead."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.path, str) or not self.path:
-            raise ValueError(f"`report_log={self.path!r}` must be a non-empty path")
+        check_name("report_log", self.path)
         check_int("max_bytes", self.max_bytes)
         check_int("backups", self.backups, low=0)
 

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .._checks import check_choice, check_name
 from ..analysis.statistics import Statistic
 from .gpu import GpuTiming
 from .sections import (NULL_CONTEXT, UNRESOLVED, NullContext, Section, SectionContext,
@@ -31,11 +32,7 @@ log = logging.getLogger("straggler")
 
 def check_kind(kind: Any) -> SectionKind:
     """`kind` as a `SectionKind`; ValueError naming the choices otherwise."""
-    try:
-        return SectionKind(kind)
-    except ValueError:
-        raise ValueError(f"`kind={kind!r}` must be one of "
-                         f"{[k.value for k in SectionKind]}") from None
+    return SectionKind(check_choice("kind", kind, [k.value for k in SectionKind]))
 
 
 def host_summaries(sections: dict[str, Section]) -> dict[str, dict[Statistic, float]]:
@@ -159,8 +156,7 @@ class SectionRegistry:
 
         A `NullContext` when `max_names` live names are in use (logged once).
         """
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"`name={name!r}` must be a non-empty string or None")
+        check_name("name", name)  # None (a `with` statement's location) never comes here
         s = self.sections.get(name)
         if s is None:
             s = self._new_section(name, kind)

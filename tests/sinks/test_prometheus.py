@@ -148,6 +148,17 @@ def test_options_and_environment(monkeypatch):
     assert Detector.core() is None
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"port": -1}, r"`prometheus_port=-1` must be an integer between 0 and 65535"),
+    ({"port": 70000}, r"`prometheus_port=70000` must be an integer between 0 and 65535"),
+    ({"port": 0, "addr": ""}, r"`prometheus_addr=''` must be a non-empty string"),
+    ({"port": 0, "addr": None}, r"`prometheus_addr=None` must be a non-empty string"),
+])
+def test_bad_options_are_named_with_the_shared_wording(kwargs, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        PrometheusOptions(**kwargs)
+
+
 def test_a_port_in_use_logs_once_and_detection_goes_on(caplog):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -82,6 +82,12 @@ def test_off_by_default(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("path", ["", None, 3])
+def test_options_refuse_a_path_that_is_no_non_empty_string(path):
+    with pytest.raises(ValueError, match=f"^`report_log={path!r}` must be a non-empty string$"):
+        ReportLogOptions(path)
+
+
 @pytest.mark.parametrize("value", [0, "", 3.5, ["x"]])
 def test_a_bad_report_log_option_is_named(value):
     with pytest.raises(ValueError, match=r"`report_log="):

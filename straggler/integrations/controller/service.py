@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..._checks import check_int, check_name
 from .handler import ControlServer
 from .server import IDLE_TIMEOUT_S, MAX_PENDING, REQUEST_DEADLINE_S, WORKERS, ServerLimits
 from .settings import ControlState, json_safe, parse_update
@@ -37,10 +38,8 @@ class StragglerController:
                  idle_timeout_s: float = IDLE_TIMEOUT_S,
                  request_deadline_s: float = REQUEST_DEADLINE_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
-            raise ValueError(f"`port={port!r}` must be an integer between 0 and 65535")
-        if not isinstance(host, str) or not host:
-            raise ValueError(f"`host={host!r}` must be a non-empty address string")
+        check_int("port", port, 0, high=65535)
+        check_name("host", host)
         self._limits = ServerLimits(workers=workers, max_pending=max_pending,
                                     idle_timeout_s=idle_timeout_s,
                                     request_deadline_s=request_deadline_s)

@@ -14,11 +14,12 @@ import sys
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from ..._checks import check_choice
 from .. import _common
 from . import control, drills
 from .hooks import DEFAULT_WARMUP_ITERS, BridgeHooks
 from .monitor import FTConnection
-from .options import FT_SECTIONS_MODES, SETUP, STEP, check_choice, ft_options
+from .options import FT_SECTIONS_MODES, SETUP, STEP, ft_options
 from .sections import SectionCounter
 from .state import state_file_path
 from .timeouts import TimeoutLearner, default_reduce_max

@@ -9,9 +9,10 @@ from typing import Any
 
 import torch
 
+from ..._checks import check_choice
 from .. import _common
 from .monitor import FTConnection, load_ft_api
-from .options import STRAGGLER_ACTIONS, check_choice
+from .options import STRAGGLER_ACTIONS
 
 __all__ = ["request_workload_action", "agree_on_ranks"]
 

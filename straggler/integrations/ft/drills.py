@@ -9,9 +9,9 @@ import sys
 import threading
 import time
 
-from ..._checks import check_int, check_seconds
+from ..._checks import check_choice, check_int, check_seconds
 from .. import _common
-from .options import FAULT_TYPES, check_choice
+from .options import FAULT_TYPES
 
 __all__ = ["setup_simulated_fault"]
 

@@ -8,25 +8,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..._checks import check_bool, check_int
+from ..._checks import check_bool, check_choice, check_int, check_name
 from ..._constants import FT_SECTIONS_MODES
 from ..._options import check_or_create_options
 
 __all__ = ["FTOptions", "FT_SECTIONS_MODES", "STRAGGLER_ACTIONS", "FAULT_TYPES", "SETUP", "STEP",
-           "CHECKPOINTING", "check_choice", "ft_options"]
+           "CHECKPOINTING", "ft_options"]
 
 STRAGGLER_ACTIONS = ("none", "exclude_node", "shutdown")
 FAULT_TYPES = ("rank_hung", "rank_killed", "random")
 
 # NVRx's section names, as Megatron-Bridge configures them in ``--ft-rank-section-timeouts``.
 SETUP, STEP, CHECKPOINTING = "setup", "step", "checkpointing"
-
-
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """`value` if it is one of `choices`, else ValueError naming `name`."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"`{name}={value!r}` must be one of {list(choices)}")
-    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,9 +50,7 @@ class FTOptions:
     """Seconds for the ``step`` times `timeouts_from_stats` learns from (tests pass a fake)."""
 
     def __post_init__(self) -> None:
-        step = self.step_section
-        if step is not None and (not isinstance(step, str) or not step):
-            raise ValueError(f"`step_section={step!r}` must be a non-empty string or None")
+        check_name("step_section", self.step_section, optional=True)
         check_bool("calc_timeouts", self.calc_timeouts)
         check_bool("timeouts_from_stats", self.timeouts_from_stats)
         if self.warmup_iters is not None:

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ..._checks import check_bool, check_fraction, check_int, check_seconds
+from ..._checks import check_bool, check_fraction, check_int, check_name, check_seconds
 from .. import _common
 from ..controller import DEFAULT_HOST
 
 __all__ = ["StragglerDetectionConfig", "NVRxStragglerDetectionConfig"]
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass
@@ -76,16 +71,10 @@ class StragglerDetectionConfig:
         for name, low in (("num_gpu_perf_scores_to_print", 0), ("profiling_interval", 1),
                           ("straggler_minmax_count", 1)):
             check_int(name, getattr(self, name), low)
-        if not _is_int(self.straggler_ctrlr_port) or not 0 <= self.straggler_ctrlr_port <= 65535:
-            raise ValueError(f"`straggler_ctrlr_port={self.straggler_ctrlr_port!r}` must be an "
-                             "integer between 0 and 65535")
+        check_int("straggler_ctrlr_port", self.straggler_ctrlr_port, 0, high=65535)
         for name in ("logger_name", "straggler_ctrlr_host"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"`{name}={value!r}` must be a non-empty string")
-        if self.node_name is not None and (not isinstance(self.node_name, str)
-                                           or not self.node_name.strip()):
-            raise ValueError(f"`node_name={self.node_name!r}` must be a non-empty string or None")
+            check_name(name, getattr(self, name), strip=True)
+        check_name("node_name", self.node_name, optional=True, strip=True)
 
     @property
     def scores_to_compute(self) -> list[str]:

@@ -83,6 +83,18 @@ def test_finalize_catches_a_field_changed_after_construction(name, value):
         c.finalize()
 
 
+@pytest.mark.parametrize("name, value, message", [
+    ("straggler_ctrlr_host", " ", "`straggler_ctrlr_host=' '` must be a non-blank string"),
+    ("logger_name", "", "`logger_name=''` must be a non-blank string"),
+    ("node_name", "  ", "`node_name='  '` must be a non-blank string or None"),
+    ("straggler_ctrlr_port", 65536, "`straggler_ctrlr_port=65536` must be an integer between 0 "
+                                    "and 65535"),
+])
+def test_blank_names_and_ports_out_of_range_get_the_shared_wording(name, value, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        StragglerDetectionConfig(**{name: value})
+
+
 def test_at_least_one_score_kind_is_required():
     with pytest.raises(ValueError, match="at least one kind of score"):
         StragglerDetectionConfig(calc_relative_gpu_perf=False, calc_individual_gpu_perf=False)
