@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from . import _env
 from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
 from .detector_options import (DEFAULT_CAPACITY, DEFAULT_GPU_SAMPLE_INTERVAL, DEFAULT_MAX_NAMES,
@@ -48,8 +48,9 @@ log = logging.getLogger("straggler")
 
 
 def disabled_by_env() -> bool:
-    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops."""
-    return os.environ.get("STRAGGLER_DISABLE", "").strip().lower() in ("1", "true", "yes", "on")
+    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops;
+    ValueError for a value that is neither on nor off (straggler/_env.py)."""
+    return _env.DISABLE.read()
 
 
 class TelemetryProvider(Protocol):
@@ -340,12 +341,11 @@ class Detector:
         ``ft_options``: the FT bridge's options, an
         `straggler.integrations.ft.FTOptions` or a dict of its fields (docs/ft.md).
 
-        Raises ValueError naming a bad parameter (the detector stays uninitialized) and
-        RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
+        Raises ValueError naming a bad parameter (TypeError for one of the wrong type; the
+        detector stays uninitialized) and RuntimeError when already initialized. A no-op when
+        `STRAGGLER_DISABLE=1`, after the arguments are checked.
         """
-        if disabled_by_env():
-            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
-            return
+        disabled = disabled_by_env()  # a malformed value raises before anything is built
         if cls._core is not None:
             raise RuntimeError("Detector is already initialized; call Detector.shutdown() first")
         options = DetectorOptions(
@@ -356,6 +356,9 @@ class Detector:
             ft_options=ft_options, telemetry=telemetry, policy=policy, roles=roles,
             report_log=report_log, prometheus=prometheus, max_names=max_names,
             name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval)
+        if disabled:
+            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
+            return
         core = DetectorCore(options)
         cls._core = core
         cls.initialized = True
