@@ -15,6 +15,7 @@ from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
 from ..analysis.statistics import Statistic
+from .decision import below as _below  # the one threshold rule
 
 __all__ = ["Report", "StragglerId", "identify_stragglers"]
 
@@ -28,11 +29,6 @@ class StragglerId:
 
     rank: int
     node: str
-
-
-def _below(scores: Mapping[int, float], threshold: float) -> set[int]:
-    # Strict `<`, as NVRx; NaN compares False, so a rank without a score is never flagged.
-    return {rank for rank, score in scores.items() if score < threshold}
 
 
 def identify_stragglers(report: Report, gpu_rel_threshold: float = 0.75,
