@@ -56,6 +56,7 @@ class DetectorOptions:
     max_names: int = DEFAULT_MAX_NAMES
     name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS
     gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL
+    collective_waits: bool = True
 
     def __post_init__(self) -> None:
         from .analysis.policy import make_policy
@@ -75,6 +76,7 @@ class DetectorOptions:
         put("node_name", check_name("node_name", self.node_name, optional=True)
             or socket.gethostname())
         check_bool("per_op_capture", self.per_op_capture)
+        check_bool("collective_waits", self.collective_waits)
         check_int("gpu_sample_interval", self.gpu_sample_interval)
         put("comm_timeout_s", check_seconds("comm_timeout_s", self.comm_timeout_s))
         check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
