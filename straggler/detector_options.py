@@ -82,6 +82,7 @@ class DetectorOptions:
     max_names: int
     name_ttl_reports: int
     gpu_sample_interval: int
+    collective_waits: bool
 
     def __init__(self, scores_to_compute: str | Sequence[str] = "all",
                  gather_on_rank0: bool = True, profiling_interval: int = 1,
@@ -98,7 +99,8 @@ class DetectorOptions:
                  prometheus: int | PrometheusOptions | bool | None = None,
                  max_names: int = DEFAULT_MAX_NAMES,
                  name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
-                 gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL) -> None:
+                 gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL,
+                 collective_waits: bool = True) -> None:
         # Imported here, not at the top: `from straggler import Detector` stays free of numpy
         # and torch (tests/test_detector.py::test_import_touches_no_gpu_or_process_group).
         from .analysis.policy import make_policy
@@ -119,6 +121,7 @@ class DetectorOptions:
         put("node_name", check_name("node_name", node_name, optional=True)
             or socket.gethostname())
         put("per_op_capture", check_bool("per_op_capture", per_op_capture))
+        put("collective_waits", check_bool("collective_waits", collective_waits))
         put("gpu_sample_interval", check_int("gpu_sample_interval", gpu_sample_interval))
         put("comm_timeout_s", check_seconds("comm_timeout_s", comm_timeout_s))
         put("ft_sections", check_choice("ft_sections", ft_sections, FT_SECTIONS_MODES))

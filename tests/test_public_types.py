@@ -14,7 +14,8 @@ from straggler.detector_options import DetectorOptions
 from straggler.report_cycle import ReportCycle
 
 PUBLIC = [Detector.initialize, Detector.generate_report,
-          Detector.generate_report_if_interval_elapsed, Detector.detection_section, Detector.core, Detector.run_probe, Detector.ft_bridge,
+          Detector.generate_report_if_interval_elapsed, Detector.detection_section,
+          Detector.core, Detector.run_probe, Detector.ft_bridge,
           Detector.last_decision, Detector.set_decision_rule, Detector.is_interval_elapsed,
           Detector.wrap_callables, Detector.shutdown, DetectorCore.generate_report,
           DetectorCore.generate_report_if_interval_elapsed, DetectorCore.run_probe,
