@@ -2,9 +2,11 @@
 Prometheus exporter (docs/reportlog.md, docs/metrics.md).
 
 `ReportObservers.emit` turns the report into one record (`straggler.sinks.record`) and hands
-it to each observer that is on. An observer that fails (a full disk, a port in use, a bug) is
-logged once and turned off; the detector and the training loop never see the error, and
-detection goes on.
+it to each observer that is on; both do their I/O on threads of their own (the log's writer,
+the exporter's renderer and server), so the training thread only builds the record. An
+observer that fails (a port in use, a bug) is logged once and turned off; a report log that
+cannot write logs it and tries the next record; the detector and the training loop never see
+the error, and detection goes on.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .prometheus import PrometheusExporter, PrometheusOptions, prometheus_options
-from .record import ReportContext, report_record
+from .record import ReportContext, default_run_id, report_record
 from .reportlog import ReportLog, ReportLogOptions, report_log_options
 
 __all__ = ["ReportObservers", "make_observers"]
@@ -28,8 +30,9 @@ class ReportObservers:
 
     def __init__(self, log_options: ReportLogOptions | None,
                  prom_options: PrometheusOptions | None, threshold: float = 0.75,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, run_id: str | None = None) -> None:
         self.log_options = log_options
+        self.run_id = run_id if run_id is not None else default_run_id()
         self.prom_options = prom_options
         self.threshold = threshold
         self.report_log: ReportLog | None = None
@@ -46,7 +49,7 @@ class ReportObservers:
                                 window_iterations=max(0, iteration - self._last_iteration),
                                 window_s=now - self._last_time, report_ms=report_ms,
                                 threshold=self.threshold, sections=sections,
-                                gpu_timers=gpu_timers)
+                                gpu_timers=gpu_timers, run_id=self.run_id)
         self._last_time, self._last_iteration = now, iteration
         try:
             record = report_record(report, context)
@@ -59,8 +62,7 @@ class ReportObservers:
         if self.log_options is not None:
             if self.report_log is None:
                 self.report_log = ReportLog(self.log_options, rank=report.rank or 0)
-            if not self.report_log.write(record):
-                self.log_options = None
+            self.report_log.write(record)  # queued for the writer thread; never blocks
         if self.prom_options is not None:
             self._export(record, self.prom_options)
 
