@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -110,6 +111,17 @@ def _write_all(fd: int, data: bytes) -> None:
 def _open(path: Path) -> int:
     """Open `path` for appending (a seam: tests make it block, as a hung mount does)."""
     return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
+def _last_byte(path: Path, info: os.stat_result) -> bytes:
+    """The last byte of the regular file `path` (b"" when empty or not a regular file)."""
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return b""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.pread(fd, 1, info.st_size - 1)
+    finally:
+        os.close(fd)
 
 
 MAX_QUEUED = 64
@@ -238,8 +250,7 @@ class ReportLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = _open(self.path)
             try:
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
+                if _last_byte(self.path, os.fstat(fd)) not in (b"", b"\n"):
                     # A line someone left unfinished: end it, so ours starts a line of its own
                     # (readers report, or with skip_bad skip, the broken one).
                     _write_all(fd, b"\n")
@@ -282,13 +293,15 @@ class ReportLog:
             return
         atexit.unregister(self.close)
         deadline = time.monotonic() + timeout_s
+        stop = 0
         with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=timeout_s)
+            stop = 1
         thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        if thread.is_alive():
+        if thread.is_alive():  # unfinished: queued, and the one the writer holds
             log.warning("straggler: the report log %s is stuck in the file system; %d "
                         "record(s) not written, the writer thread is left behind",
-                        self.path, self._queue.qsize())
+                        self.path, self._queue.unfinished_tasks - stop)
             return
         self._close_fd()
 
