@@ -23,6 +23,7 @@ import atexit
 import contextlib
 import json
 import logging
+import math
 import os
 import queue
 import stat
@@ -369,10 +370,21 @@ def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True,
                     on_bad(exc)
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def _parse_line(f: Path, number: int, raw: bytes, schema: str,
                 versions: tuple[int, ...]) -> dict[str, Any]:
     try:
-        record = json.loads(raw)
+        record = json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
     except RecursionError:
         raise LogFormatError(f"{f}:{number}: not a report record (nested too deep)") from None
     except ValueError as exc:

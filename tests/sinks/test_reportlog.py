@@ -326,7 +326,9 @@ def test_every_record_carries_the_run_id(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("line, reason", [
     ("[" * 100_000 + "]" * 100_000, "nested too deep"),
-    ('{"schema": "straggler.report", "version": 1e999}', "version inf"),
+    ('{"schema": "straggler.report", "version": 1e999}', "number 1e999 is out of range"),
+    ('{"schema": "straggler.report", "version": NaN}', "NaN is not a number JSON allows"),
+    ('{"schema": "straggler.report", "version": ' + "1" * 31 + "}", "version 1111111111"),
     ('{"schema": "straggler.report", "version": true}', "version True"),
     ("\xff\xfe", "not a JSON line"),
 ])
