@@ -48,12 +48,17 @@ class ServerLimits:
     """A connection that sends nothing for this long is closed."""
     request_deadline_s: float = REQUEST_DEADLINE_S
     """A connection still open this long after it was accepted is closed."""
+    max_accept_per_s: float | None = None
+    """Connections accepted per second at most (None: no cap); more wait in the kernel's
+    listen backlog, then are refused by it, at no cost to this process."""
 
     def __post_init__(self) -> None:
         check_int("workers", self.workers)
         check_int("max_pending", self.max_pending)
         check_seconds("idle_timeout_s", self.idle_timeout_s)
         check_seconds("request_deadline_s", self.request_deadline_s)
+        if self.max_accept_per_s is not None:
+            check_seconds("max_accept_per_s", self.max_accept_per_s)
 
 
 def quiet_debug(what: str, exc: BaseException | None = None, who: str = "http") -> None:
@@ -96,6 +101,7 @@ class PooledHTTPServer(HTTPServer):
         self._workers: list[threading.Thread] = []  # server_close() runs if binding fails
         self._acceptor: threading.Thread | None = None
         self._all_threads: list[threading.Thread] = []
+        self._next_accept_s = 0.0
         super().__init__(address, handler)
         self._workers = [threading.Thread(target=self._work, name=f"straggler-{name}-{i}",
                                           daemon=True) for i in range(limits.workers)]
@@ -136,6 +142,7 @@ class PooledHTTPServer(HTTPServer):
             return len(self._deadlines)
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        self._pace()
         with self._lock:
             self._deadlines[request] = self._clock() + self.request_deadline_s
         try:
@@ -144,6 +151,17 @@ class PooledHTTPServer(HTTPServer):
             self._release(request)
             _reject_busy(request, self.name)
             self.shutdown_request(request)
+
+    def _pace(self) -> None:
+        """Sleep (the GIL released) when connections come faster than ``max_accept_per_s``:
+        whatever clients do, this process spends at most that many accepts' work per second."""
+        rate = self.limits.max_accept_per_s
+        if rate is None:
+            return
+        now = time.monotonic()  # real time: this is a sleep, not a deadline
+        self._next_accept_s = max(self._next_accept_s, now - 1.0) + 1.0 / rate  # 1 s of burst
+        if self._next_accept_s > now:
+            time.sleep(min(self._next_accept_s - now, 1.0 / rate))
 
     def _work(self) -> None:
         while True:

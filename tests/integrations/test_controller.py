@@ -6,9 +6,11 @@ import contextlib
 import http.client
 import json
 import logging
+import shutil
 import socket
 import stat
 import struct
+import subprocess
 import threading
 import time
 
@@ -529,3 +531,26 @@ def test_bound_elsewhere_ip_literals_and_this_hosts_names_pass():
     assert not guard.host_allowed("evil.example")
     loop = RequestGuard("t" * 32, "127.0.0.1")
     assert not loop.host_allowed("10.1.2.3") and loop.host_allowed("127.0.0.5")
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_megatrons_curl_usage_works_with_the_token_file(tmp_path):
+    # As docs/integrations.md and examples/megatron_style_train.py show it.
+    with StragglerController(INITIAL, port=0) as ctl:
+        port = ctl.address[1]
+        header = f'Authorization: Bearer $(cat "{ctl.token_file}")'
+
+        def curl(args: str) -> dict:
+            out = subprocess.run(f'curl -s -H "{header}" {args}', shell=True, text=True,
+                                 capture_output=True, timeout=60, check=True).stdout
+            return json.loads(out)
+
+        assert curl(f"localhost:{port}")["state"] == INITIAL.to_json()
+        assert curl(f"-X POST localhost:{port}/toggle")["pending"]["enabled"] is False
+        assert curl(f"-X POST -H 'Content-Type: application/json' "
+                    f"-d '{{\"gpu_relative_perf_threshold\": 0.9}}' localhost:{port}"
+                    )["pending"]["gpu_relative_perf_threshold"] == 0.9
+        plain = subprocess.run(f"curl -s -X POST localhost:{port}/toggle", shell=True, text=True,
+                               capture_output=True, timeout=60, check=True).stdout
+        assert "Authorization: Bearer" in json.loads(plain)["error"]
+        assert ctl.wanted().enabled is False  # the plain curl changed nothing

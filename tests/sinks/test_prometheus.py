@@ -314,3 +314,38 @@ def test_detector_shutdown_leaves_no_exporter_thread():
     assert len(_exporter_threads()) == 4
     Detector.shutdown()
     assert _exporter_threads() == []
+
+
+def test_accepts_are_paced_so_a_flood_costs_a_bounded_amount_of_work():
+    from straggler._http import ServerLimits
+
+    rate = 5.0
+    limits = ServerLimits(workers=2, max_pending=8, idle_timeout_s=5.0, request_deadline_s=10.0,
+                          max_accept_per_s=rate)
+    exporter = PrometheusExporter(PrometheusOptions(0), limits=limits)
+    server = exporter._server
+    accepted = []
+    real = server.process_request
+
+    def counting(request, address):
+        real(request, address)  # paces first
+        accepted.append(time.monotonic())
+
+    server.process_request = counting
+    try:
+        socks = [socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+                 for _ in range(25)]  # fewer than the listen backlog: all wait there
+        for sock in socks:
+            sock.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+        for sock in socks:
+            while sock.recv(65536):
+                pass
+            sock.close()
+    finally:
+        exporter.close()
+    assert len(accepted) == 25
+    # The k-th accept comes no sooner than the rate allows after one second's burst: an upper
+    # bound on the work, which a loaded machine can only lower.
+    for k, t in enumerate(accepted):
+        assert k <= rate * (t - accepted[0]) + rate + 1, (k, t - accepted[0])
+    assert accepted[-1] - accepted[0] >= (25 - rate - 1) / rate * 0.9  # and it did pace
