@@ -114,7 +114,7 @@ class PooledHTTPServer(HTTPServer):
         """The bound port (useful after binding port 0)."""
         return int(self.server_address[1])
 
-    def start(self, poll_interval_s: float = 0.2) -> PooledHTTPServer:
+    def start(self, poll_interval_s: float = 0.2) -> None:
         """Accept connections in a daemon thread (deadlines are checked every poll)."""
         if self._acceptor is None:
             self._acceptor = threading.Thread(target=self.serve_forever,
@@ -122,7 +122,6 @@ class PooledHTTPServer(HTTPServer):
                                               name=f"straggler-{self.name}", daemon=True)
             self._acceptor.start()
             self._all_threads.append(self._acceptor)
-        return self
 
     def close(self) -> None:
         """Stop accepting, close every connection, join every thread; idempotent."""

@@ -269,12 +269,10 @@ def _hostile_sinks(rank, world_size, log_path, scrapers):
         if it == 1 and exporter is not None:  # the reporting rank, once its exporter runs
             port = exporter.port
             for _ in range(scrapers):  # past the paced accepts and the kernel's backlog, the
-                try:                   # kernel refuses them: at no cost to this process
+                with contextlib.suppress(OSError):  # kernel refuses them, at no cost to us
                     socks.append(socket.create_connection(("127.0.0.1", port), timeout=0.2))
-                except OSError:
-                    pass
 
-            def scrape():
+            def scrape(port=port):
                 while not stop.is_set():
                     try:
                         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",

@@ -351,10 +351,11 @@ class PrometheusExporter:
         self._stopping = False
         self.renders = 0
         """Snapshots rendered so far (one per report, fewer when reports come faster)."""
-        self._server: _MetricsServer | None = _MetricsServer(
-            (options.addr, options.port), self, limits or EXPORTER_LIMITS).start()
-        self._started = self._server
-        self.port: int = self._server.port
+        server = _MetricsServer((options.addr, options.port), self, limits or EXPORTER_LIMITS)
+        server.start()
+        self._server: _MetricsServer | None = server
+        self._started = server
+        self.port: int = server.port
         self._renderer = threading.Thread(target=self._render_loop, daemon=True,
                                           name="straggler-prometheus-render")
         self._renderer.start()
@@ -391,7 +392,7 @@ class PrometheusExporter:
             try:
                 self._collector.record, self._collector.reports = record, reports
                 data = self._generate(self.registry)
-            except Exception as exc:  # noqa: BLE001 - keep serving the previous snapshot
+            except Exception as exc:  # keep serving the previous snapshot
                 if not failed:
                     log.error("straggler: the Prometheus exporter could not render a report "
                               "(%s); it keeps serving the previous one", exc, exc_info=exc)
@@ -407,7 +408,7 @@ class PrometheusExporter:
     def threads(self) -> list[threading.Thread]:
         """The exporter's threads still alive (none after `close`)."""
         alive = self._started.threads()
-        return alive + [self._renderer] if self._renderer.is_alive() else alive
+        return [*alive, self._renderer] if self._renderer.is_alive() else alive
 
     def close(self) -> None:
         """Stop serving, release the port, stop the renderer; idempotent."""

@@ -23,6 +23,7 @@ import socket
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 from http import HTTPStatus
 from pathlib import Path
 
@@ -92,6 +93,14 @@ def remove_token_file(path: Path, token: str) -> None:
             path.unlink()
 
 
+class Headers(Protocol):
+    """Request headers as `http.server` gives them (``email.message.Message``) or a dict."""
+
+    def get(self, name: str, default: None = None) -> str | None:
+        """The header's value, or None."""
+        ...
+
+
 @dataclass(frozen=True)
 class Denied:
     """Why a request is refused: the status and the reason the client reads."""
@@ -148,7 +157,7 @@ class RequestGuard:
             return True
         return _is_loopback(name) if self._loopback_only else _is_ip(name)
 
-    def check(self, headers: Mapping[str, str]) -> Denied | None:
+    def check(self, headers: Headers | Mapping[str, str]) -> Denied | None:
         """None when the request may go on, else why not."""
         host = headers.get("Host")
         if not self.host_allowed(host):
@@ -160,7 +169,7 @@ class RequestGuard:
             return Denied(HTTPStatus.FORBIDDEN,
                           f"browser requests are refused (`Origin: {origin[:60]}`); use curl or "
                           "a script with the token")
-        auth = headers.get("Authorization", "")
+        auth = headers.get("Authorization") or ""
         scheme, _, given = auth.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(),
                                                                  self._token):

@@ -41,8 +41,8 @@ class StragglerController:
     ``$STRAGGLER_CONTROLLER_TOKEN``, else a fresh one that ``start()`` writes to
     :attr:`token_file` (``token_file=``, default `auth.token_file_path`), readable by this user
     only and removed by ``close()``. Requests from browsers (an ``Origin`` header) and ``Host``
-    headers not naming this machine are refused (`auth.RequestGuard`). At most ``max_pending`` accepted
-    connections wait for a worker (more are answered 503); a connection idle for
+    headers not naming this machine are refused (`auth.RequestGuard`). At most ``max_pending``
+    accepted connections wait for a worker (more are answered 503); a connection idle for
     ``idle_timeout_s`` is closed, and so is any connection still open ``request_deadline_s``
     after it was accepted (as ``clock`` counts seconds; default ``time.monotonic``). The training
     loop calls :meth:`wanted` at a report point, broadcasts the result, and then calls
@@ -109,7 +109,8 @@ class StragglerController:
                 server.server_close()
                 raise
             self.token_file = path
-        self._server = self._started = server.start()
+        server.start()
+        self._server = self._started = server
         where = f"the token in {self.token_file}" if self.token_file else "your token"
         logger.info("straggler controller listening on http://%s:%d (state: %s); requests "
                     "need %s: curl -H \"Authorization: Bearer $(cat %s)\" http://%s:%d",
