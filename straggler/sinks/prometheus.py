@@ -40,9 +40,9 @@ TOP_K = 16
 """Flagged ranks (lowest score first) whose telemetry is exported per rank."""
 MAX_SECTIONS = 64
 """Sections exported per report (those with the lowest minimum relative score first)."""
-EXPORTER_LIMITS = ServerLimits(workers=2, max_pending=8, idle_timeout_s=5.0,
+EXPORTER_LIMITS = ServerLimits(workers=2, max_pending=8, idle_timeout_s=2.0,
                                request_deadline_s=10.0, max_accept_per_s=20.0)
-"""The exporter's server: 2 workers, 8 queued connections (more: 503), 5 s idle, 10 s per
+"""The exporter's server: 2 workers, 8 queued connections (more: 503), 2 s idle, 10 s per
 connection, 20 connections accepted per second (Prometheus scrapes every 15-60 s). With the
 accepting and the rendering thread: 4 threads, whatever scrapers do."""
 
