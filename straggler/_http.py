@@ -26,7 +26,7 @@ from ._checks import check_int, check_seconds
 __all__ = ["PooledHTTPServer", "ServerLimits", "quiet_debug", "WORKERS", "MAX_PENDING",
            "IDLE_TIMEOUT_S", "REQUEST_DEADLINE_S", "LISTEN_BACKLOG"]
 
-logger = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 # Server limits (constructor defaults of StragglerController).
 WORKERS = 4
@@ -64,9 +64,9 @@ class ServerLimits:
 def quiet_debug(what: str, exc: BaseException | None = None, who: str = "http") -> None:
     """One debug line, never a traceback: a client's misbehaviour is not the job's problem."""
     if exc is None:
-        logger.debug("%s: %s", who, what)
+        log.debug("%s: %s", who, what)
     else:
-        logger.debug("%s: %s: %s: %s", who, what, type(exc).__name__, exc)
+        log.debug("%s: %s: %s: %s", who, what, type(exc).__name__, exc)
 
 
 class PooledHTTPServer(HTTPServer):

@@ -249,6 +249,7 @@ def _hostile_sinks(rank, world_size, log_path, scrapers):
     import torch.distributed as dist
 
     from straggler import Detector
+    from straggler.sinks.observers import PrometheusSink, ReportLogSink
     from straggler.sinks.prometheus import PrometheusOptions
 
     Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False,
@@ -265,7 +266,7 @@ def _hostile_sinks(rank, world_size, log_path, scrapers):
         total += t.item()
         report = Detector.generate_report_if_interval_elapsed()
         reports += report is not None
-        exporter = core.observers.exporter if core.observers else None
+        exporter = core.observers.sink(PrometheusSink).exporter if core.observers else None
         if it == 1 and exporter is not None:  # the reporting rank, once its exporter runs
             port = exporter.port
             for _ in range(scrapers):  # past the paced accepts and the kernel's backlog, the
@@ -286,7 +287,7 @@ def _hostile_sinks(rank, world_size, log_path, scrapers):
     elapsed = time.monotonic() - start
     stop.set()
     state = {"enabled": core.enabled, "done": core.lifecycle.done}
-    log = core.observers.report_log if core.observers else None
+    log = core.observers.sink(ReportLogSink).report_log if core.observers else None
     written = None if log is None else log.lines_written
     Detector.shutdown()
     for s in socks:
@@ -324,6 +325,7 @@ def _moving_log(rank, world_size, pattern):
     import torch.distributed as dist
 
     from straggler import Detector
+    from straggler.sinks.observers import ReportLogSink
 
     Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False,
                         gather_on_rank0=False, report_log=pattern)
@@ -338,12 +340,13 @@ def _moving_log(rank, world_size, pattern):
         total += t.item()
         Detector.generate_report_if_interval_elapsed()
         if it == STEPS // 2:
-            assert core.observers.report_log.flush()
+            assert core.observers.sink(ReportLogSink).report_log.flush()
             if rank == 0:
                 os.unlink(path)
             elif rank == 1:
                 os.rename(path, path + ".moved")
-    state = {"enabled": core.enabled, "reopened": core.observers.report_log.reopened}
+    state = {"enabled": core.enabled,
+             "reopened": core.observers.sink(ReportLogSink).report_log.reopened}
     Detector.shutdown()
     return {"total": total, **state}
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .._checks import check_int, check_name
+from .. import _env
+from .._checks import OptionTypeError, check_int, check_name
 from .._http import PooledHTTPServer, ServerLimits
 
 log = logging.getLogger("straggler")
@@ -33,8 +33,8 @@ log = logging.getLogger("straggler")
 __all__ = ["ENV_ADDR", "ENV_PORT", "EXPORTER_LIMITS", "MAX_SECTIONS",
            "PrometheusExporter", "PrometheusOptions", "TOP_K", "prometheus_options"]
 
-ENV_PORT = "STRAGGLER_PROMETHEUS_PORT"
-ENV_ADDR = "STRAGGLER_PROMETHEUS_ADDR"
+ENV_PORT = _env.PROMETHEUS_PORT.name
+ENV_ADDR = _env.PROMETHEUS_ADDR.name
 DEFAULT_ADDR = "127.0.0.1"
 TOP_K = 16
 """Flagged ranks (lowest score first) whose telemetry is exported per rank."""
@@ -69,19 +69,13 @@ def prometheus_options(value: Any) -> PrometheusOptions | None:
         return None
     if isinstance(value, PrometheusOptions):
         return value
-    addr = os.environ.get(ENV_ADDR, "").strip() or DEFAULT_ADDR
+    addr = _env.PROMETHEUS_ADDR.read() or DEFAULT_ADDR
     if value is None:
-        raw = os.environ.get(ENV_PORT, "").strip()
-        if not raw:
-            return None
-        try:
-            port = int(raw)
-        except ValueError:
-            raise ValueError(f"`{ENV_PORT}={raw!r}` must be a port number") from None
-        return PrometheusOptions(check_int(ENV_PORT, port, low=0, high=65535), addr)
+        port = _env.PROMETHEUS_PORT.read()
+        return None if port is None else PrometheusOptions(port, addr)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"`prometheus={value!r}` must be a port number, a "
-                         "straggler.sinks.prometheus.PrometheusOptions, False or None")
+        raise OptionTypeError(f"`prometheus={value!r}` must be a port number, a "
+                              "straggler.sinks.PrometheusOptions, False or None")
     return PrometheusOptions(check_int("prometheus", value, low=0, high=65535), addr)
 
 

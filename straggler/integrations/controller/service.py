@@ -27,7 +27,7 @@ from .settings import ControlState, json_safe, parse_update
 
 __all__ = ["StragglerController", "DEFAULT_HOST"]
 
-logger = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -112,10 +112,10 @@ class StragglerController:
         server.start()
         self._server = self._started = server
         where = f"the token in {self.token_file}" if self.token_file else "your token"
-        logger.info("straggler controller listening on http://%s:%d (state: %s); requests "
-                    "need %s: curl -H \"Authorization: Bearer $(cat %s)\" http://%s:%d",
-                    host, port, "ON" if self._applied.enabled else "OFF", where,
-                    self.token_file or "TOKEN_FILE", host, port)
+        log.info("straggler controller listening on http://%s:%d (state: %s); requests need "
+                 "%s: curl -H \"Authorization: Bearer $(cat %s)\" http://%s:%d", host, port,
+                 "ON" if self._applied.enabled else "OFF", where,
+                 self.token_file or "TOKEN_FILE", host, port)
         return self
 
     def close(self) -> None:
@@ -135,15 +135,15 @@ class StragglerController:
         """Validate a request body and record it as wanted; returns the new wanted state."""
         with self._lock:
             self._wanted = parse_update(body, self._wanted)
-            logger.info("straggler controller: requested %s", self._wanted)
+            log.info("straggler controller: requested %s", self._wanted)
             return self._wanted
 
     def toggle(self) -> ControlState:
         """Ask for detection to be switched on if off, off if on."""
         with self._lock:
             self._wanted = dataclasses.replace(self._wanted, enabled=not self._wanted.enabled)
-            logger.info("straggler controller: will turn detection %s at the next report",
-                        "ON" if self._wanted.enabled else "OFF")
+            log.info("straggler controller: will turn detection %s at the next report",
+                     "ON" if self._wanted.enabled else "OFF")
             return self._wanted
 
     def wanted(self) -> ControlState:
