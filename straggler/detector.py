@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from . import _env
 from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
 from .detector_options import (DEFAULT_CAPACITY, DEFAULT_GPU_SAMPLE_INTERVAL, DEFAULT_MAX_NAMES,
                                DEFAULT_NAME_TTL_REPORTS, DetectorOptions)
 from .lifecycle import Lifecycle
+from .timing import collectives
 from .timing.callables import CallableId, CallableWrapper
 from .timing.gpu import GpuTiming
 from .timing.registry import SectionRegistry, host_summaries
@@ -48,8 +49,9 @@ log = logging.getLogger("straggler")
 
 
 def disabled_by_env() -> bool:
-    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops."""
-    return os.environ.get("STRAGGLER_DISABLE", "").strip().lower() in ("1", "true", "yes", "on")
+    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops;
+    ValueError for a value that is neither on nor off (straggler/_env.py)."""
+    return _env.DISABLE.read()
 
 
 class TelemetryProvider(Protocol):
@@ -102,6 +104,7 @@ class DetectorCore:
         self.wrapper = CallableWrapper(self.registry.section)
         self.telemetry: TelemetryProvider | None = None
         self.ft_bridge: Any = None
+        self.collectives_observed = False
         try:
             from .dist.comm import Comm
 
@@ -109,6 +112,8 @@ class DetectorCore:
                                     timeout_s=opts.comm_timeout_s, call="Detector.initialize()")
             life.comm = self.comm
             check_roles(opts.roles, self.comm.global_ranks)
+            # Every torch.distributed collective, for Report.waits/culprits (docs/culprits.md).
+            self.collectives_observed = opts.collective_waits and collectives.start()
             self.telemetry = self._create_telemetry_provider()
             from .report_cycle import ReportCycle
 
@@ -262,6 +267,8 @@ class DetectorCore:
         self.lifecycle.fail(exc, in_report=in_report)
 
     def _disable(self) -> None:
+        if self.collectives_observed:
+            collectives.stop()
         self.gpu.disable()
         self.registry.set_enabled(False)
 
@@ -293,6 +300,7 @@ class DetectorCore:
     def _closing_steps(self) -> list[tuple[str, Callable[[], Any]]]:
         return [
             ("callables", self.wrapper.restore),
+            ("collectives", collectives.stop if self.collectives_observed else _nothing),
             ("capture", self.gpu.close_capture),
             ("engine", self.gpu.close_engine),
             ("telemetry", _closer(self.telemetry)),
@@ -302,6 +310,10 @@ class DetectorCore:
             ("observers", _closer(self.observers)),
             ("hooks", self.hooks.clear),
         ]
+
+
+def _nothing() -> None:
+    """A closing step with nothing to do."""
 
 
 def _closer(part: Any) -> Callable[[], None]:
@@ -346,7 +358,8 @@ class Detector:
                    policy: Any = True, roles: Any = None, report_log: Any = None,
                    prometheus: Any = None, max_names: int = DEFAULT_MAX_NAMES,
                    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
-                   gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL) -> None:
+                   gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL,
+                   collective_waits: bool = True) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the
@@ -360,15 +373,16 @@ class Detector:
         reports is forgotten (docs/detector.md, "Sections": bounded names).
         ``gpu_sample_interval``: without per-op capture, a section's GPU busy time is measured
         on every n-th profiled entry only (docs/detector.md, "GPU sampling").
+        ``collective_waits``: observe every torch.distributed collective and name the ranks the
+        job waits for (``Report.waits``, ``Report.culprits``; docs/culprits.md).
         ``ft_options``: the FT bridge's options, an
         `straggler.integrations.ft.FTOptions` or a dict of its fields (docs/ft.md).
 
-        Raises ValueError naming a bad parameter (the detector stays uninitialized) and
-        RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
+        Raises ValueError naming a bad parameter (TypeError for one of the wrong type; the
+        detector stays uninitialized) and RuntimeError when already initialized. A no-op when
+        `STRAGGLER_DISABLE=1`, after the arguments are checked.
         """
-        if disabled_by_env():
-            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
-            return
+        disabled = disabled_by_env()  # a malformed value raises before anything is built
         if cls._core is not None:
             raise RuntimeError("Detector is already initialized; call Detector.shutdown() first")
         options = DetectorOptions(
@@ -378,7 +392,11 @@ class Detector:
             timer_capacity=timer_capacity, report_options=report_options,
             ft_options=ft_options, telemetry=telemetry, policy=policy, roles=roles,
             report_log=report_log, prometheus=prometheus, max_names=max_names,
-            name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval)
+            name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval,
+            collective_waits=collective_waits)
+        if disabled:
+            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
+            return
         core = DetectorCore(options)
         cls._core = core
         cls.initialized = True

@@ -86,6 +86,9 @@ class Report:
     - ``confirmed``: the ranks the persistence policy (`straggler.analysis.policy`) has confirmed as
       stragglers after this report, over several reports; empty without a policy. Unlike
       `identify_stragglers` (one report, NVRx's rule) it is robust to noise and structure.
+    - ``suspects``: the ranks that look slow after this report but are not confirmed yet (the
+      policy counted a recent report as slow for them): the next report can come early to
+      confirm or clear them. Empty without a policy; never overlaps ``confirmed``.
     - ``straggler_states``: global rank -> `straggler.analysis.policy.RankState` for the ranks the
       policy is watching (slow in a recent report, or confirmed).
     - ``gpus``: global rank -> `straggler.telemetry.nvml.GpuIdentity` (name, UUID, serial, PCI bus
@@ -108,6 +111,7 @@ class Report:
     rank_telemetry: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     group_ranks: tuple[int, ...] = ()
     confirmed: frozenset[StragglerId] = frozenset()
+    suspects: frozenset[StragglerId] = frozenset()
     straggler_states: Mapping[int, Any] = field(default_factory=dict)
     gpus: Mapping[int, Any] = field(default_factory=dict)
     causes: Mapping[int, Any] = field(default_factory=dict)
