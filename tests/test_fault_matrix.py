@@ -236,6 +236,93 @@ def test_straggler_disable_makes_every_rank_a_no_op():
     assert results == [(None, None, False, 2.0)] * 2
 
 
+# -- #22 item 6: ranks restored with different iteration counts --------------------------------
+
+
+def _restored(rank, world_size, states):
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, profiling_interval=3,
+                        comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    saved = Detector.state_dict()
+    if states[rank] is not None:  # None: a rank the checkpoint does not know (fresh)
+        saved["interval"] = {"current_iter": states[rank], "iter_interval": 3}
+        Detector.load_state_dict(saved)
+    reports, start = [], time.monotonic()
+    for _ in range(12):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)  # the training's own collective
+        Detector.generate_report_if_interval_elapsed()
+        if Detector.is_interval_elapsed():
+            reports.append(core.cycle.tracker.current_iter)
+    result = {"elapsed": time.monotonic() - start, "reports": reports, "enabled": core.enabled,
+              "iteration": core.cycle.tracker.current_iter, "sum": t.item()}
+    Detector.shutdown()
+    return result
+
+
+@pytest.mark.parametrize("states", [(100, 37, None), (None, None, 5)])
+def test_ranks_restored_with_different_iterations_report_together(states):
+    results = run_ranks(_restored, 3, states, timeout_s=150)
+    first = max(s for s in states if s is not None)
+    for result in results:
+        assert result["enabled"] and result["sum"] == 3.0, results
+        assert result["iteration"] == first + 12  # the largest restored count, on every rank
+        assert result["elapsed"] < LONG_TIMEOUT_S / 3, results  # nobody waited for a peer
+    assert results[0]["reports"] and results[0]["reports"] == results[1]["reports"] \
+        == results[2]["reports"]
+
+
+# -- #22 item 7: a BaseException inside a report -----------------------------------------------
+
+
+def _interrupted(rank, world_size):
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S,
+                        telemetry=False)
+    core = Detector.core()
+    caught, took = [], []
+    for it in range(6):
+        if rank == 1 and it == 2:
+            def interrupt(report):
+                raise KeyboardInterrupt
+            core.cycle.annotator = interrupt
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        start = time.monotonic()
+        try:  # a graceful-stop script catching Ctrl-C and going on
+            Detector.generate_report_if_interval_elapsed()
+        except KeyboardInterrupt:
+            caught.append(it)
+        took.append(time.monotonic() - start)
+    result = {"caught": caught, "took": max(took), "enabled": core.enabled,
+              "done": core.lifecycle.done, "sum": t.item()}
+    Detector.shutdown()
+    return result
+
+
+def test_a_keyboard_interrupt_in_a_report_turns_every_rank_off_at_once_and_is_re_raised():
+    results = run_ranks(_interrupted, 3, timeout_s=150)
+    assert results[1]["caught"] == [2]
+    assert [r["caught"] for r in (results[0], results[2])] == [[], []]
+    for result in results:
+        assert not result["enabled"] and result["done"], results
+        assert result["sum"] == 3.0  # training went on
+        assert result["took"] < LONG_TIMEOUT_S / 3, results  # no peer waited comm_timeout_s
+
+
 # -- the sinks cannot harm the job (#22): a hung report log, scrapers, a log moved away --------
 
 def _hostile_sinks(rank, world_size, log_path, scrapers):

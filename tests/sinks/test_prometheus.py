@@ -154,7 +154,7 @@ def test_options_and_environment(monkeypatch):
             Detector.initialize(prometheus=bad)
     assert Detector.core() is None
     monkeypatch.setenv("STRAGGLER_PROMETHEUS_PORT", "70000")
-    with pytest.raises(ValueError, match=r"^`STRAGGLER_PROMETHEUS_PORT=70000` must be an integer "
+    with pytest.raises(ValueError, match=r"^`STRAGGLER_PROMETHEUS_PORT='70000'` must be an integer "
                                          r"between 0 and 65535$"):
         prometheus_options(None)
 
