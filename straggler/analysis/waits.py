@@ -17,10 +17,12 @@ per-collective timelines), each rank summarises a report window per group in `FI
 
 Exact for a rank that is late in every collective of a group (the usual straggler); the
 approximations (the floor is a median; quantiles from a log2 histogram; ties within a factor
-two count for both) are in docs/culprits.md. A rank is a **culprit** when the others lose at least twice
-as much time to it as it spends waiting itself (over all its groups: a rank late only because
-it waited for the culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and
-it arrived last in at least half of a group's collectives; its groups are those where it was.
+two count for both) are in docs/culprits.md.
+
+A rank is a **culprit** when the others lose at least `DOMINANCE` times as much time to it as
+it spends waiting itself (over all its groups: a rank late only because it waited for the
+culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and it arrived last
+in at least `MIN_LATE_SHARE` of a group's collectives; its groups are those where it did.
 
 Pure numpy: no process group, no torch.
 """
@@ -30,12 +32,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 __all__ = ["FIELDS", "MIN_LOST_FRACTION", "SLOTS", "WIDTH", "Culprit", "CulpritGroup",
-           "RankWaits", "attribute", "group_id", "pack"]
+           "RankWaits", "WaitsTable", "attribute", "group_id", "pack"]
 
 SLOTS = 8
 """Groups per rank in a report (the ones with the most collectives in the window)."""
@@ -53,6 +55,8 @@ LATE_FACTOR = 2.0
 """A wait within this factor of the group's floor counts as arriving last."""
 DOMINANCE = 2.0
 """A culprit costs the others at least this many times the time it waits itself."""
+MAX_LISTED = 64
+"""Members listed per culprit group (``CulpritGroup.size`` counts them all)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,21 +82,23 @@ class RankWaits:
 class CulpritGroup:
     """A group where a culprit made the others wait.
 
-    ``ranks``: the members that reported the group (global ranks, sorted); ``time_lost_s``:
+    ``ranks``: the members that reported the group (global ranks, sorted; the first
+    `MAX_LISTED` of a larger group), ``size`` how many they are; ``time_lost_s``:
     their time lost to the culprit there; ``late_share``: how often it arrived last there.
     """
 
     ranks: tuple[int, ...]
+    size: int
     time_lost_s: float
     late_share: float
 
     @property
     def label(self) -> str:
-        """The members, short: ``"ranks 2,3"`` or ``"64 ranks 0..63"``."""
+        """The members, short: ``"ranks 2,3"`` or ``"64 ranks from 0"``."""
         r = self.ranks
-        if len(r) <= 8:
+        if self.size <= 8:
             return "ranks " + ",".join(map(str, r))
-        return f"{len(r)} ranks {r[0]}..{r[-1]}"
+        return f"{self.size} ranks from {r[0]}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +117,41 @@ class Culprit:
     time_lost_s: float
     share: float
     groups: tuple[CulpritGroup, ...]
+
+
+class WaitsTable(Mapping[int, RankWaits]):
+    """``{global rank: RankWaits}`` over columns: built in O(1) Python objects, a `RankWaits`
+    is made when looked up (a report at 16k ranks does not build 16k objects)."""
+
+    def __init__(self, ranks: np.ndarray, collectives: np.ndarray, waited_s: np.ndarray,
+                 time_lost_s: np.ndarray, late_share: np.ndarray) -> None:
+        self.ranks = np.asarray(ranks, dtype=np.int64)
+        self.collectives = np.asarray(collectives, dtype=np.float64)
+        self.waited_s = np.asarray(waited_s, dtype=np.float64)
+        self.time_lost_s = np.asarray(time_lost_s, dtype=np.float64)
+        self.late_share = np.asarray(late_share, dtype=np.float64)
+        self._index: dict[int, int] | None = None
+
+    def __getitem__(self, rank: int) -> RankWaits:
+        if self._index is None:
+            self._index = {int(r): i for i, r in enumerate(self.ranks)}
+        i = self._index[rank]
+        return RankWaits(int(self.ranks[i]), int(self.collectives[i]), float(self.waited_s[i]),
+                         float(self.time_lost_s[i]), float(self.late_share[i]))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ranks.tolist())
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"WaitsTable({len(self)} ranks)"
 
 
 def group_id(name: str) -> float:
@@ -151,7 +192,9 @@ def pack(groups: Iterable[tuple[str, int, float, float, Sequence[int]]],
 def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
     """Per entry, the share of its waits at most ``limit``: the piecewise-linear CDF through
     (smallest wait, 0) and its `QUANTILES`, flat after the last one."""
-    xs = np.maximum.accumulate(np.column_stack([wait_min, quantiles]), axis=1)
+    xs = np.empty((len(limit), 1 + quantiles.shape[1]))
+    xs[:, 0], xs[:, 1:] = wait_min, quantiles
+    np.maximum.accumulate(xs, axis=1, out=xs)
     ys = np.array([0.0, *QUANTILES])
     k = (xs <= limit[:, None]).sum(axis=1) - 1  # the segment holding the limit
     last = len(ys) - 1
@@ -165,7 +208,7 @@ def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray)
 
 
 def attribute(rows: np.ndarray, ranks: Sequence[int]
-              ) -> tuple[dict[int, RankWaits], tuple[Culprit, ...]]:
+              ) -> tuple[Mapping[int, RankWaits], tuple[Culprit, ...]]:
     """Per-rank waits and the culprits, from the group's `pack` rows (row i: ``ranks[i]``).
 
     Rows of all NaN (a rank that observed nothing) give no entry.
@@ -178,15 +221,17 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
     ok = np.isfinite(flat[:, 0]) & (flat[:, 1] > 0)
     flat, who = flat[ok], who[ok]
     if not len(flat):
-        return {}, ()
+        return WaitsTable(*np.empty((5, 0))), ()
     gid, count, wsum, wmin = flat[:, 0], flat[:, 1], flat[:, 2], flat[:, 3]
     quantiles = flat[:, 4:]
     median = quantiles[:, QUANTILES.index(0.5)]
-    _, group = np.unique(gid, return_inverse=True)
-    group = group.reshape(-1)
-    n_groups = int(group.max()) + 1
-    floor = np.full(n_groups, np.inf)  # the collective's own latency: the smallest median wait
-    np.minimum.at(floor, group, median)
+    order = np.argsort(gid, kind="stable")
+    starts = np.flatnonzero(np.r_[True, gid[order][1:] != gid[order][:-1]])
+    n_groups = len(starts)
+    group = np.empty(len(gid), dtype=np.int64)
+    group[order] = np.cumsum(np.r_[True, gid[order][1:] != gid[order][:-1]]) - 1
+    # The collective's own latency: the smallest median wait of a member.
+    floor = np.minimum.reduceat(median[order], starts)
     members = np.bincount(group, minlength=n_groups)
     late = count * _share_below(LATE_FACTOR * floor[group], wmin, quantiles)
     waited = np.maximum(0.0, wsum - count * floor[group])
@@ -202,9 +247,9 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
     r_lost = np.bincount(who, weights=lost, minlength=n_ranks)
     r_late = np.bincount(who, weights=late, minlength=n_ranks)
     seen = np.bincount(who, minlength=n_ranks) > 0
-    waits = {int(rank_arr[i]): RankWaits(int(rank_arr[i]), int(r_count[i]), float(r_waited[i]),
-                                         float(r_lost[i]), float(r_late[i] / r_count[i]))
-             for i in np.flatnonzero(seen)}
+    idx = np.flatnonzero(seen)
+    waits = WaitsTable(rank_arr[idx], r_count[idx], r_waited[idx], r_lost[idx],
+                       r_late[idx] / r_count[idx])
 
     window_s = float(np.nanmax(rows[:, 0])) if np.isfinite(rows[:, 0]).any() else math.nan
     rank_time = window_s * int(seen.sum())
@@ -215,8 +260,11 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
         mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0))
         if not len(mine):
             continue
-        found = [CulpritGroup(tuple(sorted(int(r) for r in rank_arr[who[group == group[e]]])),
-                              float(lost[e]), float(late[e] / count[e])) for e in mine]
+        found = []
+        for e in mine:
+            members_e = np.sort(rank_arr[who[group == group[e]]])
+            found.append(CulpritGroup(tuple(members_e[:MAX_LISTED].tolist()), len(members_e),
+                                      float(lost[e]), float(late[e] / count[e])))
         found.sort(key=lambda g: -g.time_lost_s)
         share = float(r_lost[i] / rank_time) if rank_time > 0 else math.nan
         culprits.append(Culprit(int(rank_arr[i]), float(r_lost[i]), share, tuple(found)))

@@ -21,9 +21,8 @@ def _rows(groups, window_s=10.0, world=None):
     """groups: {name: (member ranks, arrivals[collective, member])} -> packed rows."""
     per_rank = {}
     for name, (members, arrivals) in groups.items():
-        arrivals = np.asarray(arrivals, dtype=float)
-        done = arrivals.max(axis=1, keepdims=True) + LATENCY_S
-        waits = done - arrivals
+        arrived = np.asarray(arrivals, dtype=float)
+        waits = arrived.max(axis=1, keepdims=True) + LATENCY_S - arrived
         for j, r in enumerate(members):
             w = waits[:, j]
             per_rank.setdefault(r, []).append((name, len(w), w.sum(), w.min(), _histogram(w)))
@@ -64,7 +63,7 @@ def test_two_ranks_taking_turns_share_the_loss():
     members, arrivals = _steps(100, [0, 1, 2, 3])
     arrivals[::2, 0] += 0.05
     arrivals[1::2, 1] += 0.05
-    waits, culprits = attribute(_rows({"0": (members, arrivals)}), [0, 1, 2, 3])
+    waits, _ = attribute(_rows({"0": (members, arrivals)}), [0, 1, 2, 3])
     assert waits[0].time_lost_s == pytest.approx(50 * 3 * 0.05, rel=0.1)
     assert waits[1].time_lost_s == pytest.approx(50 * 3 * 0.05, rel=0.1)
     assert waits[0].late_share == pytest.approx(0.5, abs=0.05)
@@ -75,8 +74,9 @@ def test_in_a_grid_the_slow_rank_is_named_in_its_groups_and_its_victim_is_not_bl
     # makes rank 0 wait in their data-parallel pair {0, 2}; rank 1 waits for 3 in {1, 3}.
     n, d = 100, 0.05
     t = np.arange(n)[:, None] * 0.2
-    tp01, tp23 = ([0, 1], t + [0.0, 0.0]), ([2, 3], t + [0.0, d])
-    dp02, dp13 = ([0, 2], t + 0.01 + [0.0, d]), ([1, 3], t + 0.01 + [0.0, d])
+    on_time, late = np.array([0.0, 0.0]), np.array([0.0, d])
+    tp01, tp23 = ([0, 1], t + on_time), ([2, 3], t + late)
+    dp02, dp13 = ([0, 2], t + 0.01 + late), ([1, 3], t + 0.01 + late)
     rows = _rows({"tp0": tp01, "tp1": tp23, "dp0": dp02, "dp1": dp13})
     waits, culprits = attribute(rows, [0, 1, 2, 3])
     assert [c.rank for c in culprits] == [3]
