@@ -99,3 +99,26 @@ def test_ranks_without_waits_are_left_out():
                       np.full((1, WIDTH), np.nan)])
     waits, culprits = attribute(rows, [0, 1, 7])
     assert set(waits) == {0, 1} and [c.rank for c in culprits] == [1]
+
+
+def test_causes_name_a_culprit_with_normal_compute_and_its_victims():
+    from types import SimpleNamespace
+
+    from straggler.analysis.causes import Cause, diagnose
+
+    rows = _rows({"0": _steps(100, [0, 1, 2], late=2)})
+    waits, culprits = attribute(rows, [0, 1, 2])
+    # The victims' sections hold their waits: they score slow; the culprit's compute is normal.
+    report = SimpleNamespace(
+        gpu_relative_perf_scores={}, gpu_individual_perf_scores={},
+        section_relative_perf_scores={"step": {0: 0.5, 1: 0.5, 2: 1.0}},
+        section_individual_perf_scores={}, rank_telemetry={}, gpus={}, confirmed=(),
+        culprits=culprits, waits=waits,
+        identify_stragglers=lambda *a: {"straggler_gpus_relative": set(),
+                                        "straggler_gpus_individual": set(),
+                                        "straggler_sections_relative": {},
+                                        "straggler_sections_individual": {}})
+    causes = diagnose(report, flagged=[0, 1])
+    assert causes[2].cause is Cause.LATE_OUTSIDE_COMPUTE
+    assert "waiting for it" in causes[2].evidence
+    assert causes[0].cause is causes[1].cause is Cause.WAITING_FOR_PEERS
