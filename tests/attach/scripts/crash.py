@@ -1,0 +1,22 @@
+"""Trains a few steps, then fails: `CRASH=raise` raises, `CRASH=exit` exits with status 7."""
+
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+from _common import model
+
+dist.init_process_group("gloo")
+net = model()
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+for step in range(20):
+    loss = net(torch.ones(4, 64)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    dist.all_reduce(loss.detach())
+if os.environ.get("CRASH") == "exit":
+    sys.exit(7)
+raise ValueError(f"the script's own error after step {step}")
