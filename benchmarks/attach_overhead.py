@@ -124,7 +124,7 @@ def _worker(rank: int, world: int, port: int, args: argparse.Namespace, out: dic
     next_ns = _patch_cost_ns(2000, 15)
     report_ms = []
     for _ in range(args.reports):  # a report after a few steps, as in training
-        for _, (x, y) in zip(range(20), loader):
+        for _, (x, y) in zip(range(20), loader, strict=False):
             loss = torch.nn.functional.cross_entropy(ddp(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -15,6 +15,7 @@ launcher, a DataLoader worker) never loads the worker.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.abc
 import importlib.machinery
@@ -70,10 +71,8 @@ class _Finder(importlib.abc.MetaPathFinder):
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if fullname != _TARGET:
             return None
-        try:
+        with contextlib.suppress(ValueError):
             sys.meta_path.remove(self)  # one module, once
-        except ValueError:
-            pass
         try:
             for finder in sys.meta_path:
                 find = getattr(finder, "find_spec", None)

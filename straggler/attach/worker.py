@@ -109,6 +109,7 @@ class AttachedJob:
         self._step = self.core.section("step", profile_cuda=torch.cuda.is_available())
         self._data = self.core.section("dataloader", profile_cuda=False)
         self._in_step = False
+        self._started = False  # the first boundary was seen
         self._pacer: weakref.ref[Any] | None = None
         self._depth = 0  # nesting of counted collectives (all_gather_object calls all_gather)
         self._restore: list[Callable[[], None]] = []
@@ -132,7 +133,11 @@ class AttachedJob:
         elif pacer is not optimizer:
             return
         if self.mode != "optimizer":
-            self._switch_to_optimizer()
+            try:
+                self._switch_to_optimizer()
+            except Exception as exc:  # noqa: BLE001 - never into the optimizer's step
+                self.mode = "optimizer"
+                self.core.fail(exc)
         self.boundary()
 
     def _switch_to_optimizer(self) -> None:
@@ -154,14 +159,24 @@ class AttachedJob:
         step = self._step
         if self._in_step:
             self._in_step = False
-            step.__exit__(None, None, None)
-        report = core.generate_report_if_interval_elapsed()
-        if report is not None:
-            self.reports += 1
-            self._announce(report)
+            try:
+                step.__exit__(None, None, None)
+            except Exception as exc:  # noqa: BLE001 - sections fail open; this is a last guard
+                core.fail(exc)
+        if self._started:  # a whole step ended (the first boundary only opens one)
+            # Called on every boundary, also once this rank failed: it joins the next report
+            # to say "off", so that every rank turns off together (lifecycle.py).
+            report = core.generate_report_if_interval_elapsed()
+            if report is not None:
+                self.reports += 1
+                self._announce(report)
+        self._started = True
         if core.enabled:
-            step.__enter__()
-            self._in_step = True
+            try:
+                step.__enter__()
+                self._in_step = True
+            except Exception as exc:  # noqa: BLE001 - sections fail open; this is a last guard
+                core.fail(exc)
 
     def _announce(self, report: Any) -> None:
         if self.settings.quiet:
@@ -193,11 +208,11 @@ class AttachedJob:
         data = self._data
 
         @functools.wraps(original)
-        def __next__(it: Any) -> Any:  # noqa: N807 - the method it replaces
+        def __next__(it: Any) -> Any:
             with data:
                 return original(it)
 
-        cls.__next__ = __next__  # type: ignore[method-assign]
+        cls.__next__ = __next__  # type: ignore[method-assign,assignment]
 
         def restore() -> None:
             if cls.__next__ is __next__:

@@ -60,9 +60,9 @@ def print_env(args: argparse.Namespace) -> int:
     """`straggler env`: the attach's variables as ``export NAME=VALUE`` lines; 0."""
     env = _env(args)
     for name in sorted(env):
-        if name.startswith("STRAGGLER_") or name == "PYTHONPATH":
-            if os.environ.get(name) != env[name]:
-                print(f"export {name}={shlex.quote(env[name])}")
+        if (name.startswith("STRAGGLER_") or name == "PYTHONPATH") \
+                and os.environ.get(name) != env[name]:
+            print(f"export {name}={shlex.quote(env[name])}")
     return 0
 
 
@@ -101,7 +101,7 @@ def _wait(child: subprocess.Popen[Any]) -> int:
         with contextlib.suppress(OSError):
             child.send_signal(signum)
 
-    previous = {}
+    previous: dict[int, Any] = {}
     for sig, handler in ((signal.SIGTERM, forward), (signal.SIGHUP, forward),
                          (signal.SIGINT, signal.SIG_IGN)):
         with contextlib.suppress(ValueError, OSError):  # not the main thread: leave them
@@ -109,8 +109,8 @@ def _wait(child: subprocess.Popen[Any]) -> int:
     try:
         return child.wait()
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def _summary(log: str) -> None:

@@ -11,7 +11,7 @@ from _common import model
 dist.init_process_group("gloo")
 net = model()
 opt = torch.optim.SGD(net.parameters(), lr=0.01)
-for step in range(20):
+for _step in range(20):
     loss = net(torch.ones(4, 64)).sum()
     opt.zero_grad()
     loss.backward()
@@ -19,4 +19,4 @@ for step in range(20):
     dist.all_reduce(loss.detach())
 if os.environ.get("CRASH") == "exit":
     sys.exit(7)
-raise ValueError(f"the script's own error after step {step}")
+raise ValueError(f"the script's own error after step {_step}")

@@ -1,7 +1,5 @@
 """A plain DDP training loop on gloo (never changed for straggler detection)."""
 
-import os
-
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
