@@ -112,14 +112,17 @@ def install() -> None:
 def start() -> None:
     """What the attach's ``sitecustomize`` runs: check the settings, then `install`.
 
-    Bad settings (``STRAGGLER_REPORT_INTERVAL=banana``) print one line naming the variable and
-    leave the process unattached. ``STRAGGLER_DISABLE=1`` leaves it unattached silently.
+    Runs twice when both the ``sitecustomize`` and the ``straggler_attach.pth`` line of an
+    installed package start it (the second does nothing). Bad settings
+    (``STRAGGLER_REPORT_INTERVAL=banana``, ``STRAGGLER_AUTO=banana``) print one line naming the
+    variable and leave the process unattached. ``STRAGGLER_DISABLE=1`` leaves it unattached
+    silently.
     """
     try:
         from ..detector import disabled_by_env
-        from .settings import AttachSettings
+        from .settings import ENV_AUTO, AttachSettings, env_flag
 
-        if disabled_by_env():
+        if not env_flag(ENV_AUTO) or disabled_by_env():
             return
         AttachSettings.from_env()
         install()

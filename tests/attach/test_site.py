@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from straggler.attach import site_dir
 
@@ -77,6 +78,25 @@ def test_a_bad_variable_prints_one_line_and_the_program_runs():
     assert lines[0].startswith("straggler: attach failed (reading the environment: ValueError: "
                                "`STRAGGLER_REPORT_INTERVAL='banana'` must be")
     assert lines[0].endswith("the job runs without straggler detection")
+
+
+def test_straggler_auto_alone_attaches_through_the_installed_pth():
+    import site
+
+    pth = [p for d in site.getsitepackages() if (p := Path(d) / "straggler_attach.pth").exists()]
+    assert pth, "straggler_attach.pth is not installed (make install)"
+    out = _python("import torch.distributed as dist; print(hasattr(dist.init_process_group, "
+                  "'__straggler_original__'))", job_env(STRAGGLER_AUTO="1"))
+    assert out.stdout.strip() == "True" and out.stderr == ""
+    off = _python("import torch.distributed as dist; print(hasattr(dist.init_process_group, "
+                  "'__straggler_original__'))", job_env())
+    assert off.stdout.strip() == "False"
+
+
+def test_a_bad_straggler_auto_is_named():
+    out = _python("print('ran')", job_env(STRAGGLER_AUTO="banana"))
+    assert out.stdout.strip() == "ran"
+    assert out.stderr.count("`STRAGGLER_AUTO='banana'` must be one of") == 1, out.stderr
 
 
 def test_straggler_disable_leaves_the_process_unattached():
