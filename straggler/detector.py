@@ -220,6 +220,20 @@ class DetectorCore:
         """Whether a report is due on this iteration (False once disabled)."""
         return self.cycle.is_interval_elapsed()
 
+    def last_decision(self) -> Any:
+        """The decision of the last report (`straggler.reporting.decision.Decision`), the same
+        on every rank; None before the first report."""
+        return self.cycle.last_decision
+
+    def set_decision_rule(self, rule: Any) -> None:
+        """How reports become decisions from now on (a `DecisionRule`); see `Detector`."""
+        from .reporting.decision import DecisionRule
+
+        if not isinstance(rule, DecisionRule):
+            raise ValueError(f"`rule={rule!r}` must be a straggler.reporting.decision."
+                             "DecisionRule")
+        self.cycle.decision_rule = rule
+
     def state_dict(self) -> dict[str, Any]:
         """What a resumed job needs: the individual references and the iteration count."""
         return self.cycle.state_dict()
@@ -259,7 +273,10 @@ class DetectorCore:
         comm = self.comm
         self.lifecycle.forget_after_fork(
             [*self.gpu.native_objects(), getattr(self.telemetry, "_sampler", None),
-             self.telemetry, getattr(comm, "_backend", None), comm])
+             self.telemetry, getattr(comm, "_backend", None), comm,
+             getattr(getattr(self, "cycle", None), "deadline_comm", None),
+             getattr(getattr(getattr(self, "cycle", None), "deadline_comm", None), "_backend",
+                     None)])
 
     def close(self) -> None:
         """Restore callables, leave capture, close the engine, telemetry and communicator.
@@ -268,6 +285,11 @@ class DetectorCore:
         """
         self.lifecycle.close(self._closing_steps())
 
+    def _close_deadline(self) -> None:
+        cycle = getattr(self, "cycle", None)
+        if cycle is not None:
+            cycle.close_deadline()
+
     def _closing_steps(self) -> list[tuple[str, Callable[[], Any]]]:
         return [
             ("callables", self.wrapper.restore),
@@ -275,6 +297,7 @@ class DetectorCore:
             ("engine", self.gpu.close_engine),
             ("telemetry", _closer(self.telemetry)),
             ("ft bridge", _closer(self.ft_bridge)),
+            ("report deadline", self._close_deadline),
             ("comm", _closer(self.lifecycle.comm)),
             ("observers", _closer(self.observers)),
             ("hooks", self.hooks.clear),
@@ -477,6 +500,27 @@ class Detector:
         """Whether a report is due on this iteration."""
         core = cls._core
         return core.is_interval_elapsed() if core is not None else False
+
+    @classmethod
+    def last_decision(cls) -> Any:
+        """The decision of the last report, agreed inside it and the same on every rank.
+
+        A `straggler.reporting.decision.Decision`: ``stragglers`` (global ranks to act on:
+        the confirmed verdict by default), ``suspects`` (slow, not confirmed yet), ``act``,
+        ``report`` (which report made it). None before the first report or when not
+        initialized. Integrations act on it instead of running collectives of their own.
+        """
+        core = cls._core
+        return core.last_decision() if core is not None else None
+
+    @classmethod
+    def set_decision_rule(cls, rule: Any) -> None:
+        """Set how reports become decisions (`straggler.reporting.decision.DecisionRule`: the
+        verdict, confirmed or NVRx's single-report rule, and its thresholds). The reporting rank's
+        rule decides; set the same on every rank."""
+        core = cls._require()
+        if core is not None:
+            core.set_decision_rule(rule)
 
     @classmethod
     def state_dict(cls) -> dict[str, Any]:

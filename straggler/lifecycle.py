@@ -39,6 +39,8 @@ class Lifecycle:
         self.forked = False  # in a forked child: inert, nothing of the parent's is stopped
         self.failed = False
         self._warned: set[str] = set()
+        # Run (best effort) when this rank leaves the report protocol: other groups to close.
+        self.on_stop: list[Callable[[], None]] = []
 
     def in_reports(self, enabled: bool) -> bool:
         """Whether this rank still takes part in reports (`enabled`: the sections' state)."""
@@ -64,6 +66,10 @@ class Lifecycle:
             self.leaving = True
         if not self.failed:
             self.failed = True
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not our error
+                log.warning("straggler: %s inside the detector; straggler detection is off on "
+                            "this rank for the rest of this run", type(exc).__name__)
+                return
             log.error("straggler: internal error, straggler detection is disabled for the rest "
                       "of this run (training continues): %s: %s", type(exc).__name__, exc,
                       exc_info=exc)
@@ -77,6 +83,10 @@ class Lifecycle:
         if comm is not None and not self.forked:
             with contextlib.suppress(Exception):  # best effort: we are leaving anyway
                 comm.close()
+        if not self.forked:
+            for stop in self.on_stop:
+                with contextlib.suppress(Exception):
+                    stop()
 
     def forget_after_fork(self, native: Iterable[Any]) -> None:
         """In a forked child: inert; the `native` objects are kept, never stopped."""

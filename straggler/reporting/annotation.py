@@ -32,12 +32,17 @@ _PROBE_WORTHY = (Cause.GPU_SLOW_HEALTHY_TELEMETRY, Cause.UNKNOWN)
 
 
 def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
-    """Feed ``report`` to ``policy``; return the report with ``confirmed`` and states filled in."""
+    """Feed ``report`` to ``policy``; return the report with ``confirmed``, ``suspects`` and
+    states filled in."""
     ranks, times = observation_from_report(report)
     decision = policy.update(ranks, times)
     nodes = report.rank_to_node
-    confirmed = frozenset(StragglerId(r, nodes.get(r, "<unknown>")) for r in decision.confirmed)
-    return dataclasses.replace(report, confirmed=confirmed,
+
+    def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:
+        return frozenset(StragglerId(r, nodes.get(r, "<unknown>")) for r in ranks)
+
+    return dataclasses.replace(report, confirmed=ids(decision.confirmed),
+                               suspects=ids(decision.suspects),
                                straggler_states=dict(decision.states))
 
 
