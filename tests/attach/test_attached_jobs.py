@@ -23,17 +23,19 @@ def _run(tmp_path, command, steps=80, options=()):
     log = tmp_path / "reports.jsonl"
     proc = straggler_run(command, ["--report-interval", "0.25", "--report-log", str(log),
                                    *options], job_env(STEPS=str(steps), DELAY_S="0.01"))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    # The output's errors first: a loaded machine's slow run shows in the traceback.
+    errors = "\n".join(line for line in proc.stderr.splitlines() if "rror" in line)
+    assert proc.returncode == 0, (errors[-3000:], proc.stderr[-3000:])
     recs = records(log)
     assert len(recs) >= 5, (len(recs), proc.stderr[-3000:])
     return proc, recs
 
 
 def test_ddp_loop_slowed_in_data_loading_names_rank_2(tmp_path):
-    proc, recs = _run(tmp_path, torchrun(4, "ddp_loop.py"))
+    proc, recs = _run(tmp_path, torchrun(3, "ddp_loop.py"))
     assert named_ranks(recs) == {2}
     assert recs[-1]["confirmed"] == [2]
-    assert set(recs[-1]["ranks"]) == {0, 1, 2, 3}
+    assert set(recs[-1]["ranks"]) == {0, 1, 2}
     assert "final loss" in proc.stdout  # the script's own output, unchanged
     assert set(REPORT_LINE.findall(proc.stderr)) == {"optimizer"}
     assert "straggler run: summary of" in proc.stderr and "rank 2" in proc.stderr

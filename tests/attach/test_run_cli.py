@@ -29,47 +29,38 @@ def _plain(command: list[str], env: dict[str, str]) -> subprocess.CompletedProce
 QUIET = ["--quiet", "--no-summary"]
 
 
-@pytest.mark.parametrize(("crash", "status"), [("raise", 1), ("exit", 7)])
-def test_a_crash_passes_through_unchanged(tmp_path, crash, status):
+def test_a_crash_and_the_computation_pass_through_unchanged(tmp_path):
+    """The script's printed weights (to the last digit), its traceback and its exit status are
+    those of the same script run without the attach; the attach did run (a report per step)."""
     log = tmp_path / "r.jsonl"
     command = [PY, str(SCRIPTS / "crash.py")]
     attached = straggler_run(command, ["--report-interval", "0", "--report-log", str(log),
-                                       *QUIET], _one_rank(CRASH=crash))
-    plain = _plain(command, _one_rank(CRASH=crash))
-    assert plain.returncode == status
+                                       *QUIET], _one_rank(CRASH="raise"))
+    plain = _plain(command, _one_rank(CRASH="raise"))
+    assert plain.returncode == 1 and "weights " in plain.stdout
     assert (attached.returncode, attached.stdout, attached.stderr) == \
         (plain.returncode, plain.stdout, plain.stderr)
-    if crash == "raise":
-        assert "ValueError: the script's own error after step 19" in attached.stderr
-    assert len(records(log)) >= 19  # the detector was attached: a report every step
+    assert "ValueError: the script's own error after step 19" in attached.stderr
+    assert len(records(log)) >= 19
 
 
-def test_the_computation_is_the_same_attached(tmp_path):
-    command = [PY, str(SCRIPTS / "tiny.py")]
-    attached = straggler_run(command, ["--report-interval", "0", *QUIET], _one_rank())
-    plain = _plain(command, _one_rank())
-    assert attached.returncode == plain.returncode == 0, attached.stderr
-    assert attached.stdout == plain.stdout  # the loss, to the last printed digit
+def test_an_exit_status_passes_through():
+    attached = straggler_run([PY, str(SCRIPTS / "crash.py")], QUIET, _one_rank(CRASH="exit"))
+    assert attached.returncode == 7, attached.stderr
+    assert attached.stderr == ""
 
 
-def test_a_failing_start_prints_one_line_and_the_job_runs(tmp_path):
-    command = [PY, str(SCRIPTS / "tiny.py")]
-    bad = _one_rank(STRAGGLER_PROMETHEUS_PORT="banana")
-    attached = straggler_run(command, QUIET, bad)
-    plain = _plain(command, bad)
-    assert attached.returncode == 0 and attached.stdout == plain.stdout
-    lines = attached.stderr.splitlines()
-    assert len(lines) == 1, attached.stderr
-    assert lines[0].startswith("straggler: attach failed (starting the detector: ValueError: ")
-    assert "STRAGGLER_PROMETHEUS_PORT" in lines[0]
-
-
-def test_a_failing_start_on_every_rank_costs_no_wait(tmp_path):
+def test_a_failing_start_prints_one_line_per_rank_and_the_job_runs():
+    """Every rank fails the same way before its detector exists: one line each, no wait."""
     proc = straggler_run(launch(2, "tiny.py"), QUIET,
-                         job_env(STRAGGLER_PROMETHEUS_PORT="banana"), timeout_s=90)
+                         job_env(STRAGGLER_PROMETHEUS_PORT="banana"), timeout_s=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.count("straggler: attach failed") == 2
-    assert sorted(proc.stdout.split("\n"))[1:] and proc.stdout.count("loss") == 2
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr
+    for line in lines:
+        assert line.startswith("straggler: attach failed (starting the detector: ValueError: ")
+        assert "STRAGGLER_PROMETHEUS_PORT" in line
+    assert proc.stdout.count("loss ") == 2
 
 
 def test_a_signal_death_is_the_callers_too():

@@ -49,11 +49,15 @@ def _boundaries(rank: int, world_size: int) -> dict:
     job.close()
     first.step()
     out["closed"] = (_BaseDataLoaderIter.__next__ is original_next, job.core.enabled)
+    out["failure"] = _one_rank_fails(rank)
     return out
 
 
-def test_boundaries_sections_and_restore():
-    for out in run_ranks(_boundaries, 2):
+def test_boundaries_sections_restore_and_failing_open_together():
+    """One pair of ranks (spawning costs more than the checks): the boundaries, then a second
+    attached detector whose rank 1 fails: both ranks turn off at the next report, no wait."""
+    outs = run_ranks(_boundaries, 2)
+    for out in outs:
         assert out["world"] == 2
         assert out["nested"] == 3
         assert out["subgroup"] == 3
@@ -63,9 +67,13 @@ def test_boundaries_sections_and_restore():
         assert out["dataloader_samples"] == 3  # the 4th __next__ raised StopIteration
         assert out["step_samples"] == 5  # one per counted step
         assert out["closed"] == (True, False)
+    failures = [out["failure"] for out in outs]
+    assert [f["enabled"] for f in failures] == [False, False]
+    assert all(f["s"] < 10 for f in failures)  # no collective timeout (20 s) was waited out
+    assert 1 <= failures[0]["reports"] < 11
 
 
-def _one_rank_fails(rank: int, world_size: int) -> dict:
+def _one_rank_fails(rank: int) -> dict:
     import time
 
     import torch
@@ -84,10 +92,3 @@ def _one_rank_fails(rank: int, world_size: int) -> dict:
     out = {"enabled": job.core.enabled, "s": time.monotonic() - start, "reports": job.reports}
     job.close()
     return out
-
-
-def test_a_failure_on_one_rank_turns_every_rank_off_without_a_wait():
-    outs = run_ranks(_one_rank_fails, 2)
-    assert [o["enabled"] for o in outs] == [False, False]
-    assert all(o["s"] < 10 for o in outs)  # no collective timeout (20 s) was waited out
-    assert 1 <= outs[0]["reports"] < 11
