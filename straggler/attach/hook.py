@@ -119,10 +119,10 @@ def start() -> None:
     silently.
     """
     try:
-        from ..detector import disabled_by_env
-        from .settings import ENV_AUTO, AttachSettings, env_flag
+        from .. import _env
+        from .settings import AttachSettings
 
-        if not env_flag(ENV_AUTO) or disabled_by_env():
+        if not _env.AUTO.read() or _env.DISABLE.read():
             return
         AttachSettings.from_env()
         install()

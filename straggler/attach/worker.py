@@ -54,35 +54,36 @@ COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_sca
                "all_to_all_single", "gather", "scatter", "all_gather_object",
                "broadcast_object_list", "gather_object", "scatter_object_list")
 
-_job: AttachedJob | None = None
+class _Current:
+    """The attached detector of this process (one at a time)."""
+
+    job: AttachedJob | None = None
 
 
 def current() -> AttachedJob | None:
     """The attached detector of this process, or None."""
-    return _job
+    return _Current.job
 
 
 def attach_after_init() -> None:
     """Start the attached detector (the script's ``init_process_group`` has just returned)."""
-    global _job
-    if _job is not None or disabled_by_env():
+    if _Current.job is not None or disabled_by_env():
         return
     if Detector.core() is not None:
         log.info("straggler: the script runs its own Detector; the attach stays out")
         return
-    _job = AttachedJob(AttachSettings.from_env())
+    _Current.job = AttachedJob(AttachSettings.from_env())
 
 
 def before_destroy(group: Any) -> None:
     """The script destroys the default group: close the attached detector first (local)."""
-    global _job
-    job = _job
+    job = _Current.job
     if job is None:
         return
     import torch.distributed as dist
 
     if group is None or group is dist.GroupMember.WORLD:
-        _job = None
+        _Current.job = None
         job.close()
 
 

@@ -1,9 +1,9 @@
 """straggler's zero-code attach: run at interpreter start when this folder is on PYTHONPATH.
 
 `straggler run` (or `straggler env`) puts this folder first on ``PYTHONPATH`` and sets
-``STRAGGLER_AUTO=1``. With the variable set, this installs a lazy import hook that wraps
-``torch.distributed.init_process_group`` when torch.distributed is imported (straggler.attach.hook);
-nothing else is imported, torch least of all. Without it, nothing happens. Either way the
+``STRAGGLER_AUTO=1``. `straggler.attach.hook.start` reads the variables; with ``STRAGGLER_AUTO``
+on, it installs a lazy import hook that wraps ``torch.distributed.init_process_group`` when
+torch.distributed is imported; torch itself is not imported. Without it, nothing happens. The
 ``sitecustomize`` this one shadows (the next one on ``sys.path``) runs afterwards, as if this one
 were not there. Nothing here may raise: a failure prints one line and the program runs
 unattached (docs/attach.md).
@@ -14,8 +14,6 @@ import sys
 
 
 def _attach() -> None:
-    if os.environ.get("STRAGGLER_AUTO", "").strip().lower() in ("", "0", "false", "no", "off"):
-        return
     try:
         from straggler.attach.hook import start
 
