@@ -16,7 +16,8 @@ from typing import Any, Generic, TypeVar
 
 __all__ = ["EnvVar", "VARIABLES", "DISABLE", "REPORT_LOG", "REPORT_LOG_MAX_BYTES",
            "REPORT_LOG_BACKUPS", "PROMETHEUS_PORT", "PROMETHEUS_ADDR", "LIBCUDA", "LIBNVML",
-           "FT_STATE", "flag", "integer", "text"]
+           "FT_STATE", "RUN_ID", "CONTROLLER_TOKEN", "CONTROLLER_TOKEN_DIR", "flag", "integer",
+           "text"]
 
 T = TypeVar("T")
 
@@ -100,7 +101,16 @@ LIBNVML: EnvVar[str | None] = EnvVar(
     "STRAGGLER_LIBNVML", text, None, "the NVML library to load (read by straggler._core)")
 FT_STATE: EnvVar[str | None] = EnvVar(
     "STRAGGLER_FT_STATE", text, None, "the FT bridge's state file or directory (docs/ft.md)")
+RUN_ID: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_RUN_ID", text, None,
+    "the run id in every report log record (default: torchrun's TORCHELASTIC_RUN_ID)")
+CONTROLLER_TOKEN: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_CONTROLLER_TOKEN", text, None,
+    "the HTTP controller's token (default: one generated per job, in a private file)")
+CONTROLLER_TOKEN_DIR: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_CONTROLLER_TOKEN_DIR", text, None,
+    "where generated controller tokens are written (default $XDG_RUNTIME_DIR/straggler)")
 
 VARIABLES: tuple[EnvVar[Any], ...] = (
     DISABLE, REPORT_LOG, REPORT_LOG_MAX_BYTES, REPORT_LOG_BACKUPS, PROMETHEUS_PORT,
-    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE)
+    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, RUN_ID, CONTROLLER_TOKEN, CONTROLLER_TOKEN_DIR)
