@@ -276,6 +276,16 @@ class ReportCycle:
                                         f"iteration {self.tracker.current_iter}")
         return None
 
+    def restart_interval(self) -> None:
+        """Measure the report interval again from the next iteration (the steps changed kind,
+        e.g. the attach's boundary moved to the optimizer). Call on every rank at the same
+        iteration; the iteration count goes on."""
+        old = self.tracker
+        self.tracker = ReportIntervalTracker(
+            old.time_interval_s, old.profiling_interval,
+            reduce_max=self._reduce_max if self.agree_by_comm else None)
+        self.tracker.current_iter = old.current_iter
+
     def _start(self) -> None:
         """The first call, on every rank: agree on the iteration count (ranks restored from a
         checkpoint may differ; the largest wins), then open the deadline's first window."""
