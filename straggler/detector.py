@@ -76,7 +76,8 @@ class DetectorCore:
     class-level state, so tests may build and close several in a row. Its parts are public
     attributes: `options`, `registry` (sections and hooks), `gpu` (engine, stream, op
     observer; `gpu.use_engine`/`use_capture` take test doubles), `cycle` (reports), `lifecycle`
-    (fail open), `comm`, `telemetry`, `observers`, `ft_bridge`, `wrapper` (wrapped callables).
+    (fail open), `comm`, `telemetry`, `observers`, `ft_bridge`, `wrapper` (wrapped callables),
+    `hang` (the hang watchdog, straggler/hang/, or None).
     """
 
     def __init__(self, options: DetectorOptions | None = None, **arguments: Any) -> None:
@@ -102,6 +103,7 @@ class DetectorCore:
         self.wrapper = CallableWrapper(self.registry.section)
         self.telemetry: TelemetryProvider | None = None
         self.ft_bridge: Any = None
+        self.hang: Any = None
         try:
             from .dist.comm import Comm
 
@@ -118,6 +120,7 @@ class DetectorCore:
             if self.ft_bridge is not None:
                 self.registry.hooks.append(self.ft_bridge)
                 self.cycle.on_report = self.ft_bridge.on_report
+            self.hang = self._create_hang_watchdog()
         except BaseException:
             Lifecycle.close_quietly(self._closing_steps())
             raise
@@ -152,6 +155,26 @@ class DetectorCore:
                      "involve every rank of the job")
             options = dataclasses.replace(options, calc_timeouts=False)
         return create_bridge(mode, options)
+
+    def _create_hang_watchdog(self) -> Any:
+        """Hang detection's watchdog thread (straggler/hang/, docs/hang.md), or None when off.
+        """
+        options = self.options.hang
+        if options is None:
+            return None
+        from .hang import start_hang_detection
+
+        telemetry = self.telemetry
+
+        def gpu() -> str:
+            identity = getattr(telemetry, "identity", None)
+            return (identity.uuid or identity.pci_bus_id) if identity is not None else ""
+
+        registry, tracker = self.registry, self.cycle.tracker
+        return start_hang_detection(options, node=self.options.node_name, gpu=gpu,
+                                    sections=lambda: registry.sections.values(),
+                                    step=lambda: tracker.current_iter,
+                                    observers=self.observers, ft_bridge=self.ft_bridge)
 
     def _create_telemetry_provider(self) -> TelemetryProvider | None:
         """Telemetry provider: the per-report vector of device telemetry (NVML), or None."""
@@ -257,6 +280,8 @@ class DetectorCore:
     def forget_after_fork(self) -> None:
         """In a forked child: inert. Native objects are kept, never stopped (forksafe.py)."""
         comm = self.comm
+        if self.hang is not None:
+            self.hang.forget_after_fork()
         self.lifecycle.forget_after_fork(
             [*self.gpu.native_objects(), getattr(self.telemetry, "_sampler", None),
              self.telemetry, getattr(comm, "_backend", None), comm])
@@ -270,6 +295,7 @@ class DetectorCore:
 
     def _closing_steps(self) -> list[tuple[str, Callable[[], Any]]]:
         return [
+            ("hang watchdog", _closer(self.hang)),
             ("callables", self.wrapper.restore),
             ("capture", self.gpu.close_capture),
             ("engine", self.gpu.close_engine),
@@ -323,7 +349,8 @@ class Detector:
                    policy: Any = True, roles: Any = None, report_log: Any = None,
                    prometheus: Any = None, max_names: int = DEFAULT_MAX_NAMES,
                    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
-                   gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL) -> None:
+                   gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL,
+                   hang_timeout_s: Any = "auto", hang_action: str = "none") -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the
@@ -339,6 +366,10 @@ class Detector:
         on every n-th profiled entry only (docs/detector.md, "GPU sampling").
         ``ft_options``: the FT bridge's options, an
         `straggler.integrations.ft.FTOptions` or a dict of its fields (docs/ft.md).
+        ``hang_timeout_s`` (``"auto"``, seconds, or None: off; env ``STRAGGLER_HANG_TIMEOUT``)
+        and ``hang_action`` (``"none"`` or ``"exit"``): when the job makes no progress for the
+        timeout, a rank names the rank(s) the others wait for, with their Python stacks
+        (docs/hang.md).
 
         Raises ValueError naming a bad parameter (the detector stays uninitialized) and
         RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
@@ -355,7 +386,8 @@ class Detector:
             timer_capacity=timer_capacity, report_options=report_options,
             ft_options=ft_options, telemetry=telemetry, policy=policy, roles=roles,
             report_log=report_log, prometheus=prometheus, max_names=max_names,
-            name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval)
+            name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval,
+            hang_timeout_s=hang_timeout_s, hang_action=hang_action)
         core = DetectorCore(options)
         cls._core = core
         cls.initialized = True

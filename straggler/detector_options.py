@@ -56,6 +56,10 @@ class DetectorOptions:
     max_names: int = DEFAULT_MAX_NAMES
     name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS
     gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL
+    hang_timeout_s: Any = "auto"
+    hang_action: str = "none"
+    # Derived: hang detection's `HangOptions` (None: off), from the two fields above.
+    hang: Any = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         from .analysis.policy import make_policy
@@ -88,6 +92,10 @@ class DetectorOptions:
         # The persistence policy behind Report.confirmed (docs/policy.md); None: no policy.
         put("policy", make_policy(self.policy, self.roles))
         put("telemetry", telemetry_options(self.telemetry))  # NVML, causes, probe
+        from .hang.options import hang_options
+
+        # Hang detection (docs/hang.md): HangOptions, or None when off.
+        put("hang", hang_options(self.hang_timeout_s, self.hang_action))
         group = self.process_group
         if group is not None:
             import torch.distributed as dist

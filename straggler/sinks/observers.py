@@ -64,13 +64,32 @@ class ReportObservers:
         if self.prom_options is not None:
             self._export(record, self.prom_options)
 
-    def _export(self, record: dict[str, Any], options: PrometheusOptions) -> None:
+    def emit_hang(self, record: dict[str, Any]) -> None:
+        """Log and export a hang finding (`straggler.hang.hang_record`); never raises."""
+        if self.log_options is not None:
+            if self.report_log is None:
+                self.report_log = ReportLog(self.log_options, rank=int(record.get("reporter", 0)))
+            if not self.report_log.write(record):
+                self.log_options = None
+        if self.prom_options is not None:
+            self._export(record, self.prom_options, hang=True)
+
+    def clear_hang(self) -> None:
+        """The job progresses again: the exporter's ``straggler_hang`` gauge goes to 0."""
+        if self.exporter is not None:
+            self.exporter.clear_hang()
+
+    def _export(self, record: dict[str, Any], options: PrometheusOptions,
+                hang: bool = False) -> None:
         try:
             if self.exporter is None:
                 self.exporter = PrometheusExporter(options)
                 log.info("straggler: Prometheus metrics on http://%s:%d/metrics",
                          options.addr, self.exporter.port)
-            self.exporter.update(record)
+            if hang:
+                self.exporter.update_hang(record)
+            else:
+                self.exporter.update(record)
         except Exception as exc:  # noqa: BLE001 - e.g. the port is in use
             log.error("straggler: the Prometheus exporter on %s:%s failed (%s); it is off for "
                       "the rest of this run, detection and training go on",

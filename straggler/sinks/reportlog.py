@@ -209,6 +209,8 @@ def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True
                     record = json.loads(raw)
                 except ValueError as exc:
                     raise LogFormatError(f"{f}:{number}: not a JSON line ({exc})") from None
+                if isinstance(record, dict) and record.get("schema") == "straggler.hang":
+                    continue  # a hang finding (docs/hang.md), not a report
                 if not isinstance(record, dict) or record.get("schema") != SCHEMA:
                     raise LogFormatError(f"{f}:{number}: not a straggler report record "
                                          f"(no \"schema\": \"{SCHEMA}\")")
