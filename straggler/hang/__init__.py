@@ -72,7 +72,7 @@ def start_hang_detection(options: HangOptions, *, node: str, gpu: Callable[[], s
         # A fresh prefix per detector lifetime (initialize() again meets no stale keys); the
         # ranks advance it in lockstep, as dist/comm.py does for its groups.
         serial = own.add(f"straggler/hang/count{rank}", 1)
-        store = ProgressStore(own, f"straggler/hang/{serial}/")
+        store = ProgressStore(own, f"straggler/hang/{serial}")
     except Exception as exc:  # noqa: BLE001 - no store: no hang detection
         log.warning("straggler: hang detection is off: no torch.distributed store (%s)", exc)
         return None

@@ -1,7 +1,7 @@
 """The key-value store hang detection talks through: the job's torch.distributed store.
 
 `ProgressStore` wraps a *clone* of the default store (``Store.clone()``: the same TCPStore
-server, our own connection), under the prefix ``straggler/hang/<generation>/``, so that a slow
+server, our own connection), under the prefix ``straggler/hang/<generation>``, so that a slow
 store operation of the watchdog never holds the lock of the client the job uses, and every
 operation has `timeout_s`. Any store error turns hang detection off on this rank with one log
 line (`failed`); nothing is retried and nothing is raised into the job.

@@ -89,6 +89,10 @@ class HangWatchdog:
         self.interval_s = options.publish_interval_s(world_size)
         self.gone_after_s = 3 * self.interval_s + 2 * options.period_s + 2.0
         self.candidates = sorted({0, world_size // 2, world_size - 1})
+        # How long, and how often, the reporter looks for the stacks it asked for: a stalled
+        # rank answers at its next publish tick.
+        self.stack_wait_s = 2 * self.interval_s + 2 * options.period_s + 1.0
+        self.stack_poll_s = 0.2
         self.findings: list[HangFinding] = []  # what this rank reported (the latest last)
         self._clock, self._wall = clock, wall
         self._stop = threading.Event()
@@ -252,8 +256,9 @@ class HangWatchdog:
         if self.rank in ranks:
             stacks[self.rank] = self._own_stack()
         self.store.put("want", json.dumps({"episode": episode, "ranks": ranks}))
-        deadline = self._clock() + 2 * self.interval_s + 2 * self.options.period_s + 1.0
-        while self._clock() < deadline and not self._stop.is_set() and not self.store.failed:
+        for _ in range(max(1, round(self.stack_wait_s / self.stack_poll_s))):
+            if self._stop.is_set() or self.store.failed:
+                break
             for r in ranks:
                 if r in stacks:
                     continue
@@ -264,6 +269,6 @@ class HangWatchdog:
                         stacks[r] = str(data.get("stack", ""))
             if len(stacks) == len(ranks):
                 break
-            self._stop.wait(0.2)
+            self._stop.wait(self.stack_poll_s)
         # Read again: a rank that did not answer may now be known to be gone.
         return self._analyse(timeout).with_stacks(stacks)
