@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from . import _env
 from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
 from .detector_options import (DEFAULT_CAPACITY, DEFAULT_GPU_SAMPLE_INTERVAL, DEFAULT_MAX_NAMES,
                                DEFAULT_NAME_TTL_REPORTS, DetectorOptions)
 from .lifecycle import Lifecycle
+from .timing import collectives
 from .timing.callables import CallableId, CallableWrapper
 from .timing.gpu import GpuTiming
 from .timing.registry import SectionRegistry, host_summaries
@@ -48,8 +49,9 @@ log = logging.getLogger("straggler")
 
 
 def disabled_by_env() -> bool:
-    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops."""
-    return os.environ.get("STRAGGLER_DISABLE", "").strip().lower() in ("1", "true", "yes", "on")
+    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops;
+    ValueError for a value that is neither on nor off (straggler/_env.py)."""
+    return _env.DISABLE.read()
 
 
 class TelemetryProvider(Protocol):
@@ -104,6 +106,7 @@ class DetectorCore:
         self.telemetry: TelemetryProvider | None = None
         self.ft_bridge: Any = None
         self.hang: Any = None
+        self.collectives_observed = False
         try:
             from .dist.comm import Comm
 
@@ -111,6 +114,8 @@ class DetectorCore:
                                     timeout_s=opts.comm_timeout_s, call="Detector.initialize()")
             life.comm = self.comm
             check_roles(opts.roles, self.comm.global_ranks)
+            # Every torch.distributed collective, for Report.waits/culprits (docs/culprits.md).
+            self.collectives_observed = opts.collective_waits and collectives.start()
             self.telemetry = self._create_telemetry_provider()
             from .report_cycle import ReportCycle
 
@@ -243,6 +248,20 @@ class DetectorCore:
         """Whether a report is due on this iteration (False once disabled)."""
         return self.cycle.is_interval_elapsed()
 
+    def last_decision(self) -> Any:
+        """The decision of the last report (`straggler.reporting.decision.Decision`), the same
+        on every rank; None before the first report."""
+        return self.cycle.last_decision
+
+    def set_decision_rule(self, rule: Any) -> None:
+        """How reports become decisions from now on (a `DecisionRule`); see `Detector`."""
+        from .reporting.decision import DecisionRule
+
+        if not isinstance(rule, DecisionRule):
+            raise ValueError(f"`rule={rule!r}` must be a straggler.reporting.decision."
+                             "DecisionRule")
+        self.cycle.decision_rule = rule
+
     def state_dict(self) -> dict[str, Any]:
         """What a resumed job needs: the individual references and the iteration count."""
         return self.cycle.state_dict()
@@ -271,6 +290,8 @@ class DetectorCore:
         self.lifecycle.fail(exc, in_report=in_report)
 
     def _disable(self) -> None:
+        if self.collectives_observed:
+            collectives.stop()
         self.gpu.disable()
         self.registry.set_enabled(False)
 
@@ -284,7 +305,10 @@ class DetectorCore:
             self.hang.forget_after_fork()
         self.lifecycle.forget_after_fork(
             [*self.gpu.native_objects(), getattr(self.telemetry, "_sampler", None),
-             self.telemetry, getattr(comm, "_backend", None), comm])
+             self.telemetry, getattr(comm, "_backend", None), comm,
+             getattr(getattr(self, "cycle", None), "deadline_comm", None),
+             getattr(getattr(getattr(self, "cycle", None), "deadline_comm", None), "_backend",
+                     None)])
 
     def close(self) -> None:
         """Restore callables, leave capture, close the engine, telemetry and communicator.
@@ -293,18 +317,29 @@ class DetectorCore:
         """
         self.lifecycle.close(self._closing_steps())
 
+    def _close_deadline(self) -> None:
+        cycle = getattr(self, "cycle", None)
+        if cycle is not None:
+            cycle.close_deadline()
+
     def _closing_steps(self) -> list[tuple[str, Callable[[], Any]]]:
         return [
             ("hang watchdog", _closer(self.hang)),
             ("callables", self.wrapper.restore),
+            ("collectives", collectives.stop if self.collectives_observed else _nothing),
             ("capture", self.gpu.close_capture),
             ("engine", self.gpu.close_engine),
             ("telemetry", _closer(self.telemetry)),
             ("ft bridge", _closer(self.ft_bridge)),
+            ("report deadline", self._close_deadline),
             ("comm", _closer(self.lifecycle.comm)),
             ("observers", _closer(self.observers)),
             ("hooks", self.hooks.clear),
         ]
+
+
+def _nothing() -> None:
+    """A closing step with nothing to do."""
 
 
 def _closer(part: Any) -> Callable[[], None]:
@@ -350,7 +385,8 @@ class Detector:
                    prometheus: Any = None, max_names: int = DEFAULT_MAX_NAMES,
                    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
                    gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL,
-                   hang_timeout_s: Any = "auto", hang_action: str = "none") -> None:
+                   collective_waits: bool = True, hang_timeout_s: Any = "auto",
+                   hang_action: str = "none") -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the
@@ -364,6 +400,8 @@ class Detector:
         reports is forgotten (docs/detector.md, "Sections": bounded names).
         ``gpu_sample_interval``: without per-op capture, a section's GPU busy time is measured
         on every n-th profiled entry only (docs/detector.md, "GPU sampling").
+        ``collective_waits``: observe every torch.distributed collective and name the ranks the
+        job waits for (``Report.waits``, ``Report.culprits``; docs/culprits.md).
         ``ft_options``: the FT bridge's options, an
         `straggler.integrations.ft.FTOptions` or a dict of its fields (docs/ft.md).
         ``hang_timeout_s`` (``"auto"``, seconds, or None: off; env ``STRAGGLER_HANG_TIMEOUT``)
@@ -371,12 +409,11 @@ class Detector:
         timeout, a rank names the rank(s) the others wait for, with their Python stacks
         (docs/hang.md).
 
-        Raises ValueError naming a bad parameter (the detector stays uninitialized) and
-        RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
+        Raises ValueError naming a bad parameter (TypeError for one of the wrong type; the
+        detector stays uninitialized) and RuntimeError when already initialized. A no-op when
+        `STRAGGLER_DISABLE=1`, after the arguments are checked.
         """
-        if disabled_by_env():
-            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
-            return
+        disabled = disabled_by_env()  # a malformed value raises before anything is built
         if cls._core is not None:
             raise RuntimeError("Detector is already initialized; call Detector.shutdown() first")
         options = DetectorOptions(
@@ -387,7 +424,11 @@ class Detector:
             ft_options=ft_options, telemetry=telemetry, policy=policy, roles=roles,
             report_log=report_log, prometheus=prometheus, max_names=max_names,
             name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval,
-            hang_timeout_s=hang_timeout_s, hang_action=hang_action)
+            collective_waits=collective_waits, hang_timeout_s=hang_timeout_s,
+            hang_action=hang_action)
+        if disabled:
+            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
+            return
         core = DetectorCore(options)
         cls._core = core
         cls.initialized = True
@@ -509,6 +550,27 @@ class Detector:
         """Whether a report is due on this iteration."""
         core = cls._core
         return core.is_interval_elapsed() if core is not None else False
+
+    @classmethod
+    def last_decision(cls) -> Any:
+        """The decision of the last report, agreed inside it and the same on every rank.
+
+        A `straggler.reporting.decision.Decision`: ``stragglers`` (global ranks to act on:
+        the confirmed verdict by default), ``suspects`` (slow, not confirmed yet), ``act``,
+        ``report`` (which report made it). None before the first report or when not
+        initialized. Integrations act on it instead of running collectives of their own.
+        """
+        core = cls._core
+        return core.last_decision() if core is not None else None
+
+    @classmethod
+    def set_decision_rule(cls, rule: Any) -> None:
+        """Set how reports become decisions (`straggler.reporting.decision.DecisionRule`: the
+        verdict, confirmed or NVRx's single-report rule, and its thresholds). The reporting rank's
+        rule decides; set the same on every rank."""
+        core = cls._require()
+        if core is not None:
+            core.set_decision_rule(rule)
 
     @classmethod
     def state_dict(cls) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import dataclasses
 import socket
 from typing import Any
 
-from ._checks import check_bool, check_choice, check_int, check_name, check_seconds
+from ._checks import OptionTypeError, check_bool, check_choice, check_int, check_name, check_seconds
 from ._constants import FT_SECTIONS_MODES
 from ._options import check_or_create_options
 
@@ -56,6 +56,7 @@ class DetectorOptions:
     max_names: int = DEFAULT_MAX_NAMES
     name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS
     gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL
+    collective_waits: bool = True
     hang_timeout_s: Any = "auto"
     hang_action: str = "none"
     # Derived: hang detection's `HangOptions` (None: off), from the two fields above.
@@ -65,6 +66,8 @@ class DetectorOptions:
         from .analysis.policy import make_policy
         from .integrations.ft.options import FTOptions
         from .reporting.generator import check_scores_to_compute
+        from .sinks.prometheus import prometheus_options
+        from .sinks.reportlog import report_log_options
         from .telemetry.options import telemetry_options
 
         def put(name: str, value: Any) -> None:  # normalise a field of this frozen object
@@ -79,6 +82,7 @@ class DetectorOptions:
         put("node_name", check_name("node_name", self.node_name, optional=True)
             or socket.gethostname())
         check_bool("per_op_capture", self.per_op_capture)
+        check_bool("collective_waits", self.collective_waits)
         check_int("gpu_sample_interval", self.gpu_sample_interval)
         put("comm_timeout_s", check_seconds("comm_timeout_s", self.comm_timeout_s))
         check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
@@ -87,11 +91,15 @@ class DetectorOptions:
         check_int("max_names", self.max_names)
         check_int("name_ttl_reports", self.name_ttl_reports)
         if self.report_options is not None and not isinstance(self.report_options, dict):
-            raise ValueError(f"`report_options={self.report_options!r}` must be a dict or None")
+            raise OptionTypeError(f"`report_options={self.report_options!r}` must be a dict or "
+                                  "None")
         put("report_options", dict(self.report_options or {}))
         # The persistence policy behind Report.confirmed (docs/policy.md); None: no policy.
         put("policy", make_policy(self.policy, self.roles))
         put("telemetry", telemetry_options(self.telemetry))  # NVML, causes, probe
+        # The sinks on the reporting rank; None here means off (the environment is read now).
+        put("report_log", report_log_options(self.report_log))
+        put("prometheus", prometheus_options(self.prometheus))
         from .hang.options import hang_options
 
         # Hang detection (docs/hang.md): HangOptions, or None when off.
@@ -101,8 +109,8 @@ class DetectorOptions:
             import torch.distributed as dist
 
             if not isinstance(group, dist.ProcessGroup):
-                raise ValueError(f"`process_group={group!r}` must be a "
-                                 "torch.distributed.ProcessGroup or None")
+                raise OptionTypeError(f"`process_group={group!r}` must be a "
+                                      "torch.distributed.ProcessGroup or None")
 
     @property
     def gpu_interval(self) -> int:
