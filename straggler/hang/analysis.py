@@ -187,15 +187,17 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
     alive = {r: rec for r, rec in records.items() if r not in gone and 0 <= r < world_size}
     stalled_s = max((rec.stall_s + max(0.0, now - rec.t) for rec in alive.values()),
                     default=0.0)
-    waits = Counter((w.group, w.seq, w.op) for rec in alive.values()
-                    if (w := rec.waiting) is not None)
+    waiters = {r: w for r, rec in alive.items() if (w := rec.waiting) is not None}
+    waits = Counter((w.group, w.seq) for w in waiters.values())
     wait: CollectiveWait | None = None
     waiting: tuple[int, ...] = ()
     behind: list[int] = []
     if waits:
-        (group, seq, op), _ = min(waits.items(), key=lambda kv: (-kv[1], kv[0]))
+        (group, seq), _ = min(waits.items(), key=lambda kv: (-kv[1], kv[0]))
+        waiting = tuple(sorted(r for r, w in waiters.items() if (w.group, w.seq) == (group, seq)))
+        # The op as most of them name it (a stack says "all_reduce", the observer "allreduce_").
+        op = Counter(waiters[r].op for r in waiting).most_common(1)[0][0]
         wait = CollectiveWait(op, group, seq)
-        waiting = tuple(sorted(r for r, rec in alive.items() if rec.waiting == wait))
         if seq >= 0:
             behind = sorted(r for r, rec in alive.items()
                             if group in rec.g and rec.g[group] < seq)

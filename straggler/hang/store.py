@@ -73,18 +73,23 @@ class ProgressStore:
             return None
         return self._call(f"get {key}", self._store.get, key)
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, bytes]:
-        """The values of those `keys` that exist: one round trip when all do."""
-        if not keys:
-            return {}
-        if self._call("check", self._store.check, list(keys)):
-            values = self._call("multi_get", self._store.multi_get, list(keys))
-            return dict(zip(keys, values, strict=True)) if values is not None else {}
+    def get_many(self, keys: Sequence[str], chunk: int = 256) -> dict[str, bytes]:
+        """The values of those `keys` that exist: two round trips per `chunk` keys when all
+        exist. (A TCPStore ``check`` of n keys costs the server O(n^2): 0.5 s for 4,096 keys,
+        so the keys go in chunks; ``multi_get`` of a missing key would wait for the timeout.)
+        """
         out: dict[str, bytes] = {}
-        for k in keys:
-            v = self.get(k)
-            if v is not None:
-                out[k] = v
+        for i in range(0, len(keys), chunk):
+            part = list(keys[i:i + chunk])
+            if self._call("check", self._store.check, part):
+                values = self._call("multi_get", self._store.multi_get, part)
+                if values is not None:
+                    out.update(zip(part, values, strict=True))
+                continue
+            for k in part:
+                v = self.get(k)
+                if v is not None:
+                    out[k] = v
         return out
 
     def add(self, key: str, amount: int) -> int | None:

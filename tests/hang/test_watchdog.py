@@ -13,6 +13,7 @@ import torch.distributed as dist
 
 from straggler.hang import HangOptions, HangWatchdog, LocalProgress, ProgressRecord, \
     ProgressStore
+from straggler.hang.progress import GroupState
 from straggler.hang.watchdog import process_exited
 
 
@@ -34,15 +35,19 @@ class _Rank:
 
     def __init__(self, rank: int, world: int, store: Any, clock: _Clock,
                  options: HangOptions, found: list[Any]) -> None:
+        self.seqs = {"0": 0}
         self.section = _Section("step")
         self.step = 0
-        self.seqs = {"0": 0}
         self.progress = LocalProgress(rank, "node", "", lambda: [self.section],
-                                      lambda: self.step, lambda: dict(self.seqs),
+                                      lambda: self.step, lambda: _groups_of(self),
                                       thread=threading.get_ident(), clock=clock)
         self.store = ProgressStore(store, "hang")
         self.dog = HangWatchdog(options, self.progress, self.store, rank, world, found.append,
                                 clock=clock, wall=clock)
+
+
+def _groups_of(rank: _Rank) -> dict[str, GroupState]:
+    return {name: GroupState(seq) for name, seq in rank.seqs.items()}
 
 
 class _CountingStore(dist.Store):
