@@ -29,7 +29,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from straggler.hang import HangOptions, ProgressRecord, ProgressStore  # noqa: E402
+from straggler.hang import HangOptions, ProgressRecord, ProgressStore
 
 
 def typical_record(rank: int) -> ProgressRecord:

@@ -177,7 +177,7 @@ class DetectorCore:
 
         registry, tracker = self.registry, self.cycle.tracker
         return start_hang_detection(options, node=self.options.node_name, gpu=gpu,
-                                    sections=lambda: registry.sections.values(),
+                                    sections=registry.sections.values,
                                     step=lambda: tracker.current_iter,
                                     observers=self.observers, ft_bridge=self.ft_bridge)
 

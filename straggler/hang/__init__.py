@@ -44,15 +44,15 @@ def job_timeout_s(ft_bridge: Any = None) -> float:
                 out = min(out, pg._get_backend(torch.device(device)).options._timeout
                           .total_seconds())
                 break
-            except Exception:  # noqa: BLE001, S112 - no backend for this device
+            except Exception:  # noqa: BLE001 - no backend for this device
                 continue
-    except Exception:  # noqa: BLE001, S110 - no default group
+    except Exception:  # noqa: BLE001 - no default group
         pass
     if ft_bridge is not None and getattr(ft_bridge, "enabled", False):
         try:
             ft = [float(v) for v in ft_bridge.current_timeouts().values() if v]
             out = min([out, *ft])
-        except Exception:  # noqa: BLE001, S110 - FT's timeouts unknown
+        except Exception:  # noqa: BLE001 - FT's timeouts unknown
             pass
     return out
 

@@ -4,6 +4,7 @@ Prometheus exporter, ``ft_launcher`` (a message it logs), and the optional exit.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -81,9 +82,7 @@ class HangOutput:
         log.error("straggler: hang_action='exit': exiting with code %d (%s)", EXIT_CODE,
                   description)
         for handler in logging.getLogger().handlers + log.handlers:
-            try:
+            with contextlib.suppress(Exception):  # exiting anyway
                 handler.flush()
-            except Exception:  # noqa: BLE001, S110 - exiting anyway
-                pass
         sys.stderr.flush()
         self._exit_process(EXIT_CODE)

@@ -45,7 +45,8 @@ class ProgressRecord:
     ``t``: wall time of the record; ``step``: steps counted; ``sec``/``sec_s``: the innermost
     open section and for how long it has been open; ``open``: all open sections; ``g``: group
     name -> sequence number of its last collective; ``op``: group name -> that collective's op
-    (when the collective observer runs); ``stall_s``: seconds since this rank's progress last changed;
+    (when the collective observer runs); ``stall_s``: seconds since this rank's progress last
+    changed;
     ``wait``: the collective its main thread is in (``op``, ``group``, ``seq``), when stalled;
     ``loc``: the innermost frame of its main thread, when stalled.
     """
@@ -95,7 +96,7 @@ def torch_group_seqs() -> dict[str, GroupState]:
     out: dict[str, GroupState] = {}
     for pg in list(dist.distributed_c10d._world.pg_map)[:MAX_GROUPS]:
         try:
-            out[str(pg.group_name)] = GroupState(int(pg._get_sequence_number_for_group()))
+            out[str(pg.group_name)] = GroupState(int(pg._get_sequence_number_for_group()))  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - a backend without sequence numbers: left out
             continue
     return out

@@ -94,7 +94,7 @@ def collective_wait(frame: FrameType) -> CollectiveWait | None:
         import torch.distributed as dist
 
         pg = dist.distributed_c10d._get_default_group() if group is None else group
-        seq = int(pg._get_sequence_number_for_group())
+        seq = int(pg._get_sequence_number_for_group())  # type: ignore[union-attr]
     except Exception:  # noqa: BLE001 - a group we cannot read: the op alone
         return CollectiveWait(found.f_code.co_name, "?", -1)
     return CollectiveWait(found.f_code.co_name, name, seq)

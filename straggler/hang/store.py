@@ -30,7 +30,7 @@ def open_job_store(timeout_s: float) -> Any:
 
     store = dist.distributed_c10d._get_default_store()
     try:
-        own = store.clone()
+        own = store.clone()  # type: ignore[attr-defined]  # torch>=2.5, not in its stubs
     except Exception:  # noqa: BLE001 - a store without clone(): share the job's connection
         own = store
     own.set_timeout(datetime.timedelta(seconds=timeout_s))

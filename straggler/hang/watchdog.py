@@ -26,7 +26,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from .analysis import NOT_ARRIVED, HangFinding, analyse
 from .options import HangOptions, HangTimeout
@@ -137,7 +136,7 @@ class HangWatchdog:
                 return
             try:
                 self.tick()
-            except Exception as exc:  # noqa: BLE001 - never into the job
+            except Exception as exc:
                 log.warning("straggler: hang detection stopped on this rank after an internal "
                             "error (training goes on): %s: %s", type(exc).__name__, exc,
                             exc_info=exc)
