@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 __all__ = ["EnvVar", "VARIABLES", "DISABLE", "REPORT_LOG", "REPORT_LOG_MAX_BYTES",
            "REPORT_LOG_BACKUPS", "PROMETHEUS_PORT", "PROMETHEUS_ADDR", "LIBCUDA", "LIBNVML",
-           "FT_STATE", "flag", "integer", "text"]
+           "FT_STATE", "HANG_TIMEOUT", "flag", "integer", "text", "seconds_or_word"]
 
 T = TypeVar("T")
 
@@ -52,6 +52,22 @@ def integer(low: int, high: int | None = None) -> Callable[[str, str], int]:
 def text(name: str, raw: str) -> str:
     """Any non-blank string, stripped."""
     return raw
+
+
+def seconds_or_word(*words: str) -> Callable[[str, str], float | str]:
+    """A parser of positive seconds, or one of `words` (any case, returned lower-case)."""
+    def parse(name: str, raw: str) -> float | str:
+        if raw.lower() in words:
+            return raw.lower()
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if not value > 0 or value == float("inf"):
+            raise ValueError(f"`{name}={raw!r}` must be seconds (> 0) or one of "
+                             f"{', '.join(words)}")
+        return value
+    return parse
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,10 @@ LIBNVML: EnvVar[str | None] = EnvVar(
 FT_STATE: EnvVar[str | None] = EnvVar(
     "STRAGGLER_FT_STATE", text, None, "the FT bridge's state file or directory (docs/ft.md)")
 
+HANG_TIMEOUT: EnvVar[float | str | None] = EnvVar(
+    "STRAGGLER_HANG_TIMEOUT", seconds_or_word("auto", "off"), None,
+    "hang timeout (seconds, auto or off) when initialize(hang_timeout_s='auto') (docs/hang.md)")
+
 VARIABLES: tuple[EnvVar[Any], ...] = (
     DISABLE, REPORT_LOG, REPORT_LOG_MAX_BYTES, REPORT_LOG_BACKUPS, PROMETHEUS_PORT,
-    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE)
+    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, HANG_TIMEOUT)

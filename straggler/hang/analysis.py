@@ -56,8 +56,8 @@ class Culprit:
         """JSON-ready form (the ``hang`` record's ``culprits`` items)."""
         d = dataclasses.asdict(self)
         d["waiting_in"] = dataclasses.asdict(self.waiting_in) if self.waiting_in else None
-        if d["last_seen_s"] != d["last_seen_s"]:  # NaN: never published
-            d["last_seen_s"] = None
+        seen = d["last_seen_s"]
+        d["last_seen_s"] = None if seen != seen else round(seen, 3)  # NaN: never published
         return d
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
+from collections.abc import Mapping
 from typing import Any
 
 from .._checks import check_choice, check_seconds
@@ -31,7 +31,7 @@ __all__ = ["HangOptions", "HangTimeout", "hang_options", "EXIT_CODE", "HANG_ACTI
 
 EXIT_CODE = 75  # a culprit's exit status with hang_action="exit" (EX_TEMPFAIL: try again)
 HANG_ACTIONS = ("none", "exit")
-ENV_TIMEOUT = "STRAGGLER_HANG_TIMEOUT"
+ENV_TIMEOUT = "STRAGGLER_HANG_TIMEOUT"  # straggler/_env.py HANG_TIMEOUT
 AUTO_INITIAL_S = 300.0  # until steps are seen: the first step, compilation, loading
 AUTO_MIN_S = 60.0
 AUTO_FACTOR = 10.0  # x the longest step: evaluation and checkpoint skew stay under it
@@ -75,20 +75,16 @@ class HangOptions:
 
 
 def hang_options(timeout: Any, action: Any = "none",
-                 environ: dict[str, str] | None = None) -> HangOptions | None:
+                 environ: Mapping[str, str] | None = None) -> HangOptions | None:
     """`HangOptions` for ``initialize(hang_timeout_s=timeout, hang_action=action)``; None: off.
     """
-    env = os.environ if environ is None else environ
     action = check_choice("hang_action", action, HANG_ACTIONS)
-    if isinstance(timeout, str) and timeout == "auto" and env.get(ENV_TIMEOUT, "").strip():
-        timeout = env[ENV_TIMEOUT].strip()
-        try:
-            timeout = float(timeout)
-        except ValueError:
-            if timeout.lower() not in ("off", "auto"):
-                raise ValueError(f"`{ENV_TIMEOUT}={timeout!r}` must be seconds, 'auto' or "
-                                 "'off'") from None
-            timeout = timeout.lower()
+    if isinstance(timeout, str) and timeout == "auto":
+        from .._env import HANG_TIMEOUT
+
+        from_env = HANG_TIMEOUT.read(environ)  # ValueError naming a malformed value
+        if from_env is not None:
+            timeout = from_env
     if timeout is None or timeout is False or (isinstance(timeout, str) and timeout == "off"):
         return None
     if isinstance(timeout, str):

@@ -75,9 +75,8 @@ class ProgressStore:
 
     def get_many(self, keys: Sequence[str], chunk: int = 256) -> dict[str, bytes]:
         """The values of those `keys` that exist: two round trips per `chunk` keys when all
-        exist. (A TCPStore ``check`` of n keys costs the server O(n^2): 0.5 s for 4,096 keys,
-        so the keys go in chunks; ``multi_get`` of a missing key would wait for the timeout.)
-        """
+        exist (``multi_get`` of a missing key would wait for the store's timeout, so a chunk is
+        checked first, and read key by key when some are missing)."""
         out: dict[str, bytes] = {}
         for i in range(0, len(keys), chunk):
             part = list(keys[i:i + chunk])
