@@ -299,7 +299,7 @@ class StragglerDetectionManager:
                 raise RuntimeError("the report failed; the detector turned off")
             self.last_decision = decision
             stop = bool(config.stop_if_detected and decision is not None and decision.act)
-            if stop:
+            if stop and decision is not None:
                 self._log.error("Detected stragglers %s. Training should be stopped.",
                                 sorted(decision.stragglers))
         if new_state != state:
