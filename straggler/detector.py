@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ._core import TimerEngine
     from .analysis.policy import PolicyConfig, StragglerPolicy
     from .detector_options import ReportOptions
+    from .hang import HangWatchdog
     from .integrations.ft import FTBridge
     from .integrations.ft.options import FTOptions
     from .reporting.decision import Decision, DecisionRule

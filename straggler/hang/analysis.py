@@ -17,6 +17,7 @@ hand-made records. The rules (docs/hang.md, "How a culprit is named"):
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -57,7 +58,7 @@ class Culprit:
         d = dataclasses.asdict(self)
         d["waiting_in"] = dataclasses.asdict(self.waiting_in) if self.waiting_in else None
         seen = d["last_seen_s"]
-        d["last_seen_s"] = None if seen != seen else round(seen, 3)  # NaN: never published
+        d["last_seen_s"] = None if math.isnan(seen) else round(seen, 3)  # never published
         return d
 
 
@@ -145,7 +146,7 @@ def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
     elif c.state == EXITED:
         what = f"is gone: its process exited (last heard of {c.last_seen_s:.1f} s ago)"
     elif c.state == GONE:
-        what = ("is gone: never published progress" if c.last_seen_s != c.last_seen_s else
+        what = ("is gone: never published progress" if math.isnan(c.last_seen_s) else
                 f"is gone: no progress record for {c.last_seen_s:.1f} s (the process died, "
                 "or a call holding the GIL froze it)")
     else:
