@@ -38,6 +38,14 @@ LOGGER = "test.straggler.megatron"
 
 pytestmark = pytest.mark.usefixtures("clean_detector")
 
+TOKEN = "megatron-test-controller-token"
+
+
+@pytest.fixture(autouse=True)
+def _controller_token(monkeypatch):
+    """The controller's token, given (spawned ranks inherit it): no token file is written."""
+    monkeypatch.setenv("STRAGGLER_CONTROLLER_TOKEN", TOKEN)
+
 
 def _config(**kwargs) -> StragglerDetectionConfig:
     base = dict(enabled=True, report_time_interval=0.2, logger_name=LOGGER,
@@ -234,6 +242,7 @@ def test_internal_failure_switches_detection_off_and_training_goes_on(monkeypatc
 def _post(port: int, path: str, payload=None) -> dict:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     headers = {"Content-Type": "application/json"} if payload is not None else {}
+    headers["Authorization"] = f"Bearer {TOKEN}"
     conn.request("POST", path, body=json.dumps(payload) if payload is not None else None,
                  headers=headers)
     resp = conn.getresponse()
@@ -355,6 +364,7 @@ def _http(port: int, method: str, path: str, payload=None) -> dict:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     body = json.dumps(payload) if payload is not None else None
     headers = {"Content-Type": "application/json"} if payload is not None else {}
+    headers["Authorization"] = f"Bearer {TOKEN}"
     conn.request(method, path, body=body, headers=headers)
     resp = conn.getresponse()
     data = json.loads(resp.read())
