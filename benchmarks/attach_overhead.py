@@ -3,18 +3,21 @@
 One run, two ranks spawned here, the demo's model (examples/demo.py: three Linear layers of
 256, batch 64, DistributedDataParallel, SGD, cross entropy), its batches through a
 ``DataLoader`` (so the attach's ``dataloader`` section runs too). The ranks alternate blocks of
-steps without and with the attach, in lockstep: for an attached block each rank builds the
+steps without and with the attach, in lockstep, in ABBA order so that a drift in the machine's
+load falls on both alike. For an attached block each rank builds the
 `straggler.attach.worker.AttachedJob` that ``straggler run`` builds after ``init_process_group``
-(optimizer step hook, ``step`` and ``dataloader`` sections, report interval counting) and closes
-it after the block, so the load of the machine falls on both variants alike. Printed:
+(optimizer step hook, ``step`` and ``dataloader`` sections, report interval counting, the
+collective observer) and closes it after the block; a block's first 40 steps are not timed.
+Printed:
 
-- the median step time of each variant over the blocks (rank 0), and the difference;
-- the attach's own per-step cost, timed alone: one optimizer step hook call (section exit,
-  interval count, section entry) plus one ``DataLoader`` batch through the patched ``__next__``
-  against the unpatched one, in ns, and that cost as a share of the median step;
+- per variant, the median over blocks of the step's wall time and of the training thread's CPU
+  time per step (rank 0), with the interquartile range; the difference of the medians;
+- the attach's own per-step cost, timed alone in thread CPU time: one optimizer step hook call
+  (section exit, interval count, section entry) plus one ``DataLoader`` batch through the
+  patched ``__next__`` against the unpatched one, in ns, and that cost as a share of the step;
 - a report's cost (rank 0, median of forced reports), amortised over the default 60 s interval.
 
-    python benchmarks/attach_overhead.py            # about a minute on 2 cores
+    python benchmarks/attach_overhead.py            # 1-3 minutes on 2 cores
     python benchmarks/attach_overhead.py --quick
 """
 
@@ -54,17 +57,21 @@ def _loader(rank: int, steps: int) -> DataLoader:
     return DataLoader(data, batch_size=BATCH)
 
 
-def _block(ddp: torch.nn.Module, opt: torch.optim.Optimizer, loader: DataLoader
-           ) -> tuple[float, float]:
-    """(wall seconds, training-thread CPU seconds) per step over one pass of `loader`.
+def _block(ddp: torch.nn.Module, opt: torch.optim.Optimizer, loader: DataLoader,
+           warmup: int) -> tuple[float, float]:
+    """(wall seconds, training-thread CPU seconds) per step over one pass of `loader`, after
+    its first `warmup` steps (untimed: the attach's first boundaries, the report interval's
+    first estimate, happen once per run, not per step).
 
     The CPU time of the thread that runs the step (and the attach's hook and sections) is what
     the attach can add; it does not count the time the thread waits for the all-reduce or for
     other processes of a shared machine, so it stays readable where wall time does not."""
     dist.barrier()
-    t0, c0 = time.perf_counter(), time.thread_time()
+    t0 = c0 = 0.0
     n = 0
-    for x, y in loader:
+    for i, (x, y) in enumerate(loader):
+        if i == warmup:
+            t0, c0, n = time.perf_counter(), time.thread_time(), 0
         loss = torch.nn.functional.cross_entropy(ddp(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -114,16 +121,17 @@ def _worker(rank: int, world: int, port: int, args: argparse.Namespace, out: dic
                             world_size=world, timeout=datetime.timedelta(seconds=120))
     ddp = torch.nn.parallel.DistributedDataParallel(_model())
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-    loader = _loader(rank, args.steps)
+    warmup = 40
+    loader = _loader(rank, warmup + args.steps)
     settings = AttachSettings(report_interval_s=60.0, quiet=True)
-    _block(ddp, opt, loader)  # warm-up
+    _block(ddp, opt, loader, warmup)  # warm-up
     wall: dict[str, list[float]] = {"not attached": [], "attached": []}
     cpu: dict[str, list[float]] = {"not attached": [], "attached": []}
     for b in range(2 * args.blocks):
         attached = (b % 4) in (1, 2)  # ABBA: a drift in the load falls on both alike
         job = AttachedJob(settings) if attached else None
         name = "attached" if attached else "not attached"
-        w, c = _block(ddp, opt, loader)
+        w, c = _block(ddp, opt, loader, warmup)
         wall[name].append(w)
         cpu[name].append(c)
         if job is not None:
@@ -134,7 +142,7 @@ def _worker(rank: int, world: int, port: int, args: argparse.Namespace, out: dic
     next_ns = _patch_cost_ns(2000, 15)
     report_ms = []
     for _ in range(args.reports):  # a report after a few steps, as in training
-        for _, (x, y) in zip(range(20), loader, strict=False):
+        for _step, (x, y) in zip(range(20), loader, strict=False):
             loss = torch.nn.functional.cross_entropy(ddp(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
