@@ -17,8 +17,9 @@ from typing import Any, Generic, TypeVar
 
 __all__ = ["EnvVar", "VARIABLES", "DISABLE", "REPORT_LOG", "REPORT_LOG_MAX_BYTES",
            "REPORT_LOG_BACKUPS", "PROMETHEUS_PORT", "PROMETHEUS_ADDR", "LIBCUDA", "LIBNVML",
-           "FT_STATE", "AUTO", "REPORT_INTERVAL", "STEP", "QUIET", "COMM_TIMEOUT", "STEP_MODES",
-           "choice", "flag", "integer", "seconds", "text"]
+           "FT_STATE", "RUN_ID", "CONTROLLER_TOKEN", "CONTROLLER_TOKEN_DIR", "AUTO",
+           "REPORT_INTERVAL", "STEP", "QUIET", "COMM_TIMEOUT", "STEP_MODES", "choice", "flag",
+           "integer", "seconds", "text"]
 
 T = TypeVar("T")
 
@@ -126,6 +127,15 @@ LIBNVML: EnvVar[str | None] = EnvVar(
     "STRAGGLER_LIBNVML", text, None, "the NVML library to load (read by straggler._core)")
 FT_STATE: EnvVar[str | None] = EnvVar(
     "STRAGGLER_FT_STATE", text, None, "the FT bridge's state file or directory (docs/ft.md)")
+RUN_ID: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_RUN_ID", text, None,
+    "the run id in every report log record (default: torchrun's TORCHELASTIC_RUN_ID)")
+CONTROLLER_TOKEN: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_CONTROLLER_TOKEN", text, None,
+    "the HTTP controller's token (default: one generated per job, in a private file)")
+CONTROLLER_TOKEN_DIR: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_CONTROLLER_TOKEN_DIR", text, None,
+    "where generated controller tokens are written (default $XDG_RUNTIME_DIR/straggler)")
 
 # The zero-code attach (straggler/attach/, docs/attach.md); `straggler run` sets them.
 AUTO: EnvVar[bool] = EnvVar(
@@ -149,5 +159,5 @@ COMM_TIMEOUT: EnvVar[float] = EnvVar(
 
 VARIABLES: tuple[EnvVar[Any], ...] = (
     DISABLE, REPORT_LOG, REPORT_LOG_MAX_BYTES, REPORT_LOG_BACKUPS, PROMETHEUS_PORT,
-    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, AUTO, REPORT_INTERVAL, STEP, QUIET,
-    COMM_TIMEOUT)
+    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, RUN_ID, CONTROLLER_TOKEN, CONTROLLER_TOKEN_DIR,
+    AUTO, REPORT_INTERVAL, STEP, QUIET, COMM_TIMEOUT)
