@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOP = ("straggler", "csrc", "tests", "benchmarks", "docs", "examples", "tools", "cmake",
        "third_party")
 # A path: a top-level folder of the repository, then at least one more component.
-PATH = re.compile(r"(?<![\w./$-])((?:%s)/[\w./*{}-]*[\w/*}])" % "|".join(TOP))
+PATH = re.compile(r"(?<![\w./$-])((?:" + "|".join(TOP) + r")/[\w./*{}-]*[\w/*}])")
 # Not paths of this repository: glob patterns, placeholders, generated files, other projects'
 # files that happen to share a folder name.
 SKIP = re.compile(r"[*{}<>]|\.\.\.|^tests/\.\.\.|\.so$")
