@@ -209,7 +209,9 @@ def test_output_exit_asks_ft_to_exclude_the_node_then_exits_with_75() -> None:
 
     class _Bridge:
         enabled = True
-        asked: list[tuple[str, str]] = []
+
+        def __init__(self) -> None:
+            self.asked: list[tuple[str, str]] = []
 
         def request_workload_action(self, action: str, description: str) -> bool:
             self.asked.append((action, description))
