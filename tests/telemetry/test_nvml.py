@@ -302,15 +302,25 @@ def test_reading_the_sampler_while_it_samples_lets_other_python_threads_run(monk
     GPU) waits without the GIL: the rest of the process keeps running meanwhile."""
     s = _sampler(period_s=60.0)
     use_scenario(monkeypatch, scenario(call_latency_us=100_000))  # ~1.7 s per sample
-    sampling = threading.Thread(target=s.sample_now)
+    started, reading, done = threading.Event(), threading.Event(), threading.Event()
+
+    def sample() -> None:
+        started.set()  # this thread goes straight on into the sample, taking the sampler's lock
+        s.sample_now()
+
+    def read() -> None:
+        reading.set()
+        s.unsupported, s.samples_taken  # noqa: B018 - the reads are the test
+        done.set()
+
+    sampling = threading.Thread(target=sample)
     sampling.start()
-    # Now inside the sample (it starts within milliseconds, holding the sampler's lock). Not
-    # polled through the simulator: its lock is taken back to back by the sampling thread.
-    time.sleep(0.3)
-    done = threading.Event()
-    reader = threading.Thread(target=lambda: (s.unsupported, s.samples_taken, done.set()))
+    assert started.wait(timeout=60)
+    # Events, not sleeps: the reader is started once the sample is under way (its first NVML
+    # call alone takes 0.1 s), and this thread looks as soon as it can run again.
+    reader = threading.Thread(target=read)
     reader.start()
-    time.sleep(0.05)
+    assert reading.wait(timeout=60)
     # Had the reader kept the GIL while it waited for the sample, this thread would only run
     # again after the reader finished, i.e. after the whole sample (over a second from now).
     reader_still_waiting = not done.is_set()
