@@ -34,7 +34,6 @@ SIMULATED = Path(os.environ["STRAGGLER_LIBNVML"]).name == "libnvidia-ml.so.1" an
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-
 from straggler import _core  # noqa: E402
 from straggler.telemetry.nvml import DEFAULT_PERIOD_S  # noqa: E402
 from straggler.telemetry.window import WindowAggregator  # noqa: E402

@@ -22,7 +22,6 @@ import types
 from collections.abc import Callable
 
 import torch
-
 from straggler import _core
 from straggler.timing import capture
 

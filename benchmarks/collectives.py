@@ -21,7 +21,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from straggler.timing import collectives
 
 

@@ -15,7 +15,6 @@ import statistics
 import time
 
 import torch
-
 from straggler import _core, _ops
 from straggler.timing.untimed_ops import UNTIMED_OPS
 

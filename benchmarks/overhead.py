@@ -84,7 +84,6 @@ def micro(n: int, rounds: int) -> list[tuple[str, float]]:
     import logging
 
     from nvidia_resiliency_ext.straggler import Detector as NvDetector
-
     from straggler import CallableId, Detector
 
     logging.getLogger("straggler").setLevel(logging.ERROR)  # the no-GPU notice, once
@@ -196,7 +195,6 @@ def per_op(n_ops: int, rounds: int) -> tuple[float, float, float]:
     import logging
 
     import torch
-
     from straggler import Detector
 
     logging.getLogger("straggler").setLevel(logging.ERROR)
@@ -236,9 +234,8 @@ def _ddp_worker(rank: int, world_size: int, step_ms: float, steps: int, blocks: 
     import logging
 
     import torch
-    from torch.nn.parallel import DistributedDataParallel
-
     from straggler import Detector
+    from torch.nn.parallel import DistributedDataParallel
 
     logging.getLogger("straggler").setLevel(logging.ERROR)
     torch.manual_seed(0)

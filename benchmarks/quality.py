@@ -37,8 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import simulator
-from straggler.analysis.policy import (
-    PolicyConfig, StragglerPolicy, observation_from_report)
+from straggler.analysis.policy import PolicyConfig, StragglerPolicy, observation_from_report
 
 
 @dataclass

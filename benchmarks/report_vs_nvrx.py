@@ -25,10 +25,9 @@ def _measure(rank: int, world_size: int, timers: int, reps: int, rounds: int) ->
     import torch.distributed as dist
     from nvidia_resiliency_ext.straggler.reporting import ReportGenerator as NvrxGenerator
     from nvidia_resiliency_ext.straggler.statistics import Statistic as NvrxStatistic
-
+    from straggler.analysis.statistics import Statistic
     from straggler.dist.comm import Comm
     from straggler.reporting.generator import ReportGenerator
-    from straggler.analysis.statistics import Statistic
 
     def summaries(stat):
         def one(med):

@@ -68,8 +68,8 @@ def report_times(world: int, timers: int, reports: int, policy: bool, waits: boo
 
 def memory_report_generator(timers: int, sections: int, reports: int) -> int:
     """Bytes held by one rank's ReportGenerator (individual baselines, registry) after a run."""
-    from straggler.reporting.generator import ReportGenerator
     from straggler.analysis.statistics import Statistic
+    from straggler.reporting.generator import ReportGenerator
 
     rng = np.random.default_rng(0)
     names = simulator.gpu_timer_names(timers)

@@ -33,7 +33,6 @@ os.environ.setdefault("STRAGGLER_LIBCUDA", str(REPO / "build" / "sim" / "libcuda
 os.environ.setdefault("STRAGGLER_LIBNVML", str(REPO / "build" / "sim" / "libnvidia-ml.so.1"))
 
 from _lean import LeanSection  # noqa: E402
-
 from straggler import Detector  # noqa: E402
 from straggler.timing.sections import SectionContext  # noqa: E402
 

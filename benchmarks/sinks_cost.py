@@ -90,7 +90,6 @@ class OldExporter:
 
     def __init__(self) -> None:
         from prometheus_client import CollectorRegistry, start_http_server
-
         from straggler.sinks.prometheus import _RecordCollector
 
         self.collector = _RecordCollector()

@@ -36,13 +36,12 @@ import sys
 
 import torch
 import torch.distributed as dist
-from torch import nn
-
 from straggler.integrations.megatron import (
     StragglerDetectionManager,
     add_straggler_args,
     config_from_args,
 )
+from torch import nn
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

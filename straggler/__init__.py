@@ -28,12 +28,12 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .timing.callables import CallableId
-    from .detector import Detector
     from .analysis.policy import PolicyConfig
-    from .reporting.report import Report, StragglerId
-    from .timing.sections import SectionKind
     from .analysis.statistics import Statistic
+    from .detector import Detector
+    from .reporting.report import Report, StragglerId
+    from .timing.callables import CallableId
+    from .timing.sections import SectionKind
 
 
 def __getattr__(name: str) -> Any:

@@ -9,8 +9,8 @@ right type out of range. Booleans are never accepted as numbers.
 from __future__ import annotations
 
 import math
-from numbers import Real
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from numbers import Real
 from typing import Any, TypeVar
 
 __all__ = ["OptionTypeError", "check_bool", "check_choice", "check_fraction", "check_int",

@@ -30,15 +30,26 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from . import _env
 from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
-from .detector_options import (DEFAULT_CAPACITY, DEFAULT_GPU_SAMPLE_INTERVAL, DEFAULT_MAX_NAMES,
-                               DEFAULT_NAME_TTL_REPORTS, DetectorOptions)
+from .detector_options import (
+    DEFAULT_CAPACITY,
+    DEFAULT_GPU_SAMPLE_INTERVAL,
+    DEFAULT_MAX_NAMES,
+    DEFAULT_NAME_TTL_REPORTS,
+    DetectorOptions,
+)
 from .lifecycle import Lifecycle
 from .timing import collectives
 from .timing.callables import CallableId, CallableWrapper
 from .timing.gpu import GpuTiming
 from .timing.registry import SectionRegistry, host_summaries
-from .timing.sections import NULL_CONTEXT, NullContext, Section, SectionContext, SectionHook, \
-    SectionKind
+from .timing.sections import (
+    NULL_CONTEXT,
+    NullContext,
+    Section,
+    SectionContext,
+    SectionHook,
+    SectionKind,
+)
 
 if TYPE_CHECKING:
     import os

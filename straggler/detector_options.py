@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-from collections.abc import Hashable, Mapping, Sequence
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from ._checks import OptionTypeError, check_bool, check_choice, check_int, check_name, check_seconds
@@ -25,8 +24,8 @@ if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
 
     from .analysis.policy import PolicyConfig, StragglerPolicy
-    from .integrations.ft.options import FTOptions
     from .hang.options import HangOptions
+    from .integrations.ft.options import FTOptions
     from .sinks.prometheus import PrometheusOptions
     from .sinks.reportlog import ReportLogOptions
     from .telemetry.options import TelemetryOptions

@@ -58,8 +58,8 @@ class ReportCycle:
                  gpu: GpuTiming, lifecycle: Lifecycle, telemetry: TelemetryProvider | None = None,
                  observers: ReportObservers | None = None) -> None:
         from .analysis.causes import CauseRules
-        from .reporting.annotation import ReportAnnotator
         from .dist.failopen import ReportGate
+        from .reporting.annotation import ReportAnnotator
         from .reporting.generator import ReportGenerator
 
         self.comm = comm

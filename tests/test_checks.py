@@ -7,9 +7,17 @@ import re
 
 import numpy as np
 import pytest
-
-from straggler._checks import (check_bool, check_choice, check_fraction, check_int, check_name,
-                               check_names, check_number, check_roles, check_seconds)
+from straggler._checks import (
+    check_bool,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_name,
+    check_names,
+    check_number,
+    check_roles,
+    check_seconds,
+)
 from straggler.reporting.generator import check_scores_to_compute
 
 

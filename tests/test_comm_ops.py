@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from straggler import comm_ops
 from straggler.analysis import scoring
 from straggler.timing.capture import native_observer_available

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from _multirank import run_ranks
 
 pytestmark = pytest.mark.multirank
@@ -30,7 +31,6 @@ def _summary(report):
 def _scenarios(rank, world_size):
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     # The ranks start at different times: DDP's first broadcast absorbs that skew before the

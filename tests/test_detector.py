@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from _fakes import RecordingEngine, RecordingHook
-
 from straggler import CallableId, Detector, Report, Statistic
 from straggler.detector import DetectorCore
+
+from _fakes import RecordingEngine, RecordingHook
 
 pytestmark = pytest.mark.usefixtures("clean_detector")
 

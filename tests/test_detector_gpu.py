@@ -14,11 +14,11 @@ import time
 import pytest
 import torch
 import torch.distributed as dist
-from _multirank import run_ranks
-
 from straggler import _core
 
-pytestmark = pytest.mark.gpu
+from _multirank import run_ranks
+
+pytestmark = [pytest.mark.gpu, pytest.mark.multirank]  # some tests spawn ranks
 
 N = 2048  # one fp32 GEMM: 17 GFLOP, a fraction of a millisecond on a data-centre GPU
 

@@ -12,9 +12,9 @@ import os
 import time
 
 import pytest
-from _multirank import run_ranks
-
 from straggler import Statistic, StragglerId
+
+from _multirank import run_ranks
 
 pytestmark = pytest.mark.multirank
 
@@ -41,9 +41,9 @@ def _phases(rank, world_size):
     where global rank 2 is slow.
     """
     import torch.distributed as dist
-    from sim.simcuda import SimCuda
-
     from straggler import Detector
+
+    from sim.simcuda import SimCuda
 
     Detector.initialize(node_name=f"node{rank}", report_time_interval=0, comm_timeout_s=30)
     only0 = "only-on-rank0" if rank == 0 else None
@@ -204,7 +204,6 @@ def _per_op(rank, world_size):
     """Per-op capture around a DDP step with an explicit all_reduce inside the section."""
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     torch.manual_seed(0)

@@ -7,7 +7,6 @@ import pathlib
 import re
 
 import pytest
-
 from straggler import Detector, _env
 from straggler._checks import OptionTypeError, check_int
 from straggler.cli.doctor import checks

@@ -15,6 +15,7 @@ import signal
 import time
 
 import pytest
+
 from _multirank import run_ranks
 
 pytestmark = [pytest.mark.multirank, pytest.mark.timeout(240)]
@@ -33,7 +34,6 @@ def _loop(rank, fail_at=None, how=None, comm_timeout_s=LONG_TIMEOUT_S, sleep_s=0
     """
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     # gpu_sample_interval=1: every entry records events, so "driver" fails at its iteration.
@@ -149,7 +149,6 @@ def _dead_cell(rank, world_size, how, fail_at):
 
 def _stopped(rank, world_size):
     import torch.distributed as dist
-
     from straggler import Detector
 
     pids = [None] * world_size
@@ -220,7 +219,6 @@ def test_nvml_failures_on_one_rank_leave_reports_on(spec):
 def _disabled(rank, world_size):
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     Detector.initialize(report_time_interval=0)
@@ -242,7 +240,6 @@ def test_straggler_disable_makes_every_rank_a_no_op():
 def _restored(rank, world_size, states):
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     Detector.initialize(report_time_interval=0, profiling_interval=3,
@@ -285,7 +282,6 @@ def test_ranks_restored_with_different_iterations_report_together(states):
 def _interrupted(rank, world_size):
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S,
@@ -334,7 +330,6 @@ def _hostile_sinks(rank, world_size, log_path, scrapers):
 
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
     from straggler.sinks.observers import PrometheusSink, ReportLogSink
     from straggler.sinks.prometheus import PrometheusOptions
@@ -410,7 +405,6 @@ def _moving_log(rank, world_size, pattern):
     renamed, mid-run."""
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
     from straggler.sinks.observers import ReportLogSink
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-
 from straggler.lifecycle import Lifecycle
 
 

@@ -7,7 +7,6 @@ import dataclasses
 import inspect
 
 import pytest
-
 from straggler import Detector
 from straggler.detector import DetectorCore
 from straggler.detector_options import DetectorOptions

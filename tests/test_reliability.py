@@ -9,7 +9,6 @@ import textwrap
 import threading
 
 import pytest
-
 from straggler import Detector, Statistic
 from straggler.analysis.policy import PolicyConfig
 from straggler.reporting.generator import ReportGenerator
@@ -161,7 +160,6 @@ def test_non_positive_samples_are_logged_once_with_the_section_name(caplog):
 
 def test_policy_and_baselines_keep_at_most_their_cap_of_names_least_recent_out_first():
     import numpy as np
-
     from straggler.analysis.policy import StragglerPolicy
     from straggler.analysis.scoring import WindowedMinBaseline
 

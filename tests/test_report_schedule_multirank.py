@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from _multirank import run_ranks
 
 pytestmark = [pytest.mark.multirank, pytest.mark.timeout(240)]
@@ -21,7 +22,6 @@ INTERVAL_S = 1.0
 def _jump(rank, world_size, first_step_s, fast_s, slow_s, phase_s):
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     Detector.initialize(report_time_interval=INTERVAL_S, comm_timeout_s=60, telemetry=False)

@@ -36,8 +36,8 @@ import shlex
 import subprocess
 import sys
 import time
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = ("build", "sim", "suite", "gpu", "bench")

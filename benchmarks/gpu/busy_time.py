@@ -42,7 +42,6 @@ def gemm_work_ms(a, b, entries: int) -> float:
 def detector_run(a, b, per_op: bool, sleep_s: float, entries: int) -> dict[str, float]:
     """Host and GPU time per entry as the detector reports them, and the plain event pair."""
     import torch
-
     from straggler import Detector, Statistic
 
     # Every entry GPU-timed (gpu_sample_interval=1): this checks what a GPU sample measures.

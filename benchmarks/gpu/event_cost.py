@@ -31,8 +31,15 @@ import logging
 import sys
 import time
 
-from _common import (LeanSection, fmt, guarded, import_nvrx, interleaved_ns, print_header,
-                     require_gpu)
+from _common import (
+    LeanSection,
+    fmt,
+    guarded,
+    import_nvrx,
+    interleaved_ns,
+    print_header,
+    require_gpu,
+)
 
 ENGINE_PAIR = "TimerEngine('cuda') start+stop pair (floor)"
 SECTION_GPU_HELD = "ours: detection_section(profile_cuda=True), context held"
@@ -50,7 +57,6 @@ NVRX_HOST = "NVRx 0.5: detection_section('m', profile_cuda=False)"
 def ours(n: int, rounds: int) -> dict[str, float]:
     """Phase 1: our rows (NVRx not initialized)."""
     import torch
-
     from straggler import Detector, _core
     from straggler.timing.gpu import stream_getter
 
@@ -148,7 +154,6 @@ def ours(n: int, rounds: int) -> dict[str, float]:
 def sampled(n: int, rounds: int) -> dict[str, float]:
     """Phase 1b: the GPU section at the default sampling, host section and engine pair beside."""
     import torch
-
     from straggler import Detector, _core
 
     stream = torch.cuda.current_stream().cuda_stream
@@ -208,7 +213,6 @@ def harvest_ns(engine, tid: int, stream: int, n: int) -> float:
 def nvrx(n: int, rounds: int, nv) -> dict[str, float]:
     """Phase 2: NVRx's sections, with our engine pair again as the same-phase reference."""
     import torch
-
     from straggler import _core
 
     stream = torch.cuda.current_stream().cuda_stream

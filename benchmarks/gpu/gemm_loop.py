@@ -27,7 +27,6 @@ def main() -> int:
     args = parser.parse_args()
     require_gpu()
     import torch
-
     from straggler import Detector
 
     rounds = 3 if args.quick else 9

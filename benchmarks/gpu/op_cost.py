@@ -24,9 +24,8 @@ def main() -> int:
     args = parser.parse_args()
     require_gpu()
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-
     from straggler import Detector, _core
+    from torch.utils._python_dispatch import TorchDispatchMode
 
     logging.getLogger("straggler").setLevel(logging.WARNING)
     print_header("Per-op capture cost per timed op (benchmarks/gpu/op_cost.py)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .causes import Cause, CauseRules, Diagnosis, diagnose, format_causes
 from .policy import PolicyConfig, PolicyDecision, StragglerPolicy, make_policy
 from .statistics import Statistic
+from .waits import Culprit
 
 __all__ = ["Statistic", "PolicyConfig", "PolicyDecision", "StragglerPolicy", "make_policy",
-           "Cause", "CauseRules", "Diagnosis", "diagnose", "format_causes"]
+           "Cause", "CauseRules", "Diagnosis", "diagnose", "format_causes", "Culprit"]

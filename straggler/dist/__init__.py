@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .comm import Comm, CommError
+from .deadline import ReportDeadline
 from .failopen import ReportGate
 
-__all__ = ["Comm", "CommError", "ReportGate"]
+__all__ = ["Comm", "CommError", "ReportGate", "ReportDeadline"]

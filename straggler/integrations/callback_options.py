@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import (check_bool, check_choice, check_fraction, check_int, check_name,
-                       check_seconds)
+from .._checks import check_bool, check_choice, check_fraction, check_int, check_name, check_seconds
 from .._constants import FT_SECTIONS_MODES
 from ..reporting.decision import DEFAULT_PERF_THRESHOLD, Verdict
 from ._common import DEFAULT_SYNC_TIMEOUT_S

@@ -9,6 +9,7 @@ that ``from straggler import Report`` stays free.
 
 from __future__ import annotations
 
+from .decision import Decision, DecisionRule
 from .report import Report, StragglerId
 
-__all__ = ["Report", "StragglerId"]
+__all__ = ["Report", "StragglerId", "Decision", "DecisionRule"]

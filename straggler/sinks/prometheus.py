@@ -183,9 +183,8 @@ class _RecordCollector:
 
     @staticmethod
     def _sections(record: dict[str, Any]) -> Iterator[Any]:
-        from prometheus_client.core import GaugeMetricFamily
-
         import numpy as np
+        from prometheus_client.core import GaugeMetricFamily
 
         def lowest(item: tuple[str, dict]) -> float:
             a = _values(item[1]["relative"])

@@ -22,8 +22,15 @@ from typing import Any
 from .._checks import check_bool, check_choice, check_name
 from ..analysis.statistics import Statistic
 from .gpu import GpuTiming
-from .sections import (NULL_CONTEXT, UNRESOLVED, NullContext, Section, SectionContext,
-                       SectionHook, SectionKind)
+from .sections import (
+    NULL_CONTEXT,
+    UNRESOLVED,
+    NullContext,
+    Section,
+    SectionContext,
+    SectionHook,
+    SectionKind,
+)
 
 __all__ = ["SectionRegistry", "check_kind", "host_summaries"]
 

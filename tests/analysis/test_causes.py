@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from _reports import make_report as _report
-
 from straggler.analysis.causes import Cause, CauseRules, Diagnosis, diagnose, flagged_ranks
 from straggler.reporting.report import Report
 from straggler.telemetry.nvml import GpuIdentity
+
+from _reports import make_report as _report
 
 
 def _cause(report, rank, **kwargs):

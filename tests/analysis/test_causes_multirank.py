@@ -15,11 +15,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from straggler.analysis.causes import Cause
+
 from _multirank import run_ranks
 from sim.simcuda import LIBCUDA
 from sim.simnvml import HW_SLOWDOWN, HW_THERMAL, LIBNVML, SW_POWER_CAP, SW_THERMAL, scenario
-
-from straggler.analysis.causes import Cause
 
 pytestmark = pytest.mark.multirank
 
@@ -34,10 +34,10 @@ def _train(rank, world_size, plans, probe_from=None, run_probe=False):
 
     From window `probe_from` on, the detector probes suspects (`probe_suspects`).
     """
-    from sim.simcuda import SimCuda
-
     from straggler import Detector
     from straggler.telemetry import TelemetryOptions
+
+    from sim.simcuda import SimCuda
 
     sim = SimCuda()
     Detector.initialize(node_name=f"node{rank}", report_time_interval=0, comm_timeout_s=60,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from straggler.analysis.peers import learn_clusters, median_of_others
 from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 

@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import simulator
+
 from _multirank import run_ranks
 
 REPORTS = 6
@@ -44,7 +45,6 @@ def _lockstep_section(rank: int) -> None:
 
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     if rank == 1:
@@ -65,8 +65,8 @@ def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
     """One gloo rank: the real ReportGenerator over the real Comm, fed this rank's samples;
     then the Detector end to end, rank 1 at least three times slower in its section."""
     from straggler import Detector
-    from straggler.dist.comm import Comm
     from straggler.analysis.policy import PolicyConfig
+    from straggler.dist.comm import Comm
     from straggler.reporting.generator import ReportGenerator
 
     comm = Comm.create(timeout_s=60)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from straggler.analysis.waits import FIELDS, SLOTS, WIDTH, attribute, group_id, pack
 
 LATENCY_S = 100e-6

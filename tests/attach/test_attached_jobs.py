@@ -10,9 +10,16 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from _jobs import (free_port, job_env, launch, named_ranks, records, scrape_while_running,
-                   straggler_run, torchrun)
+from _jobs import (
+    free_port,
+    job_env,
+    launch,
+    named_ranks,
+    records,
+    scrape_while_running,
+    straggler_run,
+    torchrun,
+)
 
 pytestmark = pytest.mark.multirank
 

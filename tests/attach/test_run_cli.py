@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from _jobs import PY, SCRIPTS, job_env, launch, records, straggler_run
 
 

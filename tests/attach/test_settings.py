@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from straggler.attach import AttachSettings, attach_env, site_dir
 
 

@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from straggler.attach import site_dir
-
 from _jobs import job_env
+from straggler.attach import site_dir
 
 PY = sys.executable
 

@@ -13,11 +13,10 @@ pytestmark = pytest.mark.multirank
 def _boundaries(rank: int, world_size: int) -> dict:
     import torch
     import torch.distributed as dist
-    from torch.utils.data import DataLoader, TensorDataset
-    from torch.utils.data.dataloader import _BaseDataLoaderIter
-
     from straggler.attach.settings import AttachSettings
     from straggler.attach.worker import AttachedJob
+    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
 
     original_next = _BaseDataLoaderIter.__next__
     original_all_reduce = dist.all_reduce
@@ -77,7 +76,6 @@ def _one_rank_fails(rank: int) -> dict:
     import time
 
     import torch
-
     from straggler.attach.settings import AttachSettings
     from straggler.attach.worker import AttachedJob
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from straggler.cli import main
 from straggler.cli.logdata import load_log
 from straggler.cli.plot import heatmap_arrays
@@ -356,7 +355,6 @@ def test_the_heatmap_keeps_the_x_on_confirmed_cells_and_never_clips(tmp_path, mo
 
     matplotlib.use("Agg")
     from matplotlib.axes import Axes
-
     from straggler.cli.plot import colour_floor, plot_heatmap
 
     drawn = {}

@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 
 pytestmark = [
     pytest.mark.gpu,
+    pytest.mark.multirank,  # one test spawns ranks
     pytest.mark.skipif(Path(os.environ["STRAGGLER_LIBCUDA"]).resolve() == LIBCUDA.resolve()
                        or not torch.cuda.is_available(),
                        reason="needs a real CUDA driver (STRAGGLER_LIBCUDA) and a CUDA torch"),
@@ -73,7 +74,6 @@ def test_cpu_model_on_a_cuda_host_gives_no_gpu_score(detector):
 
 def test_collectives_are_never_timed(tmp_path):
     import torch.distributed as dist
-
     from straggler import Detector
 
     dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0,

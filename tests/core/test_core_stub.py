@@ -8,7 +8,6 @@ import inspect
 from pathlib import Path
 
 import pytest
-
 import straggler
 from straggler import _core
 

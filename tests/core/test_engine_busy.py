@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from straggler import _core
 
 STREAM = 7

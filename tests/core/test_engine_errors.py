@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-
 from straggler import _core
+
 from sim.simcuda import (
     CUDA_ERROR_ILLEGAL_ADDRESS,
     CUDA_ERROR_INVALID_CONTEXT,

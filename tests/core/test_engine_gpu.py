@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
+from straggler import _core
 
 from sim.simcuda import LIBCUDA
-from straggler import _core
 
 torch = pytest.importorskip("torch")
 

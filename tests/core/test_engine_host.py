@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
 from straggler import _core
 
 

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-
 from sim.simcuda import REPO
 
 CSRC = REPO / "csrc"

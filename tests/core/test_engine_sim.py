@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 import pytest
-
 from straggler import _core
+
 from sim.simcuda import run_python
 
 # Python between start() and the enqueue adds to an idle-stream duration; on 2 busy cores that

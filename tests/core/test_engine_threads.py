@@ -6,7 +6,6 @@ import threading
 import time
 
 import pytest
-
 from straggler import _core
 
 THREADS = 4

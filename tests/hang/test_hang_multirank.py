@@ -18,7 +18,10 @@ import time
 from typing import Any
 
 import pytest
+
 from _multirank import run_ranks
+
+pytestmark = pytest.mark.multirank
 
 HANG_TIMEOUT_S = 3.0
 # Detection is the timeout + up to ~3 watchdog ticks (1 s each) + a stack round trip; the
@@ -110,7 +113,6 @@ def _mark_stuck(phase: str) -> None:
 def _worker(rank: int, world_size: int, log_dir: str) -> dict[str, Any]:
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     sub = dist.new_group([2, 3])

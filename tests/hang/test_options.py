@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from straggler.hang import HangOptions, HangTimeout, hang_options
 from straggler.hang.options import AUTO_INITIAL_S, AUTO_MIN_S, LEARN_AFTER_STEPS
 

@@ -8,8 +8,12 @@ import threading
 import time
 from typing import Any
 
+import pytest
 import torch.distributed as dist
+
 from _multirank import run_ranks
+
+pytestmark = pytest.mark.multirank
 
 STEPS_AFTER = 40
 
@@ -18,7 +22,6 @@ def _worker(rank: int, world_size: int) -> dict[str, Any]:
     import logging
 
     import torch
-
     from straggler import Detector
 
     lines: list[str] = []

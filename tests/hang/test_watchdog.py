@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 import torch.distributed as dist
-
-from straggler.hang import HangOptions, HangWatchdog, LocalProgress, ProgressRecord, \
-    ProgressStore
+from straggler.hang import HangOptions, HangWatchdog, LocalProgress, ProgressRecord, ProgressStore
 from straggler.hang.progress import GroupState
 from straggler.hang.watchdog import process_exited
 

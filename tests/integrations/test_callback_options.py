@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from straggler.integrations.callback_options import CallbackOptions, scores_to_print
 
 

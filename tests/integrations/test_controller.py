@@ -15,8 +15,6 @@ import threading
 import time
 
 import pytest
-
-from _clock import FakeClock
 from straggler.integrations.controller import (
     ENV_TOKEN,
     ENV_TOKEN_DIR,
@@ -28,6 +26,8 @@ from straggler.integrations.controller import (
     json_depth,
     parse_update,
 )
+
+from _clock import FakeClock
 
 INITIAL = ControlState(enabled=True, gpu_relative_perf_threshold=0.7,
                        gpu_individual_perf_threshold=0.7, report_time_interval=300.0)

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from straggler import Detector
+from straggler.integrations.lightning import LIGHTNING_PACKAGE, StragglerDetectionCallback
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from _multirank import run_ranks
 from sim.simcuda import gpu_sleep
-from straggler import Detector
-from straggler.integrations.lightning import LIGHTNING_PACKAGE, StragglerDetectionCallback
 
 if LIGHTNING_PACKAGE == "lightning":
     import lightning.pytorch as pl

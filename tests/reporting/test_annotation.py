@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 
 import pytest
-from _reports import make_report as _report
-
 from straggler.analysis.causes import Cause, CauseRules
 from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 from straggler.reporting import annotation
 from straggler.reporting.annotation import ReportAnnotator, apply_policy
 from straggler.reporting.report import StragglerId
 from straggler.telemetry.nvml import GpuIdentity
+
+from _reports import make_report as _report
 
 GPU0 = GpuIdentity("NVIDIA H100", "GPU-0", "s0", "0000:10:00.0", "555")
 

@@ -7,12 +7,21 @@ import math
 from types import SimpleNamespace
 
 import pytest
-from _reports import make_report
-
 from straggler.analysis.policy import RankState
+from straggler.reporting.decision import (
+    DEFAULT_PERF_THRESHOLD,
+    Decision,
+    DecisionRule,
+    Verdict,
+    below,
+    decide,
+    decode,
+    encode,
+    suspects,
+)
 from straggler.reporting.report import StragglerId
-from straggler.reporting.decision import (DEFAULT_PERF_THRESHOLD, Decision, DecisionRule,
-                                          Verdict, below, decide, decode, encode, suspects)
+
+from _reports import make_report
 
 
 def test_the_threshold_rule_is_strictly_below_and_never_nan():

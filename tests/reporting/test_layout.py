@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from straggler.reporting.layout import pack, present, unpack
 
 NAN = math.nan

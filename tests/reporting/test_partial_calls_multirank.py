@@ -6,6 +6,7 @@ import logging
 import time
 
 import pytest
+
 from _multirank import run_ranks
 
 pytestmark = pytest.mark.multirank

@@ -5,11 +5,10 @@ import math
 import pickle
 
 import pytest
-
-from straggler.dist.comm import Comm
-from straggler.reporting.report import Report, StragglerId
-from straggler.reporting.generator import ReportGenerator
 from straggler.analysis.statistics import Statistic
+from straggler.dist.comm import Comm
+from straggler.reporting.generator import ReportGenerator
+from straggler.reporting.report import Report, StragglerId
 
 NAN = math.nan
 

@@ -12,13 +12,13 @@ import time
 import numpy as np
 import pytest
 import torch.distributed as dist
-
-from _multirank import run_ranks
-from straggler.dist.comm import Comm
-from straggler.reporting.report import StragglerId
-from straggler.reporting.generator import ReportGenerator
 from straggler.analysis.scoring import relative_scores
 from straggler.analysis.statistics import Statistic
+from straggler.dist.comm import Comm
+from straggler.reporting.generator import ReportGenerator
+from straggler.reporting.report import StragglerId
+
+from _multirank import run_ranks
 
 pytestmark = pytest.mark.multirank
 

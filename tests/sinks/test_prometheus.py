@@ -11,14 +11,17 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from prometheus_client.parser import text_string_to_metric_families
-
 from straggler import Detector
-from straggler.sinks.prometheus import (MAX_SECTIONS, TOP_K, PrometheusExporter,
-                                  PrometheusOptions, prometheus_options)
-from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
 from straggler.sinks.observers import PrometheusSink
+from straggler.sinks.prometheus import (
+    MAX_SECTIONS,
+    TOP_K,
+    PrometheusExporter,
+    PrometheusOptions,
+    prometheus_options,
+)
+from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
 
 
 @pytest.fixture(autouse=True)

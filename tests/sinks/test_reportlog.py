@@ -13,12 +13,17 @@ import threading
 import time
 
 import pytest
-
 from straggler import Detector
 from straggler.sinks import reportlog
 from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
-from straggler.sinks.reportlog import (LogFormatError, ReportLog, ReportLogOptions, log_files,
-                                 read_records, report_log_options)
+from straggler.sinks.reportlog import (
+    LogFormatError,
+    ReportLog,
+    ReportLogOptions,
+    log_files,
+    read_records,
+    report_log_options,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -355,9 +360,9 @@ class _Sink:
 
 
 def test_observers_hand_each_record_to_every_sink_and_drop_one_that_fails(caplog):
-    from _reports import make_report
-
     from straggler.sinks.observers import ReportObservers
+
+    from _reports import make_report
 
     good, bad = _Sink("good sink"), _Sink("bad sink", fail=OSError("disk full"))
     observers = ReportObservers([bad, good], clock=lambda: 100.0)

@@ -15,13 +15,19 @@ import time
 
 import numpy as np
 import pytest
-from sim.simcuda import run_python
-from sim.simnvml import (HW_THERMAL, LIBNVML, NVML_ERROR_GPU_IS_LOST, SW_POWER_CAP, scenario,
-                         use_scenario)
-
 from straggler import _core
 from straggler.telemetry.nvml import NvmlTelemetry
 from straggler.telemetry.window import FIELDS, RAW_FIELDS
+
+from sim.simcuda import run_python
+from sim.simnvml import (
+    HW_THERMAL,
+    LIBNVML,
+    NVML_ERROR_GPU_IS_LOST,
+    SW_POWER_CAP,
+    scenario,
+    use_scenario,
+)
 
 COL = {name: i for i, name in enumerate(RAW_FIELDS)}
 

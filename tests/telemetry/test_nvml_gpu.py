@@ -15,12 +15,12 @@ import os
 from pathlib import Path
 
 import pytest
-from sim.simcuda import LIBCUDA
-from sim.simnvml import LIBNVML
-
 from straggler import _core
 from straggler.telemetry.nvml import NvmlTelemetry
 from straggler.telemetry.window import FIELDS, RAW_FIELDS
+
+from sim.simcuda import LIBCUDA
+from sim.simnvml import LIBNVML
 
 
 def _real(var: str, sim: Path) -> bool:

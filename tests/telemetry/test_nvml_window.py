@@ -6,9 +6,13 @@ import math
 
 import numpy as np
 import pytest
-
-from straggler.telemetry.window import (FIELDS, RAW_FIELDS, WindowAggregator, aggregate_window,
-                                        as_mapping)
+from straggler.telemetry.window import (
+    FIELDS,
+    RAW_FIELDS,
+    WindowAggregator,
+    aggregate_window,
+    as_mapping,
+)
 
 COL = {name: i for i, name in enumerate(RAW_FIELDS)}
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from straggler import _core
 from straggler.telemetry.probe import ProbeResult, probe_group, relative_to_group
 

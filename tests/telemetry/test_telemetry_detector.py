@@ -8,10 +8,10 @@ import os
 import time
 
 import pytest
-from sim.simnvml import use_scenario
-
 from straggler import Detector
 from straggler.telemetry import TelemetryOptions
+
+from sim.simnvml import use_scenario
 
 
 @pytest.fixture(autouse=True)

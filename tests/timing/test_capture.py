@@ -6,11 +6,14 @@ import logging
 
 import pytest
 import torch
-from torch.utils._python_dispatch import _get_current_dispatch_mode
-
 from straggler import _core
-from straggler.timing.capture import (OpCapture, is_communication_op, native_observer_available,
-                                op_key)
+from straggler.timing.capture import (
+    OpCapture,
+    is_communication_op,
+    native_observer_available,
+    op_key,
+)
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 
 @pytest.fixture
@@ -215,8 +218,9 @@ def test_native_observer_is_switched_by_a_flag_and_its_failures_stay_inside(sim_
     """The RecordFunction callback is registered once: disable/enable only stop and resume the
     reports. An engine failure inside the callback is recorded on the observer; the op runs and
     returns its result, and nothing is raised out of the callback."""
-    from sim.simcuda import CUDA_ERROR_LAUNCH_FAILED
     from straggler import _ops
+
+    from sim.simcuda import CUDA_ERROR_LAUNCH_FAILED
 
     eng = _core.TimerEngine("cuda")
     obs = _ops.Observer(eng, per_op=False, device="cpu", stream=0, communication=[])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from _multirank import run_ranks
 
 pytestmark = pytest.mark.multirank
@@ -20,7 +21,6 @@ def _ranks(rank, world_size):
     import torch
     import torch.distributed as dist
     import torch.distributed._functional_collectives as fc
-
     from straggler import Detector
     from straggler.timing import collectives
 

@@ -14,12 +14,18 @@ from typing import ClassVar
 
 import pytest
 import torch
-from _fakes import RecordingEngine, RecordingHook
-
 from straggler import Detector, Statistic
 from straggler.timing.gpu import stream_getter
-from straggler.timing.sections import (NO_GPU, UNRESOLVED, SectionContext, SectionKind,
-                                       _GpuContext, _HostContext)
+from straggler.timing.sections import (
+    NO_GPU,
+    UNRESOLVED,
+    SectionContext,
+    SectionKind,
+    _GpuContext,
+    _HostContext,
+)
+
+from _fakes import RecordingEngine, RecordingHook
 
 pytestmark = pytest.mark.usefixtures("clean_detector")
 

@@ -6,7 +6,6 @@ import sys
 import types
 
 import pytest
-
 from straggler import CallableId
 from straggler.timing.callables import CallableWrapper
 

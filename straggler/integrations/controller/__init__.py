@@ -30,9 +30,9 @@ the worker pool, queue and deadlines are the package's one HTTP server (`straggl
 which the Prometheus exporter uses too.
 """
 
+from ..._http import IDLE_TIMEOUT_S, LISTEN_BACKLOG, MAX_PENDING, REQUEST_DEADLINE_S, WORKERS
 from .auth import ENV_TOKEN, ENV_TOKEN_DIR, RequestGuard, token_file_path
 from .handler import MAX_BODY_BYTES
-from ..._http import IDLE_TIMEOUT_S, LISTEN_BACKLOG, MAX_PENDING, REQUEST_DEADLINE_S, WORKERS
 from .service import DEFAULT_HOST, StragglerController
 from .settings import (
     MAX_INT_DIGITS,

@@ -23,11 +23,11 @@ import socket
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
+from pathlib import Path
 from typing import Protocol
 
 from ... import _env
-from http import HTTPStatus
-from pathlib import Path
 
 __all__ = ["ENV_TOKEN", "ENV_TOKEN_DIR", "Denied", "RequestGuard", "new_token", "remove_token_file",
            "token_file_path", "write_token_file"]

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..._checks import (check_bool, check_choice, check_fraction, check_int, check_name,
-                        check_seconds)
+from ..._checks import (
+    check_bool,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_name,
+    check_seconds,
+)
 from ...reporting.decision import DEFAULT_PERF_THRESHOLD, Verdict
 from .. import _common
 from ..controller import DEFAULT_HOST

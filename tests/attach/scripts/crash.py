@@ -5,7 +5,6 @@ import sys
 
 import torch
 import torch.distributed as dist
-
 from _common import model
 
 dist.init_process_group("gloo")

@@ -5,9 +5,8 @@ import time
 
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
-
 from _common import BATCH, DELAY_S, SLOW_RANK, STEPS, WIDTH, model
+from torch.nn.parallel import DistributedDataParallel
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()

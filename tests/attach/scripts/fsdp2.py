@@ -2,10 +2,9 @@
 
 import torch
 import torch.distributed as dist
+from _common import Batches, model
 from torch.distributed.fsdp import fully_shard
 from torch.utils.data import DataLoader
-
-from _common import Batches, model
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()

@@ -4,9 +4,8 @@ import os
 
 import lightning as L
 import torch
-from torch.utils.data import DataLoader
-
 from _common import Batches, model
+from torch.utils.data import DataLoader
 
 
 class Module(L.LightningModule):

@@ -2,9 +2,8 @@
 
 import torch
 import torch.distributed as dist
-from torch.utils.data import DataLoader
-
 from _common import Batches, model
+from torch.utils.data import DataLoader
 
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()

@@ -2,7 +2,6 @@
 
 import torch
 import torch.distributed as dist
-
 from straggler import Detector
 
 dist.init_process_group("gloo")

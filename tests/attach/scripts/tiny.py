@@ -2,7 +2,6 @@
 
 import torch
 import torch.distributed as dist
-
 from _common import model
 
 dist.init_process_group("gloo")

@@ -6,7 +6,6 @@ import signal
 import threading
 
 import pytest
-
 from straggler.integrations import ft
 
 

@@ -11,19 +11,19 @@ The real engine is exercised in test_ft_engine.py and test_ft_launcher.py.
 from __future__ import annotations
 
 import json
-import time
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import torch
-
-from _clock import FakeClock
 from straggler.integrations import ft
 from straggler.integrations.ft import CHECKPOINTING, SETUP, STEP, FTBridge, FTUnavailableError
+
+from _clock import FakeClock
 
 
 class FakeError(Exception):

@@ -17,10 +17,9 @@ import pytest
 
 fault_tolerance = pytest.importorskip("nvidia_resiliency_ext.fault_tolerance")
 
+from ft_monitor import CHECK_INTERVAL_S, Monitor  # noqa: E402 - tests/integrations/ft/ft_monitor.py
 from straggler.integrations import ft  # noqa: E402
 from straggler.integrations.ft import CHECKPOINTING, SETUP, STEP  # noqa: E402
-
-from ft_monitor import CHECK_INTERVAL_S, Monitor  # noqa: E402 - tests/integrations/ft/ft_monitor.py
 
 
 class Recording:

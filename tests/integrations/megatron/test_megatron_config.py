@@ -7,7 +7,6 @@ import dataclasses
 import math
 
 import pytest
-
 from straggler.integrations.megatron import (
     NVRxStragglerDetectionConfig,
     ReportSchedule,

@@ -19,10 +19,6 @@ import time
 from types import SimpleNamespace
 
 import pytest
-
-from _clock import FakeClock
-from _multirank import run_ranks
-from sim.simcuda import gpu_sleep
 from straggler import Detector
 from straggler.integrations import _common
 from straggler.integrations.controller import MIN_REPORT_INTERVAL_S
@@ -32,6 +28,10 @@ from straggler.integrations.megatron import (
     TrainStep,
     megatron_lines,
 )
+
+from _clock import FakeClock
+from _multirank import run_ranks
+from sim.simcuda import gpu_sleep
 
 LOGGER = "test.straggler.megatron"
 

@@ -15,7 +15,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from straggler import Detector
 from straggler.integrations.ft import write_finished_flag
 
