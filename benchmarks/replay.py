@@ -21,8 +21,8 @@ replay) per 1,000 reports, and reports to clear after a recovery.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
-import math
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -106,7 +106,7 @@ def window_bounds(trace: Trace, interval_s: float) -> list[tuple[int, int]]:
     """Step ranges ``[a, b)`` of consecutive report windows of ``interval_s`` recorded seconds."""
     edges = np.searchsorted(trace.end_s, np.arange(interval_s, trace.end_s[-1], interval_s))
     edges = np.unique(np.concatenate([[0], edges]))
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b - a >= 5]
+    return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b - a >= 5]
 
 
 def inject(trace: Trace, bounds: Sequence[tuple[int, int]], inj: Injection | None,
@@ -281,9 +281,9 @@ def run_policy(reps: Sequence[Any], make_policy: Callable[[], Any]
     policy = make_policy()
     confirmed, suspects = [], []
     for rep in reps:
-        rep = apply_policy(policy, rep)
-        confirmed.append(frozenset(s.rank for s in rep.confirmed))
-        suspects.append(frozenset(s.rank for s in getattr(rep, "suspects", frozenset())))
+        decided = apply_policy(policy, rep)
+        confirmed.append(frozenset(s.rank for s in decided.confirmed))
+        suspects.append(frozenset(s.rank for s in decided.suspects))
     return confirmed, suspects
 
 
@@ -358,15 +358,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trace", action="append", help="trace name(s) (default: all)")
-    p.add_argument("--interval", type=float, default=1.0,
-                   help="report interval in recorded seconds (default 1)")
+    p.add_argument("--interval", type=float, default=5.0,
+                   help="report interval in recorded seconds (default 5)")
     p.add_argument("--folder", type=Path, default=TRACE_DIR)
+    p.add_argument("--fit", action="store_true",
+                   help="print the simulator's noise model fitted to the traces, and stop")
     args = p.parse_args(argv)
     found = traces(args.folder)
     if args.trace:
         found = [t for t in found if t.name in args.trace]
     if not found:
         p.error(f"no trace in {args.folder}: record some with benchmarks/record_traces.py")
+    if args.fit:
+        print(fit_noise(found, args.interval))
+        return 0
     for t in found:
         print(f"{t.name}: {t.world} ranks, {t.steps} steps, {t.meta['seconds']:.0f} s, load "
               f"{t.meta['loadavg_1m_before']:.1f} -> {t.meta['loadavg_1m_after']:.1f}, "
@@ -377,3 +382,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# --------------------------------------------------------------------- the simulator's noise
+def log_ratios(trace: Trace, interval_s: float, section: str = "forward") -> np.ndarray:
+    """``(ranks, reports)`` log ratio of each rank's window median to the median of its peers."""
+    col = trace.sections.index(section)
+    bounds = window_bounds(trace, interval_s)
+    med = np.log(np.array([[np.median(trace.times_ms[r, a:b, col]) for a, b in bounds]
+                           for r in range(trace.world)]))
+    return np.stack([med[r] - np.median(np.delete(med, r, axis=0), axis=0)
+                     for r in range(trace.world)])
+
+
+def tail_ratio(values: np.ndarray) -> float:
+    """95th over 50th percentile of ``|values|``: 2.9 for Gaussian noise, more for heavy tails."""
+    a = np.abs(np.asarray(values, dtype=np.float64).ravel())
+    return float(np.percentile(a, 95) / np.percentile(a, 50))
+
+
+def fit_noise(trace_list: Sequence[Trace], interval_s: float,
+              sections: Sequence[str] = SCORED) -> dict[str, float]:
+    """The simulator's noise parameters (`simulator.NoiseModel`) fitted to real traces.
+
+    ``rank_offset``: spread (sd of log) of the ranks' lasting offsets from their peers;
+    ``jitter``: robust sd of a rank's report-to-report log ratio around its offset;
+    ``tail_df``: degrees of freedom of the Student-t whose 95/50 % quantile ratio matches the
+    residuals' (heavy tails: a rank descheduled for a window).
+    """
+    offsets, residuals = [], []
+    for t in trace_list:
+        for s in sections:
+            d = log_ratios(t, interval_s, s)
+            off = np.median(d, axis=1, keepdims=True)
+            offsets.append(off.ravel())
+            residuals.append((d - off).ravel())
+    res = np.concatenate(residuals)
+    jitter = 1.4826 * float(np.median(np.abs(res)))
+    want = tail_ratio(res)
+    grid = np.array([2.1, 2.5, 3.0, 4.0, 5.0, 7.0, 10.0, 30.0])
+    rng = np.random.default_rng(0)
+    ratios = np.array([tail_ratio(rng.standard_t(df, 200_000)) for df in grid])
+    df = float(grid[np.argmin(np.abs(ratios - want))])
+    return {"rank_offset": float(np.std(np.concatenate(offsets))), "jitter": jitter,
+            "tail_df": df}
