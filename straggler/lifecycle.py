@@ -16,6 +16,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ._log import WarnOnce
+
 __all__ = ["Lifecycle"]
 
 log = logging.getLogger("straggler")
@@ -38,19 +40,14 @@ class Lifecycle:
         self.done = False  # left the report protocol for good
         self.forked = False  # in a forked child: inert, nothing of the parent's is stopped
         self.failed = False
-        self._warned: set[str] = set()
+        # `warn_once(key, msg, *args)`: a warning logged the first time `key` is seen.
+        self.warn_once = WarnOnce(log)
         # Run (best effort) when this rank leaves the report protocol: other groups to close.
         self.on_stop: list[Callable[[], None]] = []
 
     def in_reports(self, enabled: bool) -> bool:
         """Whether this rank still takes part in reports (`enabled`: the sections' state)."""
         return not self.done and (enabled or self.leaving)
-
-    def warn_once(self, key: str, msg: str, *args: Any) -> None:
-        """Log `msg % args` as a warning the first time `key` is seen."""
-        if key not in self._warned:
-            self._warned.add(key)
-            log.warning(msg, *args)
 
     def fail(self, exc: BaseException, *, in_report: bool = False) -> None:
         """Log once, then disable: sections stop timing and reports return None.

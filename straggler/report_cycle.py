@@ -14,7 +14,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .detector_options import DetectorOptions
 from .dist.deadline import ReportDeadline
@@ -24,13 +24,19 @@ from .timing.gpu import GpuTiming
 from .timing.interval import ReportIntervalTracker
 from .timing.registry import SectionRegistry
 
+if TYPE_CHECKING:
+    from .detector import TelemetryProvider
+    from .dist.comm import Comm
+    from .reporting.report import Report
+    from .sinks.observers import ReportObservers
+
 __all__ = ["ReportCycle", "EARLY_FRACTION", "MAX_EARLY_REPORTS"]
 
 log = logging.getLogger("straggler")
 
 #: After a report with suspects (slow, not confirmed), the next report comes after this
 #: fraction of the interval, to confirm or clear them sooner.
-EARLY_FRACTION = 0.2
+EARLY_FRACTION = 0.15
 #: Early reports in a row at most (the extra cost's bound), then the interval again.
 MAX_EARLY_REPORTS = 4
 
@@ -48,9 +54,9 @@ class ReportCycle:
         observers: report log and Prometheus exporter, or None.
     """
 
-    def __init__(self, options: DetectorOptions, comm: Any, registry: SectionRegistry,
-                 gpu: GpuTiming, lifecycle: Lifecycle, telemetry: Any = None,
-                 observers: Any = None) -> None:
+    def __init__(self, options: DetectorOptions, comm: Comm, registry: SectionRegistry,
+                 gpu: GpuTiming, lifecycle: Lifecycle, telemetry: TelemetryProvider | None = None,
+                 observers: ReportObservers | None = None) -> None:
         from .analysis.causes import CauseRules
         from .reporting.annotation import ReportAnnotator
         from .dist.failopen import ReportGate
@@ -62,7 +68,7 @@ class ReportCycle:
         self.lifecycle = lifecycle
         self.telemetry = telemetry
         self.observers = observers
-        self.on_report: Callable[[], None] | None = None  # after each report (FT timeouts)
+        self.on_report: Callable[[], object] | None = None  # after each report (FT timeouts)
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
             self.reporter = ReportGenerator(options.scores_to_compute, options.gather_on_rank0,
@@ -128,7 +134,7 @@ class ReportCycle:
     def _in_reports(self) -> bool:
         return self.lifecycle.in_reports(self.registry.enabled)
 
-    def generate_report(self, call: str = "Detector.generate_report()") -> Any:
+    def generate_report(self, call: str = "Detector.generate_report()") -> Report | None:
         """Collective: every rank of the group calls it on the same iteration."""
         if not self._in_reports():
             return None
@@ -185,7 +191,7 @@ class ReportCycle:
         return self.registry.enabled
 
     def _report(self, sections: dict[Any, Any], gpu: dict[Any, Any], telemetry: Any,
-                start_s: float) -> Any:
+                start_s: float) -> Report | None:
         extra: list[float] | None = None  # reports need no communication: nor does the interval
         if self.agree_by_comm:
             # The interval is re-agreed on the report's own collective: each rank's wish
@@ -245,7 +251,7 @@ class ReportCycle:
         return decode(agreed[:-1], ranks, verdicts[int(agreed[-1])], count=count,
                       iteration=iteration)
 
-    def generate_report_if_interval_elapsed(self) -> Any:
+    def generate_report_if_interval_elapsed(self) -> Report | None:
         """Count one iteration; the report when it is due (collective), else None.
 
         A rank that failed keeps counting (the interval's first estimate is a collective) and

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import forward
+from .._checks import OptionTypeError
 from .peers import RankSlots, learn_clusters, nan_mean_rows
 from .persistence import MetricState
 from .policy_config import PolicyConfig
@@ -418,10 +418,5 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,
         return StragglerPolicy(PolicyConfig(), roles=roles)
     if policy is None or policy is False:
         return None
-    raise ValueError(f"`policy={policy!r}` must be a PolicyConfig, a StragglerPolicy, True, "
-                     "False or None")
-
-
-def __getattr__(name: str) -> Any:
-    # `apply_policy` lived here; it builds report types, so it is in straggler.reporting now.
-    return forward(__name__, name)
+    raise OptionTypeError(f"`policy={policy!r}` must be a PolicyConfig, a StragglerPolicy, "
+                          "True, False or None")

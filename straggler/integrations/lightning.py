@@ -41,7 +41,7 @@ __all__ = ["StragglerDetectionCallback", "LIGHTNING_PACKAGE"]
 #: The Lightning package the callback was built on: "lightning" or "pytorch_lightning".
 LIGHTNING_PACKAGE = "lightning" if _pl.__name__.startswith("lightning") else "pytorch_lightning"
 
-_internal_log = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 
 def _training_completed(trainer: Any) -> bool:
@@ -226,8 +226,8 @@ class StragglerDetectionCallback(_pl.Callback):
 
         try:
             Detector.shutdown()
-        except Exception:  # noqa: BLE001
-            _internal_log.exception("straggler: Detector.shutdown() failed")
+        except Exception:
+            log.exception("straggler: Detector.shutdown() failed")
 
     # -- checkpoints ----------------------------------------------------------------------------
 
@@ -355,8 +355,8 @@ class StragglerDetectionCallback(_pl.Callback):
 
     def _fail(self, what: str) -> None:
         if not self._failed:
-            _internal_log.exception("straggler: %s; straggler detection is off on this rank and "
-                                    "training goes on", what)
+            log.exception("straggler: %s; straggler detection is off on this rank and "
+                          "training goes on", what)
         self._failed = True
 
 

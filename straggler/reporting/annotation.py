@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from .._log import WarnOnce
 from ..analysis.causes import Cause, CauseRules, Diagnosis, diagnose
 from ..analysis.policy import StragglerPolicy, observation_from_report, window_steps
 from ..telemetry.device import current_cuda_device
@@ -74,7 +75,7 @@ class ReportAnnotator:
         self.rules = rules
         self.probe_options = dict(probe_options or {})
         self._gpus: dict[int, Any] | None = None
-        self._warned = False
+        self._warn_once = WarnOnce(log)
         self.last_probe: Mapping[int, ProbeResult] | None = None
 
     def __call__(self, report: Any) -> Any:
@@ -135,7 +136,5 @@ class ReportAnnotator:
         return self._gpus
 
     def _warn(self, exc: BaseException) -> None:
-        if not self._warned:
-            self._warned = True
-            log.warning("straggler: diagnosing the report's stragglers failed (%s: %s); reports "
-                        "go on without causes", type(exc).__name__, exc)
+        self._warn_once("diagnose", "straggler: diagnosing the report's stragglers failed (%s: "
+                        "%s); reports go on without causes", type(exc).__name__, exc)

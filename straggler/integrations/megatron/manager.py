@@ -28,7 +28,7 @@ from .schedule import PLAN_WIDTH, ReportSchedule, decode_plan, encode_plan
 
 __all__ = ["StragglerDetectionManager", "TrainStep"]
 
-_internal_log = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 
 class TrainStep:
@@ -154,8 +154,8 @@ class StragglerDetectionManager:
                 from straggler import Detector
 
                 Detector.shutdown()
-            except Exception:  # noqa: BLE001 - shutdown never raises into the training script
-                _internal_log.exception("straggler: Detector.shutdown() failed")
+            except Exception:
+                log.exception("straggler: Detector.shutdown() failed")
         self._initialized = False
         self._state = None
 
@@ -299,7 +299,7 @@ class StragglerDetectionManager:
                 raise RuntimeError("the report failed; the detector turned off")
             self.last_decision = decision
             stop = bool(config.stop_if_detected and decision is not None and decision.act)
-            if stop:
+            if stop and decision is not None:
                 self._log.error("Detected stragglers %s. Training should be stopped.",
                                 sorted(decision.stragglers))
         if new_state != state:
@@ -332,8 +332,8 @@ class StragglerDetectionManager:
 
     def _fail(self, what: str) -> None:
         if not self._failed:
-            _internal_log.exception("straggler: %s; straggler detection is now off on this rank "
-                                    "and training goes on", what)
+            log.exception("straggler: %s; straggler detection is now off on this rank "
+                          "and training goes on", what)
         self._failed = True
         # Leave the detector's protocol for good: its communicator closes, so a peer at the next
         # sync point or report fails at once (and turns off) instead of waiting for this rank.
