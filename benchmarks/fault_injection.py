@@ -143,10 +143,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, action="append",
-                   help="replay: recorded seconds per report (default 5 and 3)")
+                   help="replay: recorded seconds per report (default 5)")
     p.add_argument("--live-interval", type=float, default=1.0,
                    help="live: report_time_interval in s (default 1)")
     p.add_argument("--live-repeats", type=int, default=1)
+    p.add_argument("--full", action="store_true",
+                   help="replay: also the table per kind, factor, pattern and load")
     p.add_argument("--replay-only", action="store_true")
     p.add_argument("--live-only", action="store_true")
     args = p.parse_args(argv)
@@ -157,17 +159,24 @@ def main(argv: list[str] | None = None) -> int:
                   f"s, busy processes {t.meta['busy_processes']}/{t.meta['cpu_count']} cores, "
                   f"load {t.meta['loadavg_1m_before']:.1f} -> {t.meta['loadavg_1m_after']:.1f}")
         cache: dict = {}
-        for interval in args.interval or [5.0, 3.0]:
+        for interval in args.interval or [5.0]:
             for rule in ("evidence", "k_of_n"):
                 def make(rule: str = rule) -> StragglerPolicy:
                     return StragglerPolicy(PolicyConfig(rule=rule))
+                outcomes = replay.replay_all(found, interval, make, cache=cache)
                 print(f"\nreplay, {interval:g} s per report, rule {rule!r}:")
-                print(replay.table(replay.replay_all(found, interval, make, cache=cache)),
-                      flush=True)
+                print(replay.summary(outcomes))
+                if args.full:
+                    print(replay.table(outcomes))
+                sys.stdout.flush()
     if not args.replay_only:
         busy = os.cpu_count() or 2
-        runs = [live_run(f, b, args.live_interval) for _ in range(args.live_repeats)
-                for b in (0, busy) for f in LIVE_FACTORS]
+        runs = []
+        for _ in range(args.live_repeats):
+            for b in (0, busy):
+                for f in LIVE_FACTORS:
+                    runs.append(live_run(f, b, args.live_interval))
+                    print(f"live run: {runs[-1]}", flush=True)
         print(f"\nlive, 3 ranks, report_time_interval={args.live_interval:g} s:")
         print(live_table(runs))
     return 0

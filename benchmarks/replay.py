@@ -353,6 +353,35 @@ def table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def summary(outcomes: Sequence[Outcome]) -> str:
+    """The headline table: per pattern and factor, pooled over kinds, traces and loads."""
+    rows: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        inj = o.injection
+        key = "clean" if inj is None else f"{inj.pattern} x{inj.factor:g}"
+        rows.setdefault(key, []).append(o)
+    lines = ["| scenario (compute, data, stall; idle and loaded) | runs | recall (<= 3 reports) "
+             "| recall (ever) | reports to confirm (median, max) | cleared within 3 reports | "
+             "false alarms / 1,000 reports |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for key, group in rows.items():
+        judged = sum(o.judged_reports for o in group)
+        fa = 1000.0 * sum(o.false_alarms for o in group) / max(judged, 1)
+        if key == "clean":
+            lines.append(f"| clean | {len(group)} | - | - | - | - | {fa:.1f} ({judged} reports) |")
+            continue
+        got = [o.reports_to_confirm for o in group if o.reports_to_confirm is not None]
+        within = sum(1 for r in got if r <= WITHIN)
+        rtc = f"{np.median(got):.0f}, {max(got)}" if got else "never"
+        rec = [o for o in group if o.injection is not None and o.injection.recovery is not None
+               and o.reports_to_confirm is not None]
+        cleared = sum(1 for o in rec if o.reports_to_clear is not None
+                      and o.reports_to_clear <= WITHIN)
+        clr = f"{cleared}/{len(rec)}" if rec else "-"
+        lines.append(f"| {key} | {len(group)} | {within / len(group):.2f} | "
+                     f"{len(got) / len(group):.2f} | {rtc} | {clr} | {fa:.1f} |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from straggler.analysis.policy import StragglerPolicy
 

@@ -237,7 +237,10 @@ class MetricState:
             # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
             # rank's own noise, so a noisy rank that recovered can still clear.
             band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
-            rel_bad = ((peer < cfg.clear_threshold) & (z >= 1.0) if cfg.rule == "evidence"
+            # Unhealthy: a slow report under the evidence rule; beyond one sigma of the rank's
+            # own noise under k_of_n.
+            rel_bad = ((peer < cfg.clear_threshold) & effect & (z >= 0.75 * cfg.slow_z)
+                       if cfg.rule == "evidence"
                        else (peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
             bad = has & (rel_bad
                          | (use_ind & (ind < cfg.clear_threshold)
