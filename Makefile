@@ -5,7 +5,8 @@ PY     := $(VENV)/bin/python
 SIMDIR := build/sim
 LOCK   := flock build/.install.lock
 
-CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h csrc/*/*.cu csrc/*/*.ptx cmake/*.cmake)
+CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h csrc/*/*.cu csrc/*/*.ptx cmake/*.cmake) \
+                straggler/attach/straggler_attach.pth
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
 .PHONY: all install sim cpp-test cpp-test-bins test lint demo bench gpu-check clean
