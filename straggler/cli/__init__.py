@@ -48,8 +48,15 @@ def _read_options(p: argparse.ArgumentParser) -> None:
                    help="only the records of this run id (a log two jobs wrote holds two)")
 
 
+def _version() -> str:
+    from .._version import package_version
+
+    return package_version()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="straggler", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("summarize", help="top stragglers, their causes, time slow, time lost",
