@@ -193,6 +193,10 @@ class AttachedJob:
                 verdict = "stragglers: " + ", ".join(parts)
             else:
                 verdict = "stragglers: none"
+            culprits = getattr(report, "culprits", ())  # who the job waited for (culprits.md)
+            if culprits:
+                verdict += "; the job waited for " + ", ".join(
+                    f"rank {c.rank} ({c.time_lost_s:.2f} s, {c.share:.0%})" for c in culprits[:4])
             it = self.core.cycle.tracker.current_iter
             out = self._out if self._out is not None else sys.stderr
             out.write(f"straggler: report {self.reports} (step {it}, {self.mode} boundary): "
