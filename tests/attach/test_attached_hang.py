@@ -3,9 +3,14 @@ stack, in the report log (docs/hang.md)."""
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 
 from _jobs import PY, SCRIPTS, job_env, launch, records, straggler_run
+
+
+
+pytestmark = pytest.mark.multirank
 
 
 def test_hang_timeout_names_the_stopped_rank_of_an_attached_job(tmp_path):
