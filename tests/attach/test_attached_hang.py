@@ -3,12 +3,10 @@ stack, in the report log (docs/hang.md)."""
 
 from __future__ import annotations
 
-import pytest
 import subprocess
 
+import pytest
 from _jobs import PY, SCRIPTS, job_env, launch, records, straggler_run
-
-
 
 pytestmark = pytest.mark.multirank
 
