@@ -19,7 +19,6 @@ def _train(rank: int, world_size: int, slow_rank: int | None, factor: float,
            reports_wanted: int) -> dict:
     import torch
     import torch.distributed as dist
-
     from straggler import Detector
 
     torch.set_num_threads(1)

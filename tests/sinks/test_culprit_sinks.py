@@ -10,10 +10,10 @@ import logging
 
 import numpy as np
 import pytest
-from _reports import make_report
-
 from straggler.analysis.waits import attribute, pack
 from straggler.sinks.record import SCHEMA_VERSION, ReportContext, report_record
+
+from _reports import make_report
 
 
 def _culprit_report():
@@ -66,7 +66,6 @@ def test_the_record_carries_waits_and_culprits_and_summarize_and_plot_read_them(
 def test_prometheus_exports_the_culprits_with_the_rank_label_only():
     from prometheus_client import generate_latest
     from prometheus_client.parser import text_string_to_metric_families
-
     from straggler.sinks.prometheus import _RecordCollector
 
     collector = _RecordCollector()
