@@ -307,6 +307,11 @@ class Detector:
     profiling_interval: int = 1
     report_time_interval: float = 60.0
     custom_sections: ClassVar[dict[str, Section]] = {}
+    #: NVRx's attributes: the report generator (`straggler.reporting.ReportGenerator`) and the
+    #: report interval (`straggler.timing.interval.ReportIntervalTracker`); None when not
+    #: initialized.
+    reporter: ClassVar[Any] = None
+    report_interval_tracker: ClassVar[Any] = None
 
     def __init__(self) -> None:
         raise RuntimeError("class Detector should not be instantiated")
@@ -364,6 +369,8 @@ class Detector:
         cls.profiling_interval = options.profiling_interval
         cls.report_time_interval = options.report_time_interval
         cls.custom_sections = core.sections
+        cls.reporter = core.cycle.reporter
+        cls.report_interval_tracker = core.cycle.tracker
 
     @classmethod
     def shutdown(cls) -> None:
@@ -371,6 +378,7 @@ class Detector:
         core, cls._core = cls._core, None
         cls.initialized = False
         cls.custom_sections = {}
+        cls.reporter = cls.report_interval_tracker = None
         if core is not None:
             core.close()
 
