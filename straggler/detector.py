@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
-from .detector_options import (DEFAULT_CAPACITY, DEFAULT_GPU_SAMPLE_INTERVAL, DEFAULT_MAX_NAMES,
-                               DEFAULT_NAME_TTL_REPORTS, DetectorOptions)
+from .detector_options import (DEFAULT_CAPACITY, DEFAULT_MAX_NAMES, DEFAULT_NAME_TTL_REPORTS,
+                               DetectorOptions)
 from .lifecycle import Lifecycle
 from .timing.callables import CallableId, CallableWrapper
 from .timing.gpu import GpuTiming
@@ -328,7 +328,7 @@ class Detector:
                    policy: Any = True, roles: Any = None, report_log: Any = None,
                    prometheus: Any = None, max_names: int = DEFAULT_MAX_NAMES,
                    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
-                   gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL) -> None:
+                   gpu_sample_interval: int | None = None) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the
@@ -341,7 +341,8 @@ class Detector:
         ``max_names`` caps the live section names; a section unused for ``name_ttl_reports``
         reports is forgotten (docs/detector.md, "Sections": bounded names).
         ``gpu_sample_interval``: without per-op capture, a section's GPU busy time is measured
-        on every n-th profiled entry only (docs/detector.md, "GPU sampling").
+        on every n-th profiled entry only (default: 10 with ``profiling_interval=1``, else 1,
+        i.e. every profiled entry as in NVRx; docs/detector.md, "GPU sampling").
         ``ft_options``: the FT bridge's options, an
         `straggler.integrations.ft.FTOptions` or a dict of its fields (docs/ft.md).
 

@@ -23,8 +23,10 @@ __all__ = ["DetectorOptions", "DEFAULT_CAPACITY", "DEFAULT_MAX_NAMES",
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
 DEFAULT_MAX_NAMES = 2048  # live section names; more are not timed until old ones expire
 DEFAULT_NAME_TTL_REPORTS = 2  # a section unused for this many reports is forgotten
-# Without per-op capture, one profiled entry in this many is timed on the GPU (events and the
-# busy-time observer cost the host ~10 µs and the GPU a bubble per timed op).
+# Without per-op capture and with profiling_interval=1, one profiled entry in this many is
+# timed on the GPU (events and the busy-time observer cost the host ~10 µs and the GPU a bubble
+# per timed op). A profiling_interval above 1 is the user's own rate: then every profiled entry
+# is GPU-timed, as in NVRx (`DetectorOptions.gpu_interval`).
 DEFAULT_GPU_SAMPLE_INTERVAL = 10
 
 
@@ -55,7 +57,7 @@ class DetectorOptions:
     prometheus: Any = None
     max_names: int = DEFAULT_MAX_NAMES
     name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS
-    gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL
+    gpu_sample_interval: int | None = None
 
     def __post_init__(self) -> None:
         from .analysis.policy import make_policy
@@ -75,7 +77,8 @@ class DetectorOptions:
         put("node_name", check_name("node_name", self.node_name, optional=True)
             or socket.gethostname())
         check_bool("per_op_capture", self.per_op_capture)
-        check_int("gpu_sample_interval", self.gpu_sample_interval)
+        if self.gpu_sample_interval is not None:
+            check_int("gpu_sample_interval", self.gpu_sample_interval)
         put("comm_timeout_s", check_seconds("comm_timeout_s", self.comm_timeout_s))
         check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
         put("ft_options", check_or_create_options(FTOptions, self.ft_options, "ft_options"))
@@ -98,9 +101,14 @@ class DetectorOptions:
 
     @property
     def gpu_interval(self) -> int:
-        """Every n-th profiled GPU entry is GPU-timed: 1 with per-op capture (it needs every op).
-        """
-        return 1 if self.per_op_capture else self.gpu_sample_interval
+        """Every n-th profiled GPU entry is GPU-timed: 1 with per-op capture (it needs every op);
+        else `gpu_sample_interval`, by default `DEFAULT_GPU_SAMPLE_INTERVAL` with
+        ``profiling_interval=1`` and 1 (every profiled entry, as NVRx) with a larger one."""
+        if self.per_op_capture:
+            return 1
+        if self.gpu_sample_interval is not None:
+            return self.gpu_sample_interval
+        return DEFAULT_GPU_SAMPLE_INTERVAL if self.profiling_interval == 1 else 1
 
     @property
     def agree_by_comm(self) -> bool:

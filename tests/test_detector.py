@@ -463,8 +463,13 @@ def test_options_are_checked_once_into_one_object():
     assert opts.scores_to_compute == ["relative_perf_scores", "individual_perf_scores"]
     assert isinstance(opts.node_name, str) and opts.node_name
     assert opts.report_time_interval == 0.0 and opts.ft_options == FTOptions(warmup_iters=0)
-    assert not opts.telemetry.enabled and opts.gpu_interval == opts.gpu_sample_interval
+    assert not opts.telemetry.enabled and opts.gpu_interval == 10  # gpu_sample_interval=None
     assert DetectorOptions(per_op_capture=True).gpu_interval == 1
+    # NVRx's profiling_interval alone decides when above 1: every profiled entry is GPU-timed.
+    assert DetectorOptions(profiling_interval=2).gpu_interval == 1
+    assert DetectorOptions(profiling_interval=2, gpu_sample_interval=5).gpu_interval == 5
+    with pytest.raises(ValueError, match="`gpu_sample_interval=0` must be"):
+        DetectorOptions(gpu_sample_interval=0)
     core = DetectorCore(opts)
     assert core.options is opts
     core.close()
