@@ -118,6 +118,7 @@ class DetectorCore:
             if self.ft_bridge is not None:
                 self.registry.hooks.append(self.ft_bridge)
                 self.cycle.on_report = self.ft_bridge.on_report
+            self.gpu.prepare_observer()  # may build the C++ op observer once (never raises)
         except BaseException:
             Lifecycle.close_quietly(self._closing_steps())
             raise

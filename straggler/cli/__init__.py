@@ -3,6 +3,7 @@
     straggler summarize LOG [LOG ...]      top stragglers, causes, time slow, time lost
     straggler plot LOG -o heatmap.png      ranks x reports heat map of scores
     straggler doctor                       what this host offers (CUDA, NVML, torch, env)
+    straggler build-ops                    build the native op observer for this torch now
     straggler demo [DEMO ARGS]             the README demo (examples/demo.py)
 
 Exit status: 0 on success, 1 on an error (the message names the file, or ``FILE:LINE``), 2 on
@@ -44,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
                    description="Check the CUDA driver, NVML, torch CUDA, the process-group "
                                "environment and the FT launcher; always exits 0.")
 
+    sub.add_parser("build-ops", help="build the native op observer for this torch now",
+                   description="Build straggler._ops for the installed torch into the build "
+                               "cache (if the package has none for it) and say which observer "
+                               "the detector gets; exits 1 when it is not the native one.")
+
     d = sub.add_parser("demo", help="run the README demo (4 CPU ranks, one slowed)",
                        description="Run examples/demo.py; arguments after `demo` go to it "
                                    "(`straggler demo --help` shows them).", add_help=False)
@@ -72,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .doctor import run_doctor
 
             return run_doctor()
+        if args.command == "build-ops":
+            from .doctor import run_build_ops
+
+            return run_build_ops()
         from .demo import run_demo
 
         return run_demo(args.demo_args)
