@@ -8,7 +8,7 @@ LOCK   := flock build/.install.lock
 CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h csrc/*/*.cu csrc/*/*.ptx cmake/*.cmake)
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
-.PHONY: all install sim cpp-test cpp-test-bins test lint demo bench gpu-check clean
+.PHONY: all install sim cpp-test cpp-test-bins test test-install lint demo bench gpu-check clean
 
 all: install sim
 
@@ -100,6 +100,11 @@ cpp-test:
 
 test: install sim cpp-test
 	$(PY) -m pytest
+
+# A plain `pip install` of a clean clone into a fresh venv ends with the native op observer
+# (tests/test_install.py; minutes of compiling, so not part of `make test`).
+test-install: install
+	$(PY) -m pytest -m install tests/test_install.py
 
 # The gate: ruff (bug-finding rules), mypy on the package, the C++ style, and the `_core` stub
 # against the built module, every file included (no per-file exclusions). Configuration:

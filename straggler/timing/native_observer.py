@@ -3,9 +3,10 @@
 `straggler._ops` is compiled against one torch's C++ API (``at::RecordFunction`` is not in
 torch's stable ABI), so it must match the torch that runs. Tried in order:
 
-1. **Installed** with the package, when it was built for this torch (its ``TORCH_VERSION`` is
-   ``torch.__version__``). pip builds it when torch is importable at install time, also in
-   pip's isolated build: CMakeLists.txt then asks the target environment's Python.
+1. **Installed** with the package, when it was built for this torch (the version tag in the
+   file, `built_for`, is ``torch.__version__``). pip builds it when torch is importable at
+   install time, also in pip's isolated build: CMakeLists.txt then asks the target
+   environment's Python.
 2. **The build cache**: ``<cache>/ops/<key>/_ops<EXT_SUFFIX>``, the key a hash of the sources,
    torch's version and git revision and the Python ABI; ``<cache>`` is
    ``$STRAGGLER_CACHE_DIR``, else ``$XDG_CACHE_HOME/straggler``, else ``~/.cache/straggler``.
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["ObserverStatus", "build_command", "cache_dir", "load", "status"]
+__all__ = ["ObserverStatus", "build_command", "built_for", "cache_dir", "load", "status"]
 
 MODULE = "straggler._ops"
 BUILD_TIMEOUT_S = 600.0  # the compile; waiting for another process's build has the same bound
@@ -93,19 +94,37 @@ def _resolve(build: bool) -> tuple[ModuleType | None, ObserverStatus]:
         return result
 
 
+_TAG = b"straggler-torch-version:"
+
+
+def built_for(path: str | Path) -> str:
+    """The torch version a `straggler._ops` file was built for ('' when it carries no tag).
+
+    Read from the file, not by loading it: a module built for another torch may not load, and
+    once loaded, Python would hand out that module for every later load under its name.
+    """
+    data = Path(path).read_bytes()
+    start = data.find(_TAG)
+    if start < 0:
+        return ""
+    start += len(_TAG)
+    return data[start:data.find(b"\0", start)].decode(errors="replace")
+
+
 def _installed(torch_version: str) -> tuple[ModuleType | None, str]:
     """The installed module if it was built for ``torch_version``; else None and why."""
-    if importlib.util.find_spec(MODULE) is None:
+    spec = importlib.util.find_spec(MODULE)
+    if spec is None or not spec.origin:
         return None, ("straggler._ops was not built at install time (torch was not importable "
                       "when the package was built)")
+    version = built_for(spec.origin)
+    if version != torch_version:
+        return None, (f"the installed straggler._ops was built for torch {version or '?'}, "
+                      f"this is torch {torch_version}")
     try:
         module = importlib.import_module(MODULE)
     except ImportError as exc:
         return None, f"the installed straggler._ops does not load ({exc})"
-    built_for = getattr(module, "TORCH_VERSION", "")
-    if built_for != torch_version:
-        return None, (f"the installed straggler._ops was built for torch {built_for or '?'}, "
-                      f"this is torch {torch_version}")
     return module, ""
 
 
@@ -146,9 +165,13 @@ def _compiler() -> str | None:
     return None
 
 
+def _torch_dir(torch_module: ModuleType) -> Path:
+    return Path(str(torch_module.__file__)).resolve().parent
+
+
 def build_command(compiler: str, root: Path, output: Path, torch_module: ModuleType) -> list[str]:
     """The compiler command that builds the observer (the flags CMakeLists.txt uses)."""
-    torch_dir = Path(torch_module.__file__).resolve().parent
+    torch_dir = _torch_dir(torch_module)
     lib = torch_dir / "lib"
     abi = int(torch_module._C._GLIBCXX_USE_CXX11_ABI)
     # NDEBUG as torch: RecordFunction's layout differs without it (csrc/ops/observer.cpp).
@@ -196,8 +219,7 @@ def _cannot_build(torch_module: ModuleType) -> tuple[str, str] | None:
     if _compiler() is None:
         return ("no C++ compiler to build it ($CXX, c++, g++, clang++)",
                 "install g++ (or set CXX), then run `straggler build-ops`")
-    headers = Path(torch_module.__file__).resolve().parent / "include" / "ATen" / \
-        "record_function.h"
+    headers = _torch_dir(torch_module) / "include" / "ATen" / "record_function.h"
     if not headers.is_file():
         return f"torch's C++ headers are missing ({headers})", "install a full torch wheel"
     if not (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file():
@@ -218,7 +240,9 @@ def _import_cached(path: Path, source: str, why_not: str, fix: str, took: str = 
     except ImportError as exc:
         return None, ObserverStatus(False, "none", f"{why_not}; the cached build {path} does "
                                     f"not load ({exc})", f"delete {path.parent}, or {fix}")
-    sys.modules[MODULE] = module  # `from straggler import _ops` finds it from now on
+    # `import straggler._ops` and `from straggler import _ops` find it from now on.
+    sys.modules[MODULE] = module
+    setattr(sys.modules["straggler"], "_ops", module)  # noqa: B010 - a submodule, bound by hand
     return module, ObserverStatus(True, source, f"{path}{took}")
 
 
