@@ -14,8 +14,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import _compat
-
 __all__ = ["__version__", "Detector", "CallableId", "Report", "StragglerId", "Statistic",
            "SectionKind", "PolicyConfig"]
 
@@ -28,8 +26,6 @@ _LAZY = {
     "SectionKind": ".timing.sections",
     "PolicyConfig": ".analysis.policy",
 }
-
-_compat.install()  # the module paths from before the sub-packages (straggler.report, ...)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .timing.callables import CallableId

@@ -1,8 +1,9 @@
 """Checks of user-given values, shared by every constructor that validates its arguments.
 
-Each check returns the value (converted where said) or raises ``ValueError`` naming the
-parameter and echoing the value, e.g. ``"`profiling_interval=0` must be a positive integer"``.
-Booleans are never accepted as numbers.
+Each check returns the value (converted where said) or raises naming the parameter and echoing
+the value, e.g. ``"`profiling_interval=0` must be a positive integer"``: `OptionTypeError` (a
+TypeError, as cuda-python raises) for a value of the wrong type, ValueError for a value of the
+right type out of range. Booleans are never accepted as numbers.
 """
 
 from __future__ import annotations
@@ -12,30 +13,36 @@ from numbers import Real
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["check_bool", "check_choice", "check_fraction", "check_int", "check_name",
-           "check_names", "check_number", "check_roles", "check_seconds"]
+__all__ = ["OptionTypeError", "check_bool", "check_choice", "check_fraction", "check_int",
+           "check_name", "check_names", "check_number", "check_roles", "check_seconds"]
 
 T = TypeVar("T")
+
+
+class OptionTypeError(TypeError, ValueError):
+    """An option of the wrong type. A TypeError, as cuda-python raises; also a ValueError, which
+    every bad option raised before (docs/detector.md), so existing ``except ValueError`` holds."""
 
 
 def check_bool(name: str, value: Any) -> bool:
     """`value` if it is True or False."""
     if not isinstance(value, bool):
-        raise ValueError(f"`{name}={value!r}` must be True or False")
+        raise OptionTypeError(f"`{name}={value!r}` must be True or False")
     return value
 
 
 def check_int(name: str, value: Any, low: int = 1, high: int | None = None) -> int:
     """`value` if it is an int >= `low` (1: "a positive integer", 0: "a non-negative integer")
     and, with `high`, <= `high` ("an integer between 0 and 65535")."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < low \
-            or (high is not None and value > high):
+    wrong_type = isinstance(value, bool) or not isinstance(value, int)
+    if wrong_type or value < low or (high is not None and value > high):
         if high is not None:
             kind = f"an integer between {low} and {high}"
         else:
             kind = {1: "a positive integer", 0: "a non-negative integer"}.get(
                 low, f"an integer >= {low}")
-        raise ValueError(f"`{name}={value!r}` must be {kind}")
+        error = OptionTypeError if wrong_type else ValueError
+        raise error(f"`{name}={value!r}` must be {kind}")
     return value
 
 
@@ -43,12 +50,17 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
+def _error(number: Any) -> type[ValueError]:
+    """The error for a bad number: of the wrong type, or out of range."""
+    return ValueError if _is_real(number) else OptionTypeError
+
+
 def check_seconds(name: str, value: Any, allow_zero: bool = False) -> float:
     """`value` as a float if it is a finite number of seconds > 0 (>= 0 with `allow_zero`)."""
     ok = _is_real(value) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
     if not ok:
         what = "a finite number of seconds >= 0" if allow_zero else "a positive number of seconds"
-        raise ValueError(f"`{name}={value!r}` must be {what}")
+        raise _error(value)(f"`{name}={value!r}` must be {what}")
     return float(value)
 
 
@@ -57,7 +69,7 @@ def check_fraction(name: str, value: Any, allow_zero: bool = False) -> float:
     ok = _is_real(value) and (0.0 <= value <= 1.0 if allow_zero else 0.0 < value <= 1.0)
     if not ok:
         what = "a number between 0 and 1" if allow_zero else "a number in (0, 1]"
-        raise ValueError(f"`{name}={value!r}` must be {what}")
+        raise _error(value)(f"`{name}={value!r}` must be {what}")
     return float(value)
 
 
@@ -78,7 +90,7 @@ def check_number(name: str, value: Any, low: float = -math.inf, high: float = ma
             what = f"a number {'>' if low_open else '>='} {low:g}"
         if unit:
             what = what.replace("number", f"number of {unit}", 1)
-        raise ValueError(f"`{name}={value!r}` must be {what}")
+        raise _error(value)(f"`{name}={value!r}` must be {what}")
     return float(value)
 
 
@@ -105,17 +117,20 @@ def check_name(name: str, value: Any, *, optional: bool = False,
     text = value.strip() if strip and isinstance(value, str) else value
     if not isinstance(text, str) or not text:
         what = "a non-blank string" if strip else "a non-empty string"
-        raise ValueError(f"`{name}={value!r}` must be {what}" + (" or None" if optional else ""))
+        error = ValueError if isinstance(text, str) else OptionTypeError
+        raise error(f"`{name}={value!r}` must be {what}" + (" or None" if optional else ""))
     return text
 
 
 def check_names(name: str, value: Any, *, distinct: bool = False) -> tuple[str, ...]:
     """`value` as a tuple if it is an iterable (not a string) of non-empty strings."""
     names = tuple(value) if isinstance(value, Iterable) and not isinstance(value, str) else None
-    if names is None or any(not isinstance(n, str) or not n for n in names) \
+    wrong_type = names is None or any(not isinstance(n, str) for n in names)
+    if names is None or wrong_type or any(not n for n in names) \
             or (distinct and len(set(names)) != len(names)):
         what = "distinct non-empty strings" if distinct else "non-empty strings"
-        raise ValueError(f"`{name}={value!r}` must be a sequence of {what}")
+        error = OptionTypeError if wrong_type else ValueError
+        raise error(f"`{name}={value!r}` must be a sequence of {what}")
     return names
 
 
@@ -124,7 +139,7 @@ def check_roles(roles: Any, group_ranks: Sequence[int]) -> None:
     if roles is None:
         return
     if not isinstance(roles, Mapping):
-        raise ValueError(f"`roles={roles!r}` must be a mapping global rank -> role")
+        raise OptionTypeError(f"`roles={roles!r}` must be a mapping global rank -> role")
     members = set(group_ranks)
     bad = [r for r in roles if isinstance(r, bool) or not isinstance(r, int) or r not in members]
     if bad:

@@ -10,6 +10,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from ._checks import OptionTypeError
+
 __all__ = ["check_or_create_options"]
 
 T = TypeVar("T")
@@ -18,8 +20,9 @@ T = TypeVar("T")
 def check_or_create_options(cls: type[T], options: Any, name: str) -> T:
     """`options` as a `cls` (a dataclass): itself, ``cls(**options)`` for a mapping, or ``cls()``.
 
-    Raises ValueError naming `name` for unknown keys or a value of another type; the fields'
-    own checks (in ``cls.__post_init__``) raise for bad values.
+    Raises ValueError naming `name` for unknown keys, `OptionTypeError` (a TypeError) for a
+    value of another type; the fields' own checks (in ``cls.__post_init__``) raise for bad
+    values.
     """
     if isinstance(options, cls):
         return options
@@ -32,4 +35,4 @@ def check_or_create_options(cls: type[T], options: Any, name: str) -> T:
             raise ValueError(f"`{name}={dict(options)!r}` has unknown keys {unknown}; "
                              f"known: {known}")
         return cls(**options)
-    raise ValueError(f"`{name}={options!r}` must be a {cls.__name__}, a dict or None")
+    raise OptionTypeError(f"`{name}={options!r}` must be a {cls.__name__}, a dict or None")

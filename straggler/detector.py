@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from . import _env
 from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
 from .detector_options import (DEFAULT_CAPACITY, DEFAULT_MAX_NAMES, DEFAULT_NAME_TTL_REPORTS,
                                DetectorOptions)
 from .lifecycle import Lifecycle
+from .timing import collectives
 from .timing.callables import CallableId, CallableWrapper
 from .timing.gpu import GpuTiming
 from .timing.registry import SectionRegistry, host_summaries
@@ -40,7 +41,24 @@ from .timing.sections import NULL_CONTEXT, NullContext, Section, SectionContext,
     SectionKind
 
 if TYPE_CHECKING:
+    import os
+    from collections.abc import Hashable, Mapping
+
     from numpy.typing import ArrayLike
+    from torch.distributed import ProcessGroup
+
+    from ._core import TimerEngine
+    from .analysis.policy import PolicyConfig, StragglerPolicy
+    from .detector_options import ReportOptions
+    from .integrations.ft import FTBridge
+    from .integrations.ft.options import FTOptions
+    from .reporting.decision import Decision, DecisionRule
+    from .reporting.report import Report
+    from .sinks.prometheus import PrometheusOptions
+    from .sinks.reportlog import ReportLogOptions
+    from .telemetry.options import TelemetryOptions
+    from .telemetry.probe import ProbeResult
+    from .timing.capture import OpCapture
 
 __all__ = ["Detector", "DetectorCore", "DetectorOptions", "TelemetryProvider"]
 
@@ -48,8 +66,9 @@ log = logging.getLogger("straggler")
 
 
 def disabled_by_env() -> bool:
-    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops."""
-    return os.environ.get("STRAGGLER_DISABLE", "").strip().lower() in ("1", "true", "yes", "on")
+    """`STRAGGLER_DISABLE` set to a true value (1/true/yes/on) turns the API into no-ops;
+    ValueError for a value that is neither on nor off (straggler/_env.py)."""
+    return _env.DISABLE.read()
 
 
 class TelemetryProvider(Protocol):
@@ -101,7 +120,8 @@ class DetectorCore:
         self.hooks: list[SectionHook] = self.registry.hooks  # the same list, for readers
         self.wrapper = CallableWrapper(self.registry.section)
         self.telemetry: TelemetryProvider | None = None
-        self.ft_bridge: Any = None
+        self.ft_bridge: FTBridge | None = None
+        self.collectives_observed = False
         try:
             from .dist.comm import Comm
 
@@ -109,6 +129,8 @@ class DetectorCore:
                                     timeout_s=opts.comm_timeout_s, call="Detector.initialize()")
             life.comm = self.comm
             check_roles(opts.roles, self.comm.global_ranks)
+            # Every torch.distributed collective, for Report.waits/culprits (docs/culprits.md).
+            self.collectives_observed = opts.collective_waits and collectives.start()
             self.telemetry = self._create_telemetry_provider()
             from .report_cycle import ReportCycle
 
@@ -127,7 +149,7 @@ class DetectorCore:
         forksafe.track(self)
 
     # -- parts built here --------------------------------------------------------------------
-    def _create_ft_bridge(self, mode: str) -> Any:
+    def _create_ft_bridge(self, mode: str) -> FTBridge | None:
         """FT bridge: the NVRx fault-tolerance section hook, created here for `ft_sections`.
 
         Returns a `SectionHook` (appended to the hooks) or None. Owned by the FT integration
@@ -169,12 +191,12 @@ class DetectorCore:
         return self.registry.enabled
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> TimerEngine | None:
         """The timing engine (`straggler._core.TimerEngine`), or None before the first need."""
         return self.gpu.engine
 
     @property
-    def capture(self) -> Any:
+    def capture(self) -> OpCapture | None:
         """The op observer (`straggler.timing.capture.OpCapture`), or None."""
         return self.gpu.capture
 
@@ -209,17 +231,31 @@ class DetectorCore:
         self.wrapper.restore()
 
     # -- reports -----------------------------------------------------------------------------
-    def generate_report(self) -> Any:
+    def generate_report(self) -> Report | None:
         """Collective: every rank of the group calls it on the same iteration."""
         return self.cycle.generate_report()
 
-    def generate_report_if_interval_elapsed(self) -> Any:
+    def generate_report_if_interval_elapsed(self) -> Report | None:
         """Count one iteration; the report when it is due (collective), else None."""
         return self.cycle.generate_report_if_interval_elapsed()
 
     def is_interval_elapsed(self) -> bool:
         """Whether a report is due on this iteration (False once disabled)."""
         return self.cycle.is_interval_elapsed()
+
+    def last_decision(self) -> Decision | None:
+        """The decision of the last report (`straggler.reporting.decision.Decision`), the same
+        on every rank; None before the first report."""
+        return self.cycle.last_decision
+
+    def set_decision_rule(self, rule: DecisionRule) -> None:
+        """How reports become decisions from now on (a `DecisionRule`); see `Detector`."""
+        from .reporting.decision import DecisionRule
+
+        if not isinstance(rule, DecisionRule):
+            raise ValueError(f"`rule={rule!r}` must be a straggler.reporting.decision."
+                             "DecisionRule")
+        self.cycle.decision_rule = rule
 
     def state_dict(self) -> dict[str, Any]:
         """What a resumed job needs: the individual references and the iteration count."""
@@ -229,7 +265,7 @@ class DetectorCore:
         """Restore `state_dict()` output; ValueError when `state` is not one."""
         self.cycle.load_state_dict(state)
 
-    def run_probe(self) -> Any:
+    def run_probe(self) -> dict[int, ProbeResult] | None:
         """Collective: the GPU health probe on every rank (see `Detector.run_probe`)."""
         if not self.enabled:
             return None
@@ -249,6 +285,8 @@ class DetectorCore:
         self.lifecycle.fail(exc, in_report=in_report)
 
     def _disable(self) -> None:
+        if self.collectives_observed:
+            collectives.stop()
         self.gpu.disable()
         self.registry.set_enabled(False)
 
@@ -260,7 +298,10 @@ class DetectorCore:
         comm = self.comm
         self.lifecycle.forget_after_fork(
             [*self.gpu.native_objects(), getattr(self.telemetry, "_sampler", None),
-             self.telemetry, getattr(comm, "_backend", None), comm])
+             self.telemetry, getattr(comm, "_backend", None), comm,
+             getattr(getattr(self, "cycle", None), "deadline_comm", None),
+             getattr(getattr(getattr(self, "cycle", None), "deadline_comm", None), "_backend",
+                     None)])
 
     def close(self) -> None:
         """Restore callables, leave capture, close the engine, telemetry and communicator.
@@ -269,17 +310,28 @@ class DetectorCore:
         """
         self.lifecycle.close(self._closing_steps())
 
+    def _close_deadline(self) -> None:
+        cycle = getattr(self, "cycle", None)
+        if cycle is not None:
+            cycle.close_deadline()
+
     def _closing_steps(self) -> list[tuple[str, Callable[[], Any]]]:
         return [
             ("callables", self.wrapper.restore),
+            ("collectives", collectives.stop if self.collectives_observed else _nothing),
             ("capture", self.gpu.close_capture),
             ("engine", self.gpu.close_engine),
             ("telemetry", _closer(self.telemetry)),
             ("ft bridge", _closer(self.ft_bridge)),
+            ("report deadline", self._close_deadline),
             ("comm", _closer(self.lifecycle.comm)),
             ("observers", _closer(self.observers)),
             ("hooks", self.hooks.clear),
         ]
+
+
+def _nothing() -> None:
+    """A closing step with nothing to do."""
 
 
 def _closer(part: Any) -> Callable[[], None]:
@@ -321,15 +373,21 @@ class Detector:
     def initialize(cls, scores_to_compute: str | Sequence[str] = "all",
                    gather_on_rank0: bool = True, profiling_interval: int = 1,
                    report_time_interval: float = 60, node_name: str | None = None,
-                   process_group: Any = None, *, per_op_capture: bool = False,
+                   process_group: ProcessGroup | None = None, *,
+                   per_op_capture: bool = False,
                    comm_timeout_s: float = 120.0, ft_sections: str = "auto",
                    timer_capacity: int = DEFAULT_CAPACITY,
-                   report_options: dict[str, Any] | None = None,
-                   ft_options: Any = None, telemetry: Any = True,
-                   policy: Any = True, roles: Any = None, report_log: Any = None,
-                   prometheus: Any = None, max_names: int = DEFAULT_MAX_NAMES,
+                   report_options: ReportOptions | None = None,
+                   ft_options: FTOptions | Mapping[str, object] | None = None,
+                   telemetry: bool | TelemetryOptions = True,
+                   policy: PolicyConfig | StragglerPolicy | bool | None = True,
+                   roles: Mapping[int, Hashable] | None = None,
+                   report_log: str | os.PathLike[str] | ReportLogOptions | bool | None = None,
+                   prometheus: int | PrometheusOptions | bool | None = None,
+                   max_names: int = DEFAULT_MAX_NAMES,
                    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
-                   gpu_sample_interval: int | None = None) -> None:
+                   gpu_sample_interval: int | None = None,
+                   collective_waits: bool = True) -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the
@@ -344,15 +402,16 @@ class Detector:
         ``gpu_sample_interval``: without per-op capture, a section's GPU busy time is measured
         on every n-th profiled entry only (default: 10 with ``profiling_interval=1``, else 1,
         i.e. every profiled entry as in NVRx; docs/detector.md, "GPU sampling").
+        ``collective_waits``: observe every torch.distributed collective and name the ranks the
+        job waits for (``Report.waits``, ``Report.culprits``; docs/culprits.md).
         ``ft_options``: the FT bridge's options, an
         `straggler.integrations.ft.FTOptions` or a dict of its fields (docs/ft.md).
 
-        Raises ValueError naming a bad parameter (the detector stays uninitialized) and
-        RuntimeError when already initialized. A no-op when `STRAGGLER_DISABLE=1`.
+        Raises ValueError naming a bad parameter (TypeError for one of the wrong type; the
+        detector stays uninitialized) and RuntimeError when already initialized. A no-op when
+        `STRAGGLER_DISABLE=1`, after the arguments are checked.
         """
-        if disabled_by_env():
-            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
-            return
+        disabled = disabled_by_env()  # a malformed value raises before anything is built
         if cls._core is not None:
             raise RuntimeError("Detector is already initialized; call Detector.shutdown() first")
         options = DetectorOptions(
@@ -362,7 +421,11 @@ class Detector:
             timer_capacity=timer_capacity, report_options=report_options,
             ft_options=ft_options, telemetry=telemetry, policy=policy, roles=roles,
             report_log=report_log, prometheus=prometheus, max_names=max_names,
-            name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval)
+            name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval,
+            collective_waits=collective_waits)
+        if disabled:
+            log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
+            return
         core = DetectorCore(options)
         cls._core = core
         cls.initialized = True
@@ -385,7 +448,7 @@ class Detector:
             core.close()
 
     @classmethod
-    def ft_bridge(cls) -> Any:
+    def ft_bridge(cls) -> FTBridge | None:
         """The NVRx fault-tolerance `FTBridge` when FT sections are on, else None (docs/ft.md)."""
         core = cls._core
         return core.ft_bridge if core is not None else None
@@ -404,7 +467,8 @@ class Detector:
 
     @classmethod
     def detection_section(cls, name: str | None = None, profile_cuda: bool = True,
-                          kind: SectionKind | str = SectionKind.COMPUTE) -> Any:
+                          kind: SectionKind | str = SectionKind.COMPUTE
+                          ) -> SectionContext | NullContext:
         """Context manager timing its body as section `name` (default: the `with`'s file:line).
 
         `kind="communication"` marks a section of collectives: never timed or scored.
@@ -458,13 +522,13 @@ class Detector:
             core.remove_hook(hook)
 
     @classmethod
-    def generate_report(cls) -> Any:
+    def generate_report(cls) -> Report | None:
         """Collective report of the window since the last one; None off the gathering rank."""
         core = cls._require()
         return core.generate_report() if core is not None else None
 
     @classmethod
-    def run_probe(cls) -> Any:
+    def run_probe(cls) -> dict[int, ProbeResult] | None:
         """Collective GPU health probe: call on every rank of the group together.
 
         Runs fixed-work kernels (FMA-bound and memory-bound, a few ms) on each rank's GPU and
@@ -477,7 +541,7 @@ class Detector:
         return core.run_probe() if core is not None else None
 
     @classmethod
-    def generate_report_if_interval_elapsed(cls) -> Any:
+    def generate_report_if_interval_elapsed(cls) -> Report | None:
         """Call once per iteration on every rank: a report when the interval elapsed, else None."""
         core = cls._require()
         return core.generate_report_if_interval_elapsed() if core is not None else None
@@ -487,6 +551,27 @@ class Detector:
         """Whether a report is due on this iteration."""
         core = cls._core
         return core.is_interval_elapsed() if core is not None else False
+
+    @classmethod
+    def last_decision(cls) -> Decision | None:
+        """The decision of the last report, agreed inside it and the same on every rank.
+
+        A `straggler.reporting.decision.Decision`: ``stragglers`` (global ranks to act on:
+        the confirmed verdict by default), ``suspects`` (slow, not confirmed yet), ``act``,
+        ``report`` (which report made it). None before the first report or when not
+        initialized. Integrations act on it instead of running collectives of their own.
+        """
+        core = cls._core
+        return core.last_decision() if core is not None else None
+
+    @classmethod
+    def set_decision_rule(cls, rule: DecisionRule) -> None:
+        """Set how reports become decisions (`straggler.reporting.decision.DecisionRule`: the
+        verdict, confirmed or NVRx's single-report rule, and its thresholds). The reporting rank's
+        rule decides; set the same on every rank."""
+        core = cls._require()
+        if core is not None:
+            core.set_decision_rule(rule)
 
     @classmethod
     def state_dict(cls) -> dict[str, Any]:

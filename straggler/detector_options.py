@@ -11,13 +11,26 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, TypedDict
 
-from ._checks import check_bool, check_choice, check_int, check_name, check_seconds
+from ._checks import OptionTypeError, check_bool, check_choice, check_int, check_name, check_seconds
 from ._constants import FT_SECTIONS_MODES
 from ._options import check_or_create_options
 
-__all__ = ["DetectorOptions", "DEFAULT_CAPACITY", "DEFAULT_MAX_NAMES",
+if TYPE_CHECKING:
+    import os
+
+    from torch.distributed import ProcessGroup
+
+    from .analysis.policy import PolicyConfig, StragglerPolicy
+    from .integrations.ft.options import FTOptions
+    from .sinks.prometheus import PrometheusOptions
+    from .sinks.reportlog import ReportLogOptions
+    from .telemetry.options import TelemetryOptions
+
+__all__ = ["DetectorOptions", "ReportOptions", "DEFAULT_CAPACITY", "DEFAULT_MAX_NAMES",
            "DEFAULT_NAME_TTL_REPORTS", "DEFAULT_GPU_SAMPLE_INTERVAL"]
 
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
@@ -30,74 +43,113 @@ DEFAULT_NAME_TTL_REPORTS = 2  # a section unused for this many reports is forgot
 DEFAULT_GPU_SAMPLE_INTERVAL = 10
 
 
-@dataclasses.dataclass(frozen=True)
+class ReportOptions(TypedDict, total=False):
+    """``initialize(report_options=...)``: tunables of the report generator (docs/scores.md)."""
+
+    relative_reference: str
+    individual_window: int
+    individual_support: int
+    communication_markers: Iterable[str]
+
+
+@dataclasses.dataclass(frozen=True, init=False)
 class DetectorOptions:
     """The arguments of ``Detector.initialize`` (same names and defaults), validated when built.
 
     See docs/detector.md, "Options", for what each one does. Building it creates nothing (no
-    process group, file, thread or GPU state); `DetectorCore` builds from it.
+    process group, file, thread or GPU state); `DetectorCore` builds from it. The constructor
+    takes what ``initialize`` takes; the fields hold the normalised values (their types below).
     """
 
-    scores_to_compute: Any = "all"
-    gather_on_rank0: bool = True
-    profiling_interval: int = 1
-    report_time_interval: float = 60
-    node_name: Any = None
-    process_group: Any = None
-    per_op_capture: bool = False
-    comm_timeout_s: float = 120.0
-    ft_sections: str = "auto"
-    timer_capacity: int = DEFAULT_CAPACITY
-    report_options: Any = None
-    ft_options: Any = None
-    telemetry: Any = True
-    policy: Any = True
-    roles: Any = None
-    report_log: Any = None
-    prometheus: Any = None
-    max_names: int = DEFAULT_MAX_NAMES
-    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS
-    gpu_sample_interval: int | None = None
+    scores_to_compute: list[str]
+    gather_on_rank0: bool
+    profiling_interval: int
+    report_time_interval: float
+    node_name: str
+    process_group: ProcessGroup | None
+    per_op_capture: bool
+    comm_timeout_s: float
+    ft_sections: str
+    timer_capacity: int
+    report_options: ReportOptions
+    ft_options: FTOptions
+    telemetry: TelemetryOptions
+    policy: StragglerPolicy | None
+    """The persistence policy behind Report.confirmed (docs/policy.md); None: no policy."""
+    roles: Mapping[int, Hashable] | None
+    report_log: ReportLogOptions | None
+    """None: off (the environment was read when the options were built)."""
+    prometheus: PrometheusOptions | None
+    """None: off (the environment was read when the options were built)."""
+    max_names: int
+    name_ttl_reports: int
+    gpu_sample_interval: int | None
+    """None: the default rate (`gpu_interval`)."""
+    collective_waits: bool
 
-    def __post_init__(self) -> None:
+    def __init__(self, scores_to_compute: str | Sequence[str] = "all",
+                 gather_on_rank0: bool = True, profiling_interval: int = 1,
+                 report_time_interval: float = 60, node_name: str | None = None,
+                 process_group: ProcessGroup | None = None, *, per_op_capture: bool = False,
+                 comm_timeout_s: float = 120.0, ft_sections: str = "auto",
+                 timer_capacity: int = DEFAULT_CAPACITY,
+                 report_options: ReportOptions | None = None,
+                 ft_options: FTOptions | Mapping[str, object] | None = None,
+                 telemetry: bool | TelemetryOptions = True,
+                 policy: PolicyConfig | StragglerPolicy | bool | None = True,
+                 roles: Mapping[int, Hashable] | None = None,
+                 report_log: str | os.PathLike[str] | ReportLogOptions | bool | None = None,
+                 prometheus: int | PrometheusOptions | bool | None = None,
+                 max_names: int = DEFAULT_MAX_NAMES,
+                 name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
+                 gpu_sample_interval: int | None = None,
+                 collective_waits: bool = True) -> None:
+        # Imported here, not at the top: `from straggler import Detector` stays free of numpy
+        # and torch (tests/test_detector.py::test_import_touches_no_gpu_or_process_group).
         from .analysis.policy import make_policy
         from .integrations.ft.options import FTOptions
         from .reporting.generator import check_scores_to_compute
+        from .sinks.prometheus import prometheus_options
+        from .sinks.reportlog import report_log_options
         from .telemetry.options import telemetry_options
 
-        def put(name: str, value: Any) -> None:  # normalise a field of this frozen object
+        def put(name: str, value: object) -> None:  # a field of this frozen object
             object.__setattr__(self, name, value)
 
-        put("scores_to_compute",
-            check_scores_to_compute(self.scores_to_compute, allow_name=False))
-        check_bool("gather_on_rank0", self.gather_on_rank0)
-        check_int("profiling_interval", self.profiling_interval)
-        put("report_time_interval", check_seconds("report_time_interval",
-                                                  self.report_time_interval, allow_zero=True))
-        put("node_name", check_name("node_name", self.node_name, optional=True)
+        put("scores_to_compute", check_scores_to_compute(scores_to_compute, allow_name=False))
+        put("gather_on_rank0", check_bool("gather_on_rank0", gather_on_rank0))
+        put("profiling_interval", check_int("profiling_interval", profiling_interval))
+        put("report_time_interval", check_seconds("report_time_interval", report_time_interval,
+                                                  allow_zero=True))
+        put("node_name", check_name("node_name", node_name, optional=True)
             or socket.gethostname())
-        check_bool("per_op_capture", self.per_op_capture)
-        if self.gpu_sample_interval is not None:
-            check_int("gpu_sample_interval", self.gpu_sample_interval)
-        put("comm_timeout_s", check_seconds("comm_timeout_s", self.comm_timeout_s))
-        check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
-        put("ft_options", check_or_create_options(FTOptions, self.ft_options, "ft_options"))
-        check_int("timer_capacity", self.timer_capacity)
-        check_int("max_names", self.max_names)
-        check_int("name_ttl_reports", self.name_ttl_reports)
-        if self.report_options is not None and not isinstance(self.report_options, dict):
-            raise ValueError(f"`report_options={self.report_options!r}` must be a dict or None")
-        put("report_options", dict(self.report_options or {}))
-        # The persistence policy behind Report.confirmed (docs/policy.md); None: no policy.
-        put("policy", make_policy(self.policy, self.roles))
-        put("telemetry", telemetry_options(self.telemetry))  # NVML, causes, probe
-        group = self.process_group
-        if group is not None:
+        put("per_op_capture", check_bool("per_op_capture", per_op_capture))
+        put("collective_waits", check_bool("collective_waits", collective_waits))
+        put("gpu_sample_interval", None if gpu_sample_interval is None
+            else check_int("gpu_sample_interval", gpu_sample_interval))
+        put("comm_timeout_s", check_seconds("comm_timeout_s", comm_timeout_s))
+        put("ft_sections", check_choice("ft_sections", ft_sections, FT_SECTIONS_MODES))
+        put("ft_options", check_or_create_options(FTOptions, ft_options, "ft_options"))
+        put("timer_capacity", check_int("timer_capacity", timer_capacity))
+        put("max_names", check_int("max_names", max_names))
+        put("name_ttl_reports", check_int("name_ttl_reports", name_ttl_reports))
+        if report_options is not None and not isinstance(report_options, dict):
+            raise OptionTypeError(f"`report_options={report_options!r}` must be a dict or "
+                                  "None")
+        put("report_options", ReportOptions(**(report_options or {})))
+        put("roles", roles)
+        put("policy", make_policy(policy, roles))
+        put("telemetry", telemetry_options(telemetry))  # NVML, causes, probe
+        # The sinks on the reporting rank; None here means off (the environment is read now).
+        put("report_log", report_log_options(report_log))
+        put("prometheus", prometheus_options(prometheus))
+        if process_group is not None:
             import torch.distributed as dist
 
-            if not isinstance(group, dist.ProcessGroup):
-                raise ValueError(f"`process_group={group!r}` must be a "
-                                 "torch.distributed.ProcessGroup or None")
+            if not isinstance(process_group, dist.ProcessGroup):
+                raise OptionTypeError(f"`process_group={process_group!r}` must be a "
+                                      "torch.distributed.ProcessGroup or None")
+        put("process_group", process_group)
 
     @property
     def gpu_interval(self) -> int:

@@ -16,6 +16,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ._log import WarnOnce
+
 __all__ = ["Lifecycle"]
 
 log = logging.getLogger("straggler")
@@ -38,17 +40,14 @@ class Lifecycle:
         self.done = False  # left the report protocol for good
         self.forked = False  # in a forked child: inert, nothing of the parent's is stopped
         self.failed = False
-        self._warned: set[str] = set()
+        # `warn_once(key, msg, *args)`: a warning logged the first time `key` is seen.
+        self.warn_once = WarnOnce(log)
+        # Run (best effort) when this rank leaves the report protocol: other groups to close.
+        self.on_stop: list[Callable[[], None]] = []
 
     def in_reports(self, enabled: bool) -> bool:
         """Whether this rank still takes part in reports (`enabled`: the sections' state)."""
         return not self.done and (enabled or self.leaving)
-
-    def warn_once(self, key: str, msg: str, *args: Any) -> None:
-        """Log `msg % args` as a warning the first time `key` is seen."""
-        if key not in self._warned:
-            self._warned.add(key)
-            log.warning(msg, *args)
 
     def fail(self, exc: BaseException, *, in_report: bool = False) -> None:
         """Log once, then disable: sections stop timing and reports return None.
@@ -64,6 +63,10 @@ class Lifecycle:
             self.leaving = True
         if not self.failed:
             self.failed = True
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not our error
+                log.warning("straggler: %s inside the detector; straggler detection is off on "
+                            "this rank for the rest of this run", type(exc).__name__)
+                return
             log.error("straggler: internal error, straggler detection is disabled for the rest "
                       "of this run (training continues): %s: %s", type(exc).__name__, exc,
                       exc_info=exc)
@@ -77,6 +80,10 @@ class Lifecycle:
         if comm is not None and not self.forked:
             with contextlib.suppress(Exception):  # best effort: we are leaving anyway
                 comm.close()
+        if not self.forked:
+            for stop in self.on_stop:
+                with contextlib.suppress(Exception):
+                    stop()
 
     def forget_after_fork(self, native: Iterable[Any]) -> None:
         """In a forked child: inert; the `native` objects are kept, never stopped."""

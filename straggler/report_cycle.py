@@ -14,17 +14,31 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .detector_options import DetectorOptions
+from .dist.deadline import ReportDeadline
 from .lifecycle import Lifecycle
+from .reporting.decision import Decision, DecisionRule
 from .timing.gpu import GpuTiming
 from .timing.interval import ReportIntervalTracker
 from .timing.registry import SectionRegistry
 
-__all__ = ["ReportCycle"]
+if TYPE_CHECKING:
+    from .detector import TelemetryProvider
+    from .dist.comm import Comm
+    from .reporting.report import Report
+    from .sinks.observers import ReportObservers
+
+__all__ = ["ReportCycle", "EARLY_FRACTION", "MAX_EARLY_REPORTS"]
 
 log = logging.getLogger("straggler")
+
+#: After a report with suspects (slow, not confirmed), the next report comes after this
+#: fraction of the interval, to confirm or clear them sooner.
+EARLY_FRACTION = 0.2
+#: Early reports in a row at most (the extra cost's bound), then the interval again.
+MAX_EARLY_REPORTS = 4
 
 
 class ReportCycle:
@@ -40,9 +54,9 @@ class ReportCycle:
         observers: report log and Prometheus exporter, or None.
     """
 
-    def __init__(self, options: DetectorOptions, comm: Any, registry: SectionRegistry,
-                 gpu: GpuTiming, lifecycle: Lifecycle, telemetry: Any = None,
-                 observers: Any = None) -> None:
+    def __init__(self, options: DetectorOptions, comm: Comm, registry: SectionRegistry,
+                 gpu: GpuTiming, lifecycle: Lifecycle, telemetry: TelemetryProvider | None = None,
+                 observers: ReportObservers | None = None) -> None:
         from .analysis.causes import CauseRules
         from .reporting.annotation import ReportAnnotator
         from .dist.failopen import ReportGate
@@ -54,7 +68,7 @@ class ReportCycle:
         self.lifecycle = lifecycle
         self.telemetry = telemetry
         self.observers = observers
-        self.on_report: Callable[[], None] | None = None  # after each report (FT timeouts)
+        self.on_report: Callable[[], object] | None = None  # after each report (FT timeouts)
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
             self.reporter = ReportGenerator(options.scores_to_compute, options.gather_on_rank0,
@@ -78,6 +92,35 @@ class ReportCycle:
             reduce_max=self._reduce_max if self.agree_by_comm else None)
         self.gate = ReportGate(comm)
         self._calls = 0  # reports attempted, named when a collective times out
+        # The one decision (reporting/decision.py): the rule integrations set, and the decision
+        # of the last report, agreed on every rank inside the report.
+        self.decision_rule = DecisionRule()
+        self.last_decision: Decision | None = None
+        self.interval_s = options.report_time_interval
+        self._started = False  # the first call agrees the iteration and opens the first window
+        self._early_streak = 0  # early reports in a row
+        # Reports on time whatever the step time does (dist/deadline.py): a watcher thread
+        # and, when ranks must agree, a gloo group that carries nothing but its reductions.
+        self.deadline: ReportDeadline | None = None
+        self.deadline_comm: Any = None
+        if self.interval_s > 0:
+            post = None
+            if self.agree_by_comm and comm.world_size > 1:
+                from .dist.comm import Comm
+
+                self.deadline_comm = dcomm = Comm.create(
+                    options.process_group, options.comm_timeout_s,
+                    call="Detector.initialize() (the report deadline's group)")
+                dcomm.call = "the report deadline's reduction (dist/deadline.py)"
+
+                def post(iteration: float) -> Any:
+                    import torch
+
+                    return dcomm.all_reduce_async(torch.tensor([iteration],
+                                                               dtype=torch.float64), "max")
+            self.deadline = ReportDeadline(post, lambda: self.tracker.current_iter,
+                                           wait_s=options.comm_timeout_s)
+            lifecycle.on_stop.append(self.close_deadline)
 
     def _reduce_max(self, value: float) -> float:
         """MAX of `value` over the group (one small collective; the interval's first estimate)."""
@@ -92,7 +135,7 @@ class ReportCycle:
     def _in_reports(self) -> bool:
         return self.lifecycle.in_reports(self.registry.enabled)
 
-    def generate_report(self, call: str = "Detector.generate_report()") -> Any:
+    def generate_report(self, call: str = "Detector.generate_report()") -> Report | None:
         """Collective: every rank of the group calls it on the same iteration."""
         if not self._in_reports():
             return None
@@ -108,6 +151,8 @@ class ReportCycle:
             telemetry = self.telemetry.sample() if self.telemetry is not None else None
         except Exception as exc:  # noqa: BLE001 - fail open: say "off" at the gate below
             self.lifecycle.fail(exc)
+        except BaseException as exc:  # noqa: BLE001 - closes, then re-raised
+            self._interrupted(exc)
         if not self._agreed_on():
             return None
         try:
@@ -115,6 +160,15 @@ class ReportCycle:
         except Exception as exc:  # noqa: BLE001 - fail open
             self.lifecycle.fail(exc, in_report=True)
             return None
+        except BaseException as exc:  # noqa: BLE001 - closes, then re-raised
+            self._interrupted(exc)
+
+    def _interrupted(self, exc: BaseException) -> NoReturn:
+        """A `BaseException` (KeyboardInterrupt, SystemExit) inside a report: this rank leaves
+        the report protocol at once (its communicator closes, so no peer waits for it) and the
+        exception goes on to the caller."""
+        self.lifecycle.fail(exc, in_report=True)
+        raise exc
 
     def _agreed_on(self) -> bool:
         """The gate: whether every rank is still on (False: this rank is off now)."""
@@ -126,6 +180,8 @@ class ReportCycle:
             except Exception as exc:  # noqa: BLE001 - a dead or stuck peer
                 life.fail(exc, in_report=True)
                 return False
+            except BaseException as exc:  # noqa: BLE001 - closes, then re-raised
+                self._interrupted(exc)
             if not on:
                 if enabled:
                     log.warning("straggler: rank %d turned straggler detection off after an "
@@ -136,7 +192,7 @@ class ReportCycle:
         return self.registry.enabled
 
     def _report(self, sections: dict[Any, Any], gpu: dict[Any, Any], telemetry: Any,
-                start_s: float) -> Any:
+                start_s: float) -> Report | None:
         extra: list[float] | None = None  # reports need no communication: nor does the interval
         if self.agree_by_comm:
             # The interval is re-agreed on the report's own collective: each rank's wish
@@ -145,6 +201,14 @@ class ReportCycle:
             extra = [wish if math.isfinite(wish) else -1.0]
         report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra)
         report = self.annotator(report)  # GPU identities and causes (collective)
+        # Agreed on every rank before anything else can fail: a rank that fails later in this
+        # report still holds the same decision as its peers.
+        self.last_decision = decision = self._agree_decision(report)
+        early = decision.suspects_pending and self._early_streak < MAX_EARLY_REPORTS
+        self._early_streak = self._early_streak + 1 if early else 0
+        if self.deadline is not None and self._started:  # the next window starts now
+            self.deadline.finish_window()
+            self.deadline.start_window(self.interval_s * (EARLY_FRACTION if early else 1.0))
         if report is not None and self.observers is not None:  # never raises
             self.observers.emit(report, iteration=self.tracker.current_iter,
                                 report_ms=(time.perf_counter() - start_s) * 1e3,
@@ -154,13 +218,41 @@ class ReportCycle:
         else:
             agreed = (self.reporter.last_extra_max or (-1.0,))[0]
         self.tracker.agree(agreed if agreed > 0 else math.nan)
+        every = self.tracker.iter_interval
+        if early and every is not None and self.interval_s > 0:
+            tracker = self.tracker
+            tracker.bring_forward(tracker.current_iter + max(tracker.profiling_interval,
+                                                             math.ceil(EARLY_FRACTION * every)))
         self.registry.new_window()
         self.gpu.new_window()
         if self.on_report is not None:
             self.on_report()  # learns FT timeouts; never raises
         return report
 
-    def generate_report_if_interval_elapsed(self) -> Any:
+    def _agree_decision(self, report: Any) -> Decision:
+        """The decision of this report, the same on every rank (collective when reports
+        communicate: one all_reduce(MAX) of one code per rank plus the verdict)."""
+        import torch
+
+        from .reporting.decision import Verdict, decide, decode, encode
+
+        count, iteration = self._calls, self.tracker.current_iter
+        rule = self.decision_rule
+        local = decide(report, rule, count=count, iteration=iteration) \
+            if report is not None else None
+        comm = self.comm
+        if not self.agree_by_comm or comm.world_size == 1:
+            return local if local is not None else decode([], [], rule.verdict, count=count,
+                                                         iteration=iteration)
+        verdicts = list(Verdict)
+        ranks = comm.global_ranks
+        own_verdict = float(verdicts.index(Verdict(rule.verdict))) if local is not None else 0.0
+        vector = [*encode(local, ranks), own_verdict]
+        agreed = comm.all_reduce(torch.tensor(vector, dtype=torch.float64), "max").tolist()
+        return decode(agreed[:-1], ranks, verdicts[int(agreed[-1])], count=count,
+                      iteration=iteration)
+
+    def generate_report_if_interval_elapsed(self) -> Report | None:
         """Count one iteration; the report when it is due (collective), else None.
 
         A rank that failed keeps counting (the interval's first estimate is a collective) and
@@ -169,7 +261,14 @@ class ReportCycle:
         if not self._in_reports():
             return None
         try:
-            self.tracker.iter_increase()
+            if not self._started:
+                self._start()
+            tracker = self.tracker
+            tracker.iter_increase()
+            if self.deadline is not None:
+                due = self.deadline.due(tracker.current_iter)
+                if due is not None:
+                    tracker.bring_forward(due)
         except Exception as exc:  # noqa: BLE001 - e.g. the estimate's collective failed
             self.lifecycle.fail(exc, in_report=True)
             return None
@@ -177,6 +276,35 @@ class ReportCycle:
             return self.generate_report("Detector.generate_report_if_interval_elapsed() on "
                                         f"iteration {self.tracker.current_iter}")
         return None
+
+    def _start(self) -> None:
+        """The first call, on every rank: agree on the iteration count (ranks restored from a
+        checkpoint may differ; the largest wins), then open the deadline's first window."""
+        self._started = True
+        tracker = self.tracker
+        if self.agree_by_comm and self.comm.world_size > 1:
+            import torch
+
+            with self.comm.during("Detector.generate_report_if_interval_elapsed() (the first "
+                                  "call: agreeing on the iteration count)"):
+                agreed = int(self.comm.all_reduce(
+                    torch.tensor([float(tracker.current_iter)], dtype=torch.float64),
+                    "max")[0])
+            if agreed != tracker.current_iter:
+                log.info("straggler: rank %d counts iterations from %d (its peers' count; it "
+                         "had %d)", self.comm.global_ranks[self.comm.rank], agreed,
+                         tracker.current_iter)
+                tracker.adopt_iteration(agreed)
+        if self.deadline is not None:
+            self.deadline.start_window(self.interval_s)
+
+    def close_deadline(self) -> None:
+        """Stop the deadline's thread and close its group (local; safe to call twice)."""
+        comm, self.deadline_comm = self.deadline_comm, None
+        if comm is not None:
+            comm.close()  # first: the watcher may be waiting in a reduction
+        if self.deadline is not None:
+            self.deadline.close()
 
     def is_interval_elapsed(self) -> bool:
         """Whether a report is due on this iteration (False once disabled)."""

@@ -158,7 +158,9 @@ def test_bad_configuration_names_the_parameter_and_leaves_detector_uninitialized
 
 def test_disable_env_makes_the_api_no_ops(monkeypatch):
     monkeypatch.setenv("STRAGGLER_DISABLE", "1")
-    Detector.initialize(profiling_interval=0)  # not even validated: nothing runs
+    with pytest.raises(ValueError, match="profiling_interval=0"):  # still checked
+        Detector.initialize(profiling_interval=0)
+    Detector.initialize(profiling_interval=2)  # then nothing runs
     assert not Detector.initialized
     with Detector.detection_section("x"):
         pass

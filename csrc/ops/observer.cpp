@@ -37,6 +37,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ops/collectives.h"
 #include "timing/engine_api.h"
 
 namespace py = pybind11;
@@ -447,4 +448,5 @@ PYBIND11_MODULE(_ops, m) {
   m.def(
       "callback_calls", [] { return g_calls.load(std::memory_order_relaxed); },
       "Start callbacks run so far in this process, by any observer (for tests).");
+  straggler_ops::bind_collectives(m);
 }

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from .._checks import check_fraction
-from .._compat import forward
 
 __all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
 
@@ -316,8 +315,3 @@ def format_causes(report: Any) -> str:
         gpu = f", {d.gpu}" if d.gpu is not None and getattr(d.gpu, "known", True) else ""
         lines.append(f"rank {rank} ({node}{gpu}): {d.cause.value}: {d.evidence}")
     return "\n".join(lines)
-
-
-def __getattr__(name: str) -> Any:
-    # `ReportAnnotator` lived here; it runs collectives, so it is in straggler.reporting now.
-    return forward(__name__, name)

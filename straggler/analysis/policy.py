@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import forward
+from .._checks import OptionTypeError
 from .peers import RankSlots, learn_clusters, nan_mean_rows
 from .persistence import MetricState
 from .policy_config import PolicyConfig
@@ -81,6 +81,9 @@ class PolicyDecision:
     individual_scores: Mapping[str, np.ndarray] = field(repr=False)
     #: Ranks of this report, in the order of the score arrays.
     ranks: np.ndarray = field(repr=False)
+    #: Ranks that look slow but are not confirmed yet: this report (or a recent one) counted
+    #: as slow for them. A report that comes early can confirm or clear them (docs/policy.md).
+    suspects: frozenset[int] = frozenset()
     #: Whether the peer groups are known (declared, or learned after the warm-up).
     structure_ready: bool = True
 
@@ -244,6 +247,7 @@ class StragglerPolicy:
             newly_confirmed=frozenset(int(r) for r in self._ranks.rank[after & ~before]),
             cleared=frozenset(int(r) for r in self._ranks.rank[before & ~after]),
             states=self._states(after | self._any_slow_mask()),
+            suspects=frozenset(int(r) for r in self._ranks.rank[self._any_slow_mask() & ~after]),
             peer_scores=peer_out, individual_scores=ind_out, ranks=ranks_arr,
             structure_ready=ready)
 
@@ -397,10 +401,5 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,
         return StragglerPolicy(PolicyConfig(), roles=roles)
     if policy is None or policy is False:
         return None
-    raise ValueError(f"`policy={policy!r}` must be a PolicyConfig, a StragglerPolicy, True, "
-                     "False or None")
-
-
-def __getattr__(name: str) -> Any:
-    # `apply_policy` lived here; it builds report types, so it is in straggler.reporting now.
-    return forward(__name__, name)
+    raise OptionTypeError(f"`policy={policy!r}` must be a PolicyConfig, a StragglerPolicy, "
+                          "True, False or None")

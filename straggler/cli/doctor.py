@@ -52,10 +52,10 @@ def _observer() -> Check:
 
 
 def _cuda() -> Check:
-    from .. import _core
+    from .. import _core, _env
 
     ok, reason = _core.cuda_status()
-    where = os.environ.get("STRAGGLER_LIBCUDA", "libcuda.so.1")
+    where = _env.LIBCUDA.read() or "libcuda.so.1"
     return Check("CUDA driver", ok, reason or f"loaded from {where}",
                  "" if ok else "install the NVIDIA driver, or set STRAGGLER_LIBCUDA to "
                  "libcuda.so.1's path; without it sections are timed with the host clock")
@@ -119,12 +119,23 @@ def _optional(module: str, feature: str, pip: str) -> Callable[[], Check]:
 
 
 def _switches() -> Check:
-    keys = ("STRAGGLER_DISABLE", "STRAGGLER_REPORT_LOG", "STRAGGLER_PROMETHEUS_PORT",
-            "STRAGGLER_LIBCUDA", "STRAGGLER_LIBNVML")
-    set_ = [f"{k}={os.environ[k]}" for k in keys if os.environ.get(k)]
-    disabled = os.environ.get("STRAGGLER_DISABLE", "").strip().lower() in ("1", "true", "yes",
-                                                                            "on")
-    return Check("straggler env", not disabled, ", ".join(set_) or "no STRAGGLER_* switch set",
+    """Every ``STRAGGLER_*`` variable that is set, each parsed by the one reader (_env.py)."""
+    from .. import _env
+
+    shown, bad = [], []
+    for var in _env.VARIABLES:
+        if not var.is_set():
+            continue
+        shown.append(f"{var.name}={var.raw()}")
+        try:
+            var.read()
+        except ValueError as exc:
+            bad.append(str(exc))
+    if bad:
+        return Check("straggler env", False, "; ".join(bad), "set a valid value or unset it "
+                     "(Detector.initialize raises on it)")
+    disabled = _env.DISABLE.read()
+    return Check("straggler env", not disabled, ", ".join(shown) or "no STRAGGLER_* switch set",
                  "unset STRAGGLER_DISABLE to turn detection on" if disabled else "")
 
 

@@ -35,7 +35,7 @@ import torch.distributed as dist
 
 from .._checks import check_choice, check_seconds
 
-__all__ = ["Comm", "CommError"]
+__all__ = ["Comm", "CommError", "Pending"]
 
 _OPS = {"min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX, "sum": dist.ReduceOp.SUM}
 
@@ -150,6 +150,22 @@ class Comm:
             t.copy_(buf)
         return t
 
+    def all_reduce_async(self, t: torch.Tensor, op: str = "max") -> Pending:
+        """Start reducing the CPU float tensor ``t`` over the group; returns at once.
+
+        The returned `Pending` says whether the result arrived (`Pending.done`, never blocks)
+        and waits for it at most the timeout (`Pending.wait`). A collective like the others:
+        every rank starts the same ones in the same order.
+        """
+        self._start("all_reduce_async")
+        buf = _cpu(t).clone()
+        if self._backend is None:
+            return Pending(None, buf, self)
+        opts = dist.AllreduceOptions()
+        opts.reduceOp = _OPS[check_choice("op", op.lower(), _OPS)]  # type: ignore[assignment]
+        opts.timeout = self._timeout
+        return Pending(self._backend.allreduce([buf], opts), buf, self)
+
     def gather_to_first(self, t: torch.Tensor) -> list[torch.Tensor] | None:
         """Every rank's ``t`` (same shape and dtype everywhere), in group order, on group rank 0.
 
@@ -218,6 +234,27 @@ class Comm:
             # A broken peer must not fail the close.
             with contextlib.suppress(Exception):
                 backend.shutdown()
+
+
+class Pending:
+    """A collective started with `Comm.all_reduce_async`: its result when it arrives."""
+
+    def __init__(self, work: Any, buf: torch.Tensor, comm: Comm) -> None:
+        self._work = work
+        self._buf = buf
+        self._comm = comm
+        self._call = comm.call
+
+    def done(self) -> bool:
+        """Whether the result arrived (or the collective failed); never blocks."""
+        return self._work is None or bool(self._work.is_completed())
+
+    def wait(self) -> torch.Tensor:
+        """The reduced tensor; waits at most the communicator's timeout (`CommError` then)."""
+        if self._work is not None:
+            with self._comm.during(self._call):
+                self._comm._wait(self._work)
+        return self._buf
 
 
 def _check_single_process(call: str) -> None:

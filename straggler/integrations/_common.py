@@ -1,4 +1,4 @@
-"""Pieces the trainer integrations share: reading a Report, formatting it, agreeing on a decision.
+"""Pieces the trainer integrations share: reading a Report and formatting it.
 
 Nothing here imports a trainer. The functions read a :class:`straggler.Report` only through
 NVRx's field names (plus ``causes`` when the report carries it), so they also work on NVRx's own
@@ -7,25 +7,26 @@ NVRx's field names (plus ``causes`` when the report carries it), so they also wo
 
 from __future__ import annotations
 
-import datetime
 import enum
 import logging
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
+from ..reporting.decision import below, step_scores
+
 # NVRx's warning texts, kept word for word: log filters and alerting rules match on them.
 REL_WARNING = ("STRAGGLER DETECTION WARNING: Some GPUs have worse relative performance. "
                "Affected ranks: {}")
 INDIV_WARNING = "STRAGGLER DETECTION WARNING: Some GPUs performance dropped. Affected ranks: {}"
 
-# A collective at a report point waits at most this long by default. Ranks arrive at a report
-# point one step apart at most, so minutes cover a slow step; a dead peer cannot hang us forever.
+# The integrations' default comm_timeout_s: the longest wait in one of the detector's collectives
+# (ranks arrive at a report one step apart at most, so minutes cover a slow step).
 DEFAULT_SYNC_TIMEOUT_S = 300.0
 
 
@@ -100,25 +101,6 @@ def format_score_block(report: Any, scores: Mapping[int, float], num_best: int,
     return "".join(line(r, s) for r, s in ordered)
 
 
-def step_scores(report: Any, kind: str, section: str | None) -> tuple[dict[int, float], str]:
-    """The scores to judge ranks by, and where they come from.
-
-    ``kind`` is "relative" or "individual". GPU scores (NVRx's choice) when any is finite; with
-    no GPU time (every GPU score NaN: no GPU timers, or the step's sections saw no GPU work) the
-    scores of the wrapped step's section ``section``, which time the step on the host. Returns
-    (rank -> score, source) with source
-    "gpu" or "host time of <section>".
-    """
-    gpu = dict(getattr(report, f"gpu_{kind}_perf_scores", {}) or {})
-    if section is None or any(not math.isnan(v) for v in gpu.values()):
-        return gpu, "gpu"
-    sections = getattr(report, f"section_{kind}_perf_scores", {}) or {}
-    host = dict(sections.get(section) or {})
-    if any(not math.isnan(v) for v in host.values()):
-        return host, f"host time of {section}"
-    return gpu, "gpu"
-
-
 @dataclass
 class Evaluation:
     """One report judged against thresholds, on the reporting rank."""
@@ -151,12 +133,11 @@ class Evaluation:
         return out
 
 
-def _below(report: Any, scores: Mapping[int, float], threshold: float) -> set:
-    """NVRx's rule: flagged when strictly below the threshold; NaN is never flagged."""
+def _ids(report: Any, ranks: set[int]) -> set:
     from straggler import StragglerId
 
     nodes = getattr(report, "rank_to_node", {}) or {}
-    return {StragglerId(r, nodes.get(r, "<unknown>")) for r, s in scores.items() if s < threshold}
+    return {StragglerId(r, nodes.get(r, "<unknown>")) for r in ranks}
 
 
 def _ids_text(ids: set) -> str:
@@ -176,8 +157,8 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
     """
     rel, rel_src = step_scores(report, "relative", section)
     ind, ind_src = step_scores(report, "individual", section)
-    ev = Evaluation(rel, ind, rel_src, ind_src, _below(report, rel, relative_threshold),
-                    _below(report, ind, individual_threshold))
+    ev = Evaluation(rel, ind, rel_src, ind_src, _ids(report, below(rel, relative_threshold)),
+                    _ids(report, below(ind, individual_threshold)))
     if ev.stragglers_relative:
         logger.warning(REL_WARNING.format(_ids_text(ev.stragglers_relative)))
     if ev.stragglers_individual:
@@ -221,31 +202,3 @@ def group_size(group: Any = None) -> int:
     if not (dist.is_available() and dist.is_initialized()):
         return 1
     return dist.get_world_size(group)
-
-
-def _device_for(group: Any) -> torch.device:
-    """Where a tensor for a collective on ``group`` must live: CUDA for NCCL, else the CPU."""
-    backend = str(dist.get_backend(group)).lower()
-    if "nccl" in backend and torch.cuda.is_available():
-        return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
-
-
-def broadcast_values(values: Sequence[float], group: Any = None,
-                     timeout_s: float = DEFAULT_SYNC_TIMEOUT_S) -> list[float]:
-    """Send group rank 0's ``values`` to every rank of ``group``; return what rank 0 sent.
-
-    Every rank must call it with a sequence of the same length. The tensor lives on the CPU for
-    gloo and on the current CUDA device for NCCL (NVRx's callback always used CUDA, which fails
-    on gloo). The wait is bounded by ``timeout_s``; a failure raises ``RuntimeError``.
-    Without a process group (or with one rank) the values come back unchanged.
-    """
-    if group_size(group) == 1:
-        return [float(v) for v in values]
-    tensor = torch.tensor([float(v) for v in values], dtype=torch.float64,
-                          device=_device_for(group))
-    src = dist.get_global_rank(group, 0) if group is not None else 0
-    work = dist.broadcast(tensor, src=src, group=group, async_op=True)
-    if not work.wait(timeout=datetime.timedelta(seconds=timeout_s)):
-        raise RuntimeError(f"broadcast at the report point did not finish within {timeout_s} s")
-    return tensor.cpu().tolist()

@@ -12,6 +12,7 @@ from typing import Any
 from .._checks import (check_bool, check_choice, check_fraction, check_int, check_name,
                        check_seconds)
 from .._constants import FT_SECTIONS_MODES
+from ..reporting.decision import DEFAULT_PERF_THRESHOLD, Verdict
 from ._common import DEFAULT_SYNC_TIMEOUT_S
 
 __all__ = ["CallbackOptions", "scores_to_print"]
@@ -41,8 +42,8 @@ class CallbackOptions:
     calc_relative_gpu_perf: bool = True
     calc_individual_gpu_perf: bool = True
     num_gpu_perf_scores_to_print: int = DEFAULT_SCORES_TO_PRINT
-    gpu_relative_perf_threshold: float = 0.7
-    gpu_individual_perf_threshold: float = 0.7
+    gpu_relative_perf_threshold: float = DEFAULT_PERF_THRESHOLD
+    gpu_individual_perf_threshold: float = DEFAULT_PERF_THRESHOLD
     stop_if_detected: bool = False
     enable_ptl_logging: bool = False
     profiling_interval: int = 1
@@ -54,6 +55,7 @@ class CallbackOptions:
     ft_sections: str = "auto"
     ft_options: dict | None = None
     ft_autoresume: bool = False
+    verdict: str = Verdict.CONFIRMED.value
 
     def __post_init__(self) -> None:
         self._set("report_time_interval", check_seconds(
@@ -84,6 +86,7 @@ class CallbackOptions:
         if self.ft_options is not None and not isinstance(self.ft_options, dict):
             raise ValueError(f"`ft_options={self.ft_options!r}` must be a dict or None")
         check_bool("ft_autoresume", self.ft_autoresume)
+        check_choice("verdict", self.verdict, [v.value for v in Verdict])
 
     def _set(self, name: str, value: Any) -> None:
         """Store a normalized value (an int number of seconds becomes a float) on a frozen self."""

@@ -41,7 +41,7 @@ __all__ = ["StragglerDetectionCallback", "LIGHTNING_PACKAGE"]
 #: The Lightning package the callback was built on: "lightning" or "pytorch_lightning".
 LIGHTNING_PACKAGE = "lightning" if _pl.__name__.startswith("lightning") else "pytorch_lightning"
 
-_internal_log = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 
 def _training_completed(trainer: Any) -> bool:
@@ -68,8 +68,10 @@ class StragglerDetectionCallback(_pl.Callback):
       0 logs scores only when a straggler is found.
     - ``gpu_relative_perf_threshold`` / ``gpu_individual_perf_threshold`` (default 0.7): a rank
       whose score is strictly below is a straggler (NaN: nothing measured, never flagged).
-    - ``stop_if_detected`` (default False): on a straggler every rank agrees (one broadcast),
-      saves ``last.ckpt`` through the trainer's checkpoint callback if there is one, and stops.
+    - ``stop_if_detected`` (default False): on a straggler every rank, holding the same
+      decision (agreed inside the detector's report on its own group, never on the training
+      group), saves ``last.ckpt`` through the trainer's checkpoint callback if there is one, and
+      stops. Which ranks are stragglers is the ``verdict``'s choice (below).
     - ``enable_ptl_logging`` (default False): log ``gpu_relative_perf/{min,median,max}`` and
       ``gpu_individual_perf/...`` through Lightning's logger.
     - ``profiling_interval`` (default 1): time every N-th training step only.
@@ -80,7 +82,10 @@ class StragglerDetectionCallback(_pl.Callback):
     launcher (torchrun, ft_launcher) restarts the job; ``0`` exits cleanly; ``None`` only sets
     ``trainer.should_stop`` and ``fit`` returns after the current step. ``node_name`` names this
     node in reports (default: the host name); ``process_group`` limits detection to a group;
-    ``sync_timeout_s`` bounds the wait in the stop-decision broadcast.
+    ``sync_timeout_s`` bounds every wait in the detector's collectives (its ``comm_timeout_s``).
+    ``verdict`` (default ``"confirmed"``): act on the persistence policy's confirmed stragglers
+    (robust to noise, docs/policy.md); ``"single_report"`` is NVRx's rule, any rank whose
+    score is below a threshold in one report. The thresholds always decide what is logged.
 
     Fault tolerance (NVRx ``ft_launcher``, see docs/ft.md): ``ft_sections`` (``"auto"``: on
     under ``ft_launcher``; ``"required"``; ``"off"``) and ``ft_options`` go to
@@ -102,7 +107,7 @@ class StragglerDetectionCallback(_pl.Callback):
                  node_name: str | None = None, process_group: Any = None,
                  sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S,
                  ft_sections: str = "auto", ft_options: dict | None = None,
-                 ft_autoresume: bool = False) -> None:
+                 ft_autoresume: bool = False, verdict: str = "confirmed") -> None:
         opts = CallbackOptions(
             report_time_interval=report_time_interval,
             calc_relative_gpu_perf=calc_relative_gpu_perf,
@@ -114,7 +119,8 @@ class StragglerDetectionCallback(_pl.Callback):
             stop_if_detected=stop_if_detected, enable_ptl_logging=enable_ptl_logging,
             profiling_interval=profiling_interval, logger_name=logger_name, exit_code=exit_code,
             node_name=node_name, process_group=process_group, sync_timeout_s=sync_timeout_s,
-            ft_sections=ft_sections, ft_options=ft_options, ft_autoresume=ft_autoresume)
+            ft_sections=ft_sections, ft_options=ft_options, ft_autoresume=ft_autoresume,
+            verdict=verdict)
         self.options = opts
         # NVRx's attribute names, read by users and by the hooks below.
         self.report_time_interval = opts.report_time_interval
@@ -134,6 +140,7 @@ class StragglerDetectionCallback(_pl.Callback):
         self.ft_sections = opts.ft_sections
         self.ft_options = opts.ft_options
         self.ft_autoresume = opts.ft_autoresume
+        self.verdict = opts.verdict
         self.scores_to_compute = opts.scores_to_compute
         self.logger = logging.getLogger(opts.logger_name)
         self._initialized = False
@@ -141,6 +148,7 @@ class StragglerDetectionCallback(_pl.Callback):
         self._section: str | None = None  # the wrapped training_step's section name
         self.last_report: Any = None
         self.last_stragglers: dict[str, set] = {}
+        self.last_decision: Any = None  # the agreed decision of the last report
         self.stopped = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -161,6 +169,7 @@ class StragglerDetectionCallback(_pl.Callback):
                                 profiling_interval=self.profiling_interval,
                                 report_time_interval=self.report_time_interval,
                                 node_name=self.node_name, process_group=self.process_group,
+                                comm_timeout_s=self.sync_timeout_s,
                                 ft_sections=self.ft_sections, ft_options=self.ft_options)
         except FTUnavailableError:
             raise  # ft_sections="required" and no FT: a configuration error, not a failure
@@ -178,6 +187,11 @@ class StragglerDetectionCallback(_pl.Callback):
         before = strategy.training_step
         callable_id = CallableId(strategy, "training_step")
         self._section = str(callable_id)
+        from straggler.reporting.decision import DecisionRule
+
+        Detector.set_decision_rule(DecisionRule(
+            self.verdict, self.gpu_relative_perf_threshold, self.gpu_individual_perf_threshold,
+            self._section))
         try:
             Detector.wrap_callables([callable_id])
         except Exception:  # noqa: BLE001
@@ -212,8 +226,8 @@ class StragglerDetectionCallback(_pl.Callback):
 
         try:
             Detector.shutdown()
-        except Exception:  # noqa: BLE001
-            _internal_log.exception("straggler: Detector.shutdown() failed")
+        except Exception:
+            log.exception("straggler: Detector.shutdown() failed")
 
     # -- checkpoints ----------------------------------------------------------------------------
 
@@ -283,29 +297,30 @@ class StragglerDetectionCallback(_pl.Callback):
             return
         start = time.monotonic()
         try:
+            seen = Detector.last_decision()
             report = Detector.generate_report_if_interval_elapsed()
-            found = False
             if report is not None:
                 try:
-                    found = self._handle_report(report, pl_module)
+                    self._handle_report(report, pl_module)
                 except Exception:
                     self.logger.exception("straggler detection: reading the report failed")
-            if not Detector.is_interval_elapsed():
-                return
-            if self.stop_if_detected:
-                found = bool(_common.broadcast_values([float(found)], self.process_group,
-                                                      self.sync_timeout_s)[0])
+            # Every rank holds the same decision, agreed inside the report on the detector's
+            # own group: acting on it needs no collective here (never one on the training group).
+            decision = Detector.last_decision()
         except Exception:  # noqa: BLE001 - fail open
             self._fail("the straggler report failed")
             return
-        if self.stop_if_detected and found:
+        if decision is None or decision is seen:
+            return
+        self.last_decision = decision
+        if self.stop_if_detected and decision.act:
             self._stop_training(trainer)
         self.logger.info("Straggler report processing time: %.3f sec.", time.monotonic() - start)
 
     # -- helpers ------------------------------------------------------------------------------
 
     def _handle_report(self, report: Any, pl_module: Any) -> bool:
-        """Log the report on the reporting rank; return whether a straggler was flagged."""
+        """Log the report on the reporting rank; return whether a rank is below a threshold."""
         ev = _common.evaluate_report(report, self.gpu_relative_perf_threshold,
                                      self.gpu_individual_perf_threshold, self._section,
                                      self.logger, self.num_gpu_perf_scores_to_print)
@@ -331,17 +346,17 @@ class StragglerDetectionCallback(_pl.Callback):
         bridge = Detector.ft_bridge()
         if bridge is not None and bridge.straggler_action != "none":
             # FT: the stragglers ask ft_launcher to exclude their node or stop the workload;
-            # only this (reporting) rank knows them, so the ranks agree first (a collective).
-            ranks = {s.rank for flagged in self.last_stragglers.values() for s in flagged}
-            bridge.act_on_stragglers(ranks, agree=True, exit_code=self.exit_code or 0,
+            # every rank knows them from the agreed decision (no collective).
+            ranks = set(self.last_decision.stragglers) if self.last_decision else set()
+            bridge.act_on_stragglers(ranks, exit_code=self.exit_code or 0,
                                      exit_process=self.exit_code is not None)
         if self.exit_code is not None:
             raise SystemExit(self.exit_code)
 
     def _fail(self, what: str) -> None:
         if not self._failed:
-            _internal_log.exception("straggler: %s; straggler detection is off on this rank and "
-                                    "training goes on", what)
+            log.exception("straggler: %s; straggler detection is off on this rank and "
+                          "training goes on", what)
         self._failed = True
 
 

@@ -2,16 +2,13 @@
 ids, fixed-size gathers, scores) and its completion after the scores (`annotation`: the
 persistence policy's decision, GPU identities and causes).
 
-``straggler.reporting`` was a module before it was a package; its names (`ReportGenerator`,
-`check_scores_to_compute`) still resolve here (`straggler._compat.MOVED_NAMES`).
+The names below are the sub-package's API. `generator` and `annotation` run collectives and
+import torch: they are imported by their module paths (`straggler.reporting.generator`), so
+that ``from straggler import Report`` stays free.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from .report import Report, StragglerId
 
-from .._compat import forward
-
-
-def __getattr__(name: str) -> Any:
-    return forward(__name__, name)
+__all__ = ["Report", "StragglerId"]

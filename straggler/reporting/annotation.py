@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from .._log import WarnOnce
 from ..analysis.causes import Cause, CauseRules, Diagnosis, diagnose
 from ..analysis.policy import StragglerPolicy, observation_from_report
 from ..telemetry.device import current_cuda_device
@@ -32,12 +33,17 @@ _PROBE_WORTHY = (Cause.GPU_SLOW_HEALTHY_TELEMETRY, Cause.UNKNOWN)
 
 
 def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
-    """Feed ``report`` to ``policy``; return the report with ``confirmed`` and states filled in."""
+    """Feed ``report`` to ``policy``; return the report with ``confirmed``, ``suspects`` and
+    states filled in."""
     ranks, times = observation_from_report(report)
     decision = policy.update(ranks, times)
     nodes = report.rank_to_node
-    confirmed = frozenset(StragglerId(r, nodes.get(r, "<unknown>")) for r in decision.confirmed)
-    return dataclasses.replace(report, confirmed=confirmed,
+
+    def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:
+        return frozenset(StragglerId(r, nodes.get(r, "<unknown>")) for r in ranks)
+
+    return dataclasses.replace(report, confirmed=ids(decision.confirmed),
+                               suspects=ids(decision.suspects),
                                straggler_states=dict(decision.states))
 
 
@@ -69,7 +75,7 @@ class ReportAnnotator:
         self.rules = rules
         self.probe_options = dict(probe_options or {})
         self._gpus: dict[int, Any] | None = None
-        self._warned = False
+        self._warn_once = WarnOnce(log)
         self.last_probe: Mapping[int, ProbeResult] | None = None
 
     def __call__(self, report: Any) -> Any:
@@ -130,7 +136,5 @@ class ReportAnnotator:
         return self._gpus
 
     def _warn(self, exc: BaseException) -> None:
-        if not self._warned:
-            self._warned = True
-            log.warning("straggler: diagnosing the report's stragglers failed (%s: %s); reports "
-                        "go on without causes", type(exc).__name__, exc)
+        self._warn_once("diagnose", "straggler: diagnosing the report's stragglers failed (%s: "
+                        "%s); reports go on without causes", type(exc).__name__, exc)

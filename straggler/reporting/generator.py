@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._checks import check_bool, check_choice, check_name, check_names
+from .._checks import OptionTypeError, check_bool, check_choice, check_name, check_names
+from .._log import WarnOnce
 from ..analysis import scoring
 from ..analysis.policy import make_policy
 from ..analysis.statistics import Statistic
@@ -30,7 +31,7 @@ from .report import Report
 
 __all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
 
-logger = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 SCORE_KINDS: tuple[str, ...] = ("relative_perf_scores", "individual_perf_scores")
 _STATE_VERSION = 2  # 2: NVRx's best medians ("best") next to the windows
@@ -49,10 +50,12 @@ def check_scores_to_compute(value: Any, allow_name: bool = True) -> list[str]:
     if value == "all":
         return list(SCORE_KINDS)
     kinds: Any = [value] if allow_name and isinstance(value, str) else value
-    if isinstance(kinds, str) or not isinstance(kinds, (list, tuple, set, frozenset)) \
-            or not kinds or any(not isinstance(k, str) or k not in SCORE_KINDS for k in kinds):
-        raise ValueError(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
-                         f"{list(SCORE_KINDS)}")
+    wrong_type = not isinstance(kinds, (list, tuple, set, frozenset)) \
+        or any(not isinstance(k, str) for k in kinds)
+    if wrong_type or not kinds or any(k not in SCORE_KINDS for k in kinds):
+        error = OptionTypeError if wrong_type and not isinstance(value, str) else ValueError
+        raise error(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
+                    f"{list(SCORE_KINDS)}")
     return list(dict.fromkeys(kinds))
 
 
@@ -155,7 +158,7 @@ class ReportGenerator:
                                                          support=individual_support)
         self.comm = comm if comm is not None else Comm.create(process_group=pg)
         self.names = NameRegistry()  # timer name -> id, agreed over the group
-        self._warned: set[str] = set()
+        self._warn_once = WarnOnce(log)
         self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
         self._broken = False
         self.last_extra_max: tuple[float, ...] | None = None
@@ -272,11 +275,6 @@ class ReportGenerator:
         if length is not None and vec.shape[0] != length:
             raise ValueError(f"`{name}` has {vec.shape[0]} values, expected {length}")
         return vec
-
-    def _warn_once(self, key: str, message: str, *args: Any) -> None:
-        if key not in self._warned:
-            self._warned.add(key)
-            logger.warning(message, *args)
 
     def _generate(self, sections: dict, gpus: dict, telemetry: np.ndarray,
                   extra: np.ndarray | None, start_ns: int) -> Report | None:

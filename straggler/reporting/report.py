@@ -15,6 +15,7 @@ from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
 from ..analysis.statistics import Statistic
+from .decision import below as _below  # the one threshold rule
 
 __all__ = ["Report", "StragglerId", "identify_stragglers"]
 
@@ -28,11 +29,6 @@ class StragglerId:
 
     rank: int
     node: str
-
-
-def _below(scores: Mapping[int, float], threshold: float) -> set[int]:
-    # Strict `<`, as NVRx; NaN compares False, so a rank without a score is never flagged.
-    return {rank for rank, score in scores.items() if score < threshold}
 
 
 def identify_stragglers(report: Report, gpu_rel_threshold: float = 0.75,
@@ -91,6 +87,9 @@ class Report:
     - ``confirmed``: the ranks the persistence policy (`straggler.analysis.policy`) has confirmed as
       stragglers after this report, over several reports; empty without a policy. Unlike
       `identify_stragglers` (one report, NVRx's rule) it is robust to noise and structure.
+    - ``suspects``: the ranks that look slow after this report but are not confirmed yet (the
+      policy counted a recent report as slow for them): the next report can come early to
+      confirm or clear them. Empty without a policy; never overlaps ``confirmed``.
     - ``straggler_states``: global rank -> `straggler.analysis.policy.RankState` for the ranks the
       policy is watching (slow in a recent report, or confirmed).
     - ``gpus``: global rank -> `straggler.telemetry.nvml.GpuIdentity` (name, UUID, serial, PCI bus
@@ -120,6 +119,7 @@ class Report:
     rank_telemetry: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     group_ranks: tuple[int, ...] = ()
     confirmed: frozenset[StragglerId] = frozenset()
+    suspects: frozenset[StragglerId] = frozenset()
     straggler_states: Mapping[int, Any] = field(default_factory=dict)
     gpus: Mapping[int, Any] = field(default_factory=dict)
     causes: Mapping[int, Any] = field(default_factory=dict)

@@ -1,8 +1,8 @@
-"""What the reporting rank does with each report besides returning it: the report log and the
-Prometheus exporter (docs/reportlog.md, docs/metrics.md).
+"""What the reporting rank does with each report besides returning it: hand one record to
+each sink (the report log, the Prometheus exporter; docs/reportlog.md, docs/metrics.md).
 
 `ReportObservers.emit` turns the report into one record (`straggler.sinks.record`) and hands
-it to each observer that is on. An observer that fails (a full disk, a port in use, a bug) is
+it to each `ReportSink` that is on. A sink that fails (a full disk, a port in use, a bug) is
 logged once and turned off; the detector and the training loop never see the error, and
 detection goes on.
 """
@@ -11,36 +11,103 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TypeVar
 
-from .prometheus import PrometheusExporter, PrometheusOptions, prometheus_options
+from .prometheus import PrometheusExporter, PrometheusOptions
 from .record import ReportContext, report_record
-from .reportlog import ReportLog, ReportLogOptions, report_log_options
+from .reportlog import ReportLog, ReportLogOptions
 
-__all__ = ["ReportObservers", "make_observers"]
+__all__ = ["ReportSink", "ReportLogSink", "PrometheusSink", "ReportObservers", "make_observers"]
 
 log = logging.getLogger("straggler")
 
+S = TypeVar("S")
+
+
+class ReportSink(Protocol):
+    """One place the reporting rank sends each report's record."""
+
+    @property
+    def what(self) -> str:
+        """The sink in a log message ("the report log build/r.jsonl")."""
+        ...
+
+    def write(self, record: dict[str, Any], rank: int) -> bool:
+        """Take one record from global rank `rank`; False (having logged why) to be turned off.
+
+        An exception also turns the sink off (`ReportObservers` logs it)."""
+        ...
+
+    def close(self) -> None:
+        """Release files, sockets and threads; idempotent."""
+        ...
+
+
+class ReportLogSink:
+    """The JSON-lines report log, opened at the first record (its path may name the rank)."""
+
+    def __init__(self, options: ReportLogOptions) -> None:
+        self.options = options
+        self.report_log: ReportLog | None = None
+
+    @property
+    def what(self) -> str:
+        return f"report log {self.options.path}"
+
+    def write(self, record: dict[str, Any], rank: int) -> bool:
+        if self.report_log is None:
+            self.report_log = ReportLog(self.options, rank=rank)
+        return self.report_log.write(record)  # logs its own failure
+
+    def close(self) -> None:
+        if self.report_log is not None:
+            self.report_log.close()
+
+
+class PrometheusSink:
+    """The Prometheus exporter, listening from the first record on (only the reporting rank)."""
+
+    def __init__(self, options: PrometheusOptions) -> None:
+        self.options = options
+        self.exporter: PrometheusExporter | None = None
+
+    @property
+    def what(self) -> str:
+        return f"Prometheus exporter on {self.options.addr}:{self.options.port}"
+
+    def write(self, record: dict[str, Any], rank: int) -> bool:
+        if self.exporter is None:
+            self.exporter = PrometheusExporter(self.options)
+            log.info("straggler: Prometheus metrics on http://%s:%d/metrics",
+                     self.options.addr, self.exporter.port)
+        self.exporter.update(record)
+        return True
+
+    def close(self) -> None:
+        exporter, self.exporter = self.exporter, None
+        if exporter is not None:
+            exporter.close()
+
 
 class ReportObservers:
-    """The report log and the Prometheus exporter of one detector lifetime."""
+    """The sinks of one detector lifetime; `emit` never raises."""
 
-    def __init__(self, log_options: ReportLogOptions | None,
-                 prom_options: PrometheusOptions | None, threshold: float = 0.75,
+    def __init__(self, sinks: Iterable[ReportSink], threshold: float = 0.75,
                  clock: Callable[[], float] = time.time) -> None:
-        self.log_options = log_options
-        self.prom_options = prom_options
+        self.sinks: list[ReportSink] = list(sinks)
         self.threshold = threshold
-        self.report_log: ReportLog | None = None
-        self.exporter: PrometheusExporter | None = None
         self._clock = clock
         self._last_time = clock()
         self._last_iteration = 0
 
+    def sink(self, kind: type[S]) -> S | None:
+        """The sink of type `kind` that is still on, or None."""
+        return next((s for s in self.sinks if isinstance(s, kind)), None)
+
     def emit(self, report: Any, *, iteration: int, report_ms: float, sections: int,
              gpu_timers: int) -> None:
-        """Log and export `report` (on the rank that received it); never raises."""
+        """Hand `report`'s record to every sink (on the rank that received it); never raises."""
         now = self._clock()
         context = ReportContext(time_s=now, iteration=iteration,
                                 window_iterations=max(0, iteration - self._last_iteration),
@@ -54,51 +121,39 @@ class ReportObservers:
             log.error("straggler: the report could not be turned into a log record (%s); the "
                       "report log and exporter are off for the rest of this run", exc,
                       exc_info=exc)
-            self.log_options = self.prom_options = None
+            self.close()
             return
-        if self.log_options is not None:
-            if self.report_log is None:
-                self.report_log = ReportLog(self.log_options, rank=report.rank or 0)
-            if not self.report_log.write(record):
-                self.log_options = None
-        if self.prom_options is not None:
-            self._export(record, self.prom_options)
+        rank = report.rank or 0
+        for sink in list(self.sinks):
+            try:
+                on = sink.write(record, rank)
+            except Exception as exc:  # noqa: BLE001 - e.g. the port is in use
+                log.error("straggler: the %s failed (%s); it is off for the rest of this run, "
+                          "detection and training go on", sink.what, exc)
+                on = False
+            if not on:
+                self._drop(sink)
 
-    def _export(self, record: dict[str, Any], options: PrometheusOptions) -> None:
+    def _drop(self, sink: ReportSink) -> None:
+        self.sinks.remove(sink)
         try:
-            if self.exporter is None:
-                self.exporter = PrometheusExporter(options)
-                log.info("straggler: Prometheus metrics on http://%s:%d/metrics",
-                         options.addr, self.exporter.port)
-            self.exporter.update(record)
-        except Exception as exc:  # noqa: BLE001 - e.g. the port is in use
-            log.error("straggler: the Prometheus exporter on %s:%s failed (%s); it is off for "
-                      "the rest of this run, detection and training go on",
-                      options.addr, options.port, exc)
-            self.prom_options = None
-            self._close_exporter()
-
-    def _close_exporter(self) -> None:
-        exporter, self.exporter = self.exporter, None
-        if exporter is not None:
-            exporter.close()
+            sink.close()
+        except Exception as exc:  # noqa: BLE001 - it is off already
+            log.warning("straggler: closing the %s failed: %s", sink.what, exc)
 
     def close(self) -> None:
-        """Close the log file and stop the exporter."""
-        if self.report_log is not None:
-            self.report_log.close()
-        self._close_exporter()
+        """Close every sink (the log file, the exporter's port)."""
+        for sink in list(self.sinks):
+            self._drop(sink)
 
 
-def make_observers(report_log: Any = None, prometheus: Any = None,
+def make_observers(log_options: ReportLogOptions | None, prom_options: PrometheusOptions | None,
                    threshold: float = 0.75) -> ReportObservers | None:
-    """Validated observers for `initialize(report_log=..., prometheus=...)`; None when both off.
-
-    None for an option means "use the environment" (``STRAGGLER_REPORT_LOG``,
-    ``STRAGGLER_PROMETHEUS_PORT``); False means off.
-    """
-    log_options = report_log_options(report_log)
-    prom_options = prometheus_options(prometheus)
-    if log_options is None and prom_options is None:
-        return None
-    return ReportObservers(log_options, prom_options, threshold)
+    """The observers of `initialize(report_log=..., prometheus=...)` once converted
+    (`DetectorOptions` calls `report_log_options` and `prometheus_options`); None: both off."""
+    sinks: list[ReportSink] = []
+    if log_options is not None:
+        sinks.append(ReportLogSink(log_options))
+    if prom_options is not None:
+        sinks.append(PrometheusSink(prom_options))
+    return ReportObservers(sinks, threshold) if sinks else None

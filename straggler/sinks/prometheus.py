@@ -13,13 +13,13 @@ straggler``.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._checks import check_int, check_name
+from .. import _env
+from .._checks import OptionTypeError, check_int, check_name
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["ENV_ADDR", "ENV_PORT", "MAX_SECTIONS", "PrometheusExporter", "PrometheusOptions",
            "TOP_K", "prometheus_options"]
 
-ENV_PORT = "STRAGGLER_PROMETHEUS_PORT"
-ENV_ADDR = "STRAGGLER_PROMETHEUS_ADDR"
+ENV_PORT = _env.PROMETHEUS_PORT.name
+ENV_ADDR = _env.PROMETHEUS_ADDR.name
 DEFAULT_ADDR = "127.0.0.1"
 TOP_K = 16
 """Flagged ranks (lowest score first) whose telemetry is exported per rank."""
@@ -58,19 +58,13 @@ def prometheus_options(value: Any) -> PrometheusOptions | None:
         return None
     if isinstance(value, PrometheusOptions):
         return value
-    addr = os.environ.get(ENV_ADDR, "").strip() or DEFAULT_ADDR
+    addr = _env.PROMETHEUS_ADDR.read() or DEFAULT_ADDR
     if value is None:
-        raw = os.environ.get(ENV_PORT, "").strip()
-        if not raw:
-            return None
-        try:
-            port = int(raw)
-        except ValueError:
-            raise ValueError(f"`{ENV_PORT}={raw!r}` must be a port number") from None
-        return PrometheusOptions(port, addr)
+        port = _env.PROMETHEUS_PORT.read()
+        return None if port is None else PrometheusOptions(port, addr)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"`prometheus={value!r}` must be a port number, a "
-                         "straggler.sinks.prometheus.PrometheusOptions, False or None")
+        raise OptionTypeError(f"`prometheus={value!r}` must be a port number, a "
+                              "straggler.sinks.PrometheusOptions, False or None")
     return PrometheusOptions(value, addr)
 
 

@@ -24,16 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
-from .._checks import check_int, check_name
+from .. import _env
+from .._checks import OptionTypeError, check_int, check_name
 
 __all__ = ["ENV_PATH", "LogFormatError", "ReportLog", "ReportLogOptions", "log_files",
            "read_records", "report_log_options"]
 
 log = logging.getLogger("straggler")
 
-ENV_PATH = "STRAGGLER_REPORT_LOG"
-ENV_MAX_BYTES = "STRAGGLER_REPORT_LOG_MAX_BYTES"
-ENV_BACKUPS = "STRAGGLER_REPORT_LOG_BACKUPS"
+ENV_PATH = _env.REPORT_LOG.name
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_BACKUPS = 5
 
@@ -58,38 +57,31 @@ class ReportLogOptions:
         check_int("backups", self.backups, low=0)
 
 
-def _env_int(name: str, default: int, low: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return check_int(name, int(raw), low=low)
-    except ValueError:
-        raise ValueError(f"`{name}={raw!r}` must be an integer >= {low}") from None
-
-
 def report_log_options(value: Any) -> ReportLogOptions | None:
     """The `initialize(report_log=...)` option, else ``$STRAGGLER_REPORT_LOG``, else None.
 
     ``value``: None (use the environment), False (off, whatever the environment says), a path
-    (str or os.PathLike) or a `ReportLogOptions`.
+    (str or os.PathLike) or a `ReportLogOptions`. For a path, from the code or the environment,
+    ``$STRAGGLER_REPORT_LOG_MAX_BYTES`` and ``$STRAGGLER_REPORT_LOG_BACKUPS`` set the rotation;
+    a `ReportLogOptions` says it in full. Raises TypeError for a value of another type.
     """
     if value is False:
         return None
     if isinstance(value, ReportLogOptions):
         return value
     if value is None:
-        env = os.environ.get(ENV_PATH, "").strip()
-        if not env:
+        value = _env.REPORT_LOG.read()
+        if value is None:
             return None
-        return ReportLogOptions(env, _env_int(ENV_MAX_BYTES, DEFAULT_MAX_BYTES, 1),
-                                _env_int(ENV_BACKUPS, DEFAULT_BACKUPS, 0))
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"`report_log={value!r}` must be a path, a "
-                         "straggler.sinks.reportlog.ReportLogOptions, False or None")
-    return ReportLogOptions(value)
+    if not isinstance(value, str):
+        raise OptionTypeError(f"`report_log={value!r}` must be a path, a "
+                              "straggler.sinks.ReportLogOptions, False or None")
+    max_bytes = _env.REPORT_LOG_MAX_BYTES.read()
+    backups = _env.REPORT_LOG_BACKUPS.read()
+    return ReportLogOptions(value, DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
+                            DEFAULT_BACKUPS if backups is None else backups)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -1,17 +1,17 @@
 """Why a rank is slow, measured: NVML sampling (`nvml`), its report window (`window`), the
 options (`options`), the GPU throughput probe (`probe`) and this process's device (`device`).
 
-``straggler.telemetry`` was a module before it was a package; its names (`NvmlTelemetry`,
-`TelemetryOptions`, `GpuIdentity`, `FIELDS`, ...) still resolve here
-(`straggler._compat.MOVED_NAMES`).
+The names below are the sub-package's API. The probe imports torch: it is imported by its
+module path (`straggler.telemetry.probe`) when it runs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from .device import current_cuda_device
+from .nvml import DEFAULT_PERIOD_S, GpuIdentity, NvmlTelemetry
+from .options import TelemetryOptions, telemetry_options
+from .window import FIELDS, RAW_FIELDS, REASONS, WindowAggregator, aggregate_window
 
-from .._compat import forward
-
-
-def __getattr__(name: str) -> Any:
-    return forward(__name__, name)
+__all__ = ["TelemetryOptions", "telemetry_options", "NvmlTelemetry", "GpuIdentity",
+           "DEFAULT_PERIOD_S", "FIELDS", "RAW_FIELDS", "REASONS", "WindowAggregator",
+           "aggregate_window", "current_cuda_device"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import check_bool, check_seconds
+from .._checks import OptionTypeError, check_bool, check_seconds
 from ..analysis.causes import CauseRules
 from .nvml import DEFAULT_PERIOD_S
 
@@ -37,15 +37,16 @@ class TelemetryOptions:
         check_seconds("period_s", self.period_s)
         check_bool("probe_suspects", self.probe_suspects)
         if self.rules is not None and not isinstance(self.rules, CauseRules):
-            raise ValueError(f"`rules={self.rules!r}` must be a "
-                             "straggler.analysis.causes.CauseRules or None")
+            raise OptionTypeError(f"`rules={self.rules!r}` must be a "
+                                  "straggler.analysis.causes.CauseRules or None")
 
 
 def telemetry_options(value: Any) -> TelemetryOptions:
-    """`TelemetryOptions` from ``Detector.initialize(telemetry=value)``; ValueError if bad."""
+    """`TelemetryOptions` from ``Detector.initialize(telemetry=value)``; `OptionTypeError` (a
+    TypeError) for a value of another type."""
     if isinstance(value, TelemetryOptions):
         return value
     if isinstance(value, bool):
         return TelemetryOptions(enabled=value)
-    raise ValueError(f"`telemetry={value!r}` must be True, False or a "
-                     "straggler.telemetry.TelemetryOptions")
+    raise OptionTypeError(f"`telemetry={value!r}` must be True, False or a "
+                          "straggler.telemetry.TelemetryOptions")

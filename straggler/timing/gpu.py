@@ -82,7 +82,7 @@ class GpuTiming:
 
     def __init__(self, capacity: int, per_op_capture: bool, *,
                  fail: Callable[[BaseException], None],
-                 warn_once: Callable[..., None], on_change: Callable[[], None]) -> None:
+                 warn_once: Callable[..., object], on_change: Callable[[], None]) -> None:
         self.capacity = capacity
         self.per_op_capture = per_op_capture
         self.engine: Any = None

@@ -134,6 +134,19 @@ class ReportIntervalTracker:
             global_estimate = float(self.iter_interval or self.profiling_interval)
         self._set_interval(global_estimate, from_iter=self.current_iter)
 
+    def bring_forward(self, iteration: int) -> None:
+        """Make a report due on `iteration` if none is due before (the deadline's agreed
+        iteration, an early report); every rank must call it with the same value."""
+        nxt = self.next_report_iter
+        self.next_report_iter = iteration if nxt is None else min(nxt, iteration)
+
+    def adopt_iteration(self, iteration: int) -> None:
+        """Count on from `iteration`, the ranks' agreed count (restored ranks may differ)."""
+        self.current_iter = int(iteration)
+        nxt, every = self.next_report_iter, self.iter_interval
+        if nxt is not None and every is not None and self.current_iter > nxt:
+            self.next_report_iter = nxt + -(-(self.current_iter - nxt) // every) * every
+
     def _set_interval(self, estimate: float, from_iter: int | None) -> None:
         if math.isnan(estimate):
             estimate = float(self.profiling_interval)
@@ -152,5 +165,10 @@ class ReportIntervalTracker:
         return {"current_iter": self.current_iter, "iter_interval": self.iter_interval}
 
     def load_state_dict(self, state: dict) -> None:
-        """Resume counting; the interval is re-measured after a restart (speeds may differ)."""
-        self.current_iter = int(state.get("current_iter", 0))
+        """Resume counting; the interval is re-measured after a restart (speeds may differ).
+
+        Once counting started (`iter_increase` was called) the count is kept: the ranks agreed
+        on it, and a rank changing it alone would report on other iterations than its peers.
+        """
+        if self._prev_time is None:
+            self.current_iter = int(state.get("current_iter", 0))

@@ -12,7 +12,7 @@ torch's stable ABI), so it must match the torch that runs. Tried in order:
    ``$STRAGGLER_CACHE_DIR``, else ``$XDG_CACHE_HOME/straggler``, else ``~/.cache/straggler``.
    A miss is built on first need (`load(build=True)`: ``Detector.initialize`` on a CUDA host, or
    ``straggler build-ops``) with the C++ compiler (``$CXX``, ``c++`` or ``g++``) against this
-   torch's headers: one file, about 13 s of CPU. A file lock makes the ranks of a node build it
+   torch's headers (two files). A file lock makes the ranks of a node build it
    once; ``STRAGGLER_BUILD_OPS=0`` forbids building.
 3. **None**: the Python fallback (a TorchDispatchMode, about 14x the cost per op) or no
    observer. `ObserverStatus.detail` says why and `fix` what to do; ``straggler doctor`` prints
@@ -43,7 +43,9 @@ __all__ = ["ObserverStatus", "build_command", "built_for", "cache_dir", "load", 
 
 MODULE = "straggler._ops"
 BUILD_TIMEOUT_S = 600.0  # the compile; waiting for another process's build has the same bound
-_SOURCES = ("ops/observer.cpp", "timing/engine_api.h")  # relative to csrc/ (or _ops_src/)
+# Relative to csrc/ (or _ops_src/); the same files CMakeLists.txt builds and ships.
+_UNITS = ("ops/observer.cpp", "ops/collectives.cpp")
+_SOURCES = (*_UNITS, "ops/collectives.h", "timing/engine_api.h")
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,7 @@ def build_command(compiler: str, root: Path, output: Path, torch_module: ModuleT
             "-DNDEBUG", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
             f'-DSTRAGGLER_TORCH_VERSION="{torch_module.__version__}"', f"-I{root}",
             "-isystem", str(torch_dir / "include"), "-isystem", sysconfig.get_paths()["include"],
-            str(root / "ops" / "observer.cpp"), "-o", str(output), f"-L{lib}", "-lc10",
+            *(str(root / unit) for unit in _UNITS), "-o", str(output), f"-L{lib}", "-lc10",
             "-ltorch_cpu", f"-Wl,-rpath,{lib}"]
 
 

@@ -74,7 +74,7 @@ class SectionRegistry:
     def __init__(self, gpu: GpuTiming, *, profiling_interval: int, capacity: int,
                  gpu_interval: int, max_names: int, name_ttl_reports: int,
                  fail: Callable[[BaseException], None],
-                 warn_once: Callable[..., None]) -> None:
+                 warn_once: Callable[..., object]) -> None:
         self.gpu = gpu
         self.profiling_interval = profiling_interval
         self.capacity = capacity

@@ -101,8 +101,9 @@ class SectionOwner(Protocol):
         """Fail open: log once and disable detection; never raises."""
         ...
 
-    def warn_once(self, key: str, msg: str, *args: Any) -> None:
-        """Log `msg % args` as a warning the first time `key` is seen."""
+    def warn_once(self, key: str, msg: str, *args: Any) -> object:
+        """Log `msg % args` as a warning the first time `key` is seen (straggler._log.WarnOnce).
+        """
         ...
 
 

@@ -429,3 +429,13 @@ def test_state_dict_round_trip_keeps_confirmation_and_learned_structure():
 def test_load_state_dict_rejects_garbage():
     with pytest.raises(ValueError, match=r"is not a StragglerPolicy\.state_dict"):
         StragglerPolicy().load_state_dict({"version": 99})
+
+
+def test_a_slow_rank_is_a_suspect_until_it_is_confirmed():
+    policy = StragglerPolicy(PolicyConfig(noise_z=0.0, structure_warmup=1))
+    _feed(policy, [_times()] * 3)
+    decisions = _feed(policy, [_times({5: 1.3})] * 6)
+    first_confirmed = next(i for i, d in enumerate(decisions) if d.confirmed)
+    assert all(d.suspects == {5} for d in decisions[:first_confirmed])
+    assert all(d.suspects == frozenset() and d.confirmed == {5}
+               for d in decisions[first_confirmed:])

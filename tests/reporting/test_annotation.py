@@ -130,15 +130,3 @@ def test_apply_policy_fills_confirmed_with_nodes_and_keeps_nvrx_fields():
     assert report.straggler_states[3].reasons == {"gpu": "relative"}
     assert report.gpu_relative_perf_scores == {r: 1.0 for r in range(6)} | {3: 0.5}
     assert report.identify_stragglers()["straggler_gpus_relative"] == {StragglerId(3, "node3")}
-
-
-def test_names_that_moved_here_resolve_from_their_old_modules():
-    from straggler.analysis import causes
-    from straggler.analysis import policy
-    import straggler.causes as old_causes
-    import straggler.policy as old_policy
-
-    assert causes.ReportAnnotator is old_causes.ReportAnnotator is ReportAnnotator
-    assert policy.apply_policy is old_policy.apply_policy is apply_policy
-    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
-        causes.no_such_name  # noqa: B018 - the attribute access is the test

@@ -15,6 +15,7 @@ from straggler import Detector
 from straggler.sinks.prometheus import (MAX_SECTIONS, TOP_K, PrometheusExporter,
                                   PrometheusOptions, prometheus_options)
 from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
+from straggler.sinks.observers import PrometheusSink
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +73,7 @@ def test_a_detector_serves_its_reports_on_loopback():
         with Detector.detection_section("forward", profile_cuda=False):
             sum(range(1000))
         Detector.generate_report_if_interval_elapsed()
-    exporter = Detector.core().observers.exporter
+    exporter = Detector.core().observers.sink(PrometheusSink).exporter
     assert exporter.options.addr == "127.0.0.1"
     metrics = _scrape(exporter.port)
     assert metrics["straggler_reports_total"] == [({}, 3.0)]

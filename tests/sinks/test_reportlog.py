@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import logging
@@ -181,3 +182,37 @@ def test_a_line_being_written_is_not_read(tmp_path):
 def test_a_missing_log_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"nope\.jsonl: no such report log"):
         list(read_records(tmp_path / "nope.jsonl"))
+
+
+class _Sink:
+    def __init__(self, what, fail=None):
+        self.what, self.fail, self.records, self.closed = what, fail, [], 0
+
+    def write(self, record, rank):
+        if self.fail is not None:
+            raise self.fail
+        self.records.append((record["iteration"], rank))
+        return True
+
+    def close(self):
+        self.closed += 1
+
+
+def test_observers_hand_each_record_to_every_sink_and_drop_one_that_fails(caplog):
+    from _reports import make_report
+
+    from straggler.sinks.observers import ReportObservers
+
+    good, bad = _Sink("good sink"), _Sink("bad sink", fail=OSError("disk full"))
+    observers = ReportObservers([bad, good], clock=lambda: 100.0)
+    report = dataclasses.replace(make_report(ranks=4), rank=3)
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        for iteration in (10, 20):
+            observers.emit(report, iteration=iteration, report_ms=1.0, sections=1, gpu_timers=0)
+    assert good.records == [(10, 3), (20, 3)]
+    assert observers.sinks == [good] and bad.closed == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "straggler: the bad sink failed (disk full); it is off for the rest of this run, "
+        "detection and training go on"]
+    observers.close()
+    assert observers.sinks == [] and good.closed == 1

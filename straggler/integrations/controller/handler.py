@@ -20,7 +20,7 @@ from .settings import MAX_INT_DIGITS, ControlState
 
 __all__ = ["ControlTarget", "ControlServer", "ControlRequestHandler", "MAX_BODY_BYTES"]
 
-logger = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 MAX_BODY_BYTES = 4096
 
@@ -67,7 +67,7 @@ class ControlRequestHandler(BaseHTTPRequestHandler):
         return True
 
     def log_message(self, format: str, *args: Any) -> None:  # the stdlib's parameter name
-        logger.debug("controller: %s - %s", self.address_string(), format % args)
+        log.debug("controller: %s - %s", self.address_string(), format % args)
 
     def _send(self, status: HTTPStatus, payload: Mapping[str, Any],
               headers: Mapping[str, str] | None = None) -> None:

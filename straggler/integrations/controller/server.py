@@ -23,7 +23,7 @@ from ..._checks import check_int, check_seconds
 __all__ = ["PooledHTTPServer", "ServerLimits", "quiet_debug", "WORKERS", "MAX_PENDING",
            "IDLE_TIMEOUT_S", "REQUEST_DEADLINE_S", "LISTEN_BACKLOG"]
 
-logger = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 # Server limits (constructor defaults of StragglerController).
 WORKERS = 4
@@ -56,9 +56,9 @@ class ServerLimits:
 def quiet_debug(what: str, exc: BaseException | None = None) -> None:
     """One debug line, never a traceback: a client's misbehaviour is not the job's problem."""
     if exc is None:
-        logger.debug("controller: %s", what)
+        log.debug("controller: %s", what)
     else:
-        logger.debug("controller: %s: %s: %s", what, type(exc).__name__, exc)
+        log.debug("controller: %s: %s: %s", what, type(exc).__name__, exc)
 
 
 class PooledHTTPServer(HTTPServer):

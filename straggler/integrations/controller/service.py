@@ -16,7 +16,7 @@ from .settings import ControlState, json_safe, parse_update
 
 __all__ = ["StragglerController", "DEFAULT_HOST"]
 
-logger = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -71,8 +71,8 @@ class StragglerController:
                                         name="straggler-controller", daemon=True)
         self._thread.start()
         host, port = self.address
-        logger.info("straggler controller listening on http://%s:%d (state: %s)", host, port,
-                    "ON" if self._applied.enabled else "OFF")
+        log.info("straggler controller listening on http://%s:%d (state: %s)", host, port,
+                 "ON" if self._applied.enabled else "OFF")
         return self
 
     def close(self) -> None:
@@ -89,15 +89,15 @@ class StragglerController:
         """Validate a request body and record it as wanted; returns the new wanted state."""
         with self._lock:
             self._wanted = parse_update(body, self._wanted)
-            logger.info("straggler controller: requested %s", self._wanted)
+            log.info("straggler controller: requested %s", self._wanted)
             return self._wanted
 
     def toggle(self) -> ControlState:
         """Ask for detection to be switched on if off, off if on."""
         with self._lock:
             self._wanted = dataclasses.replace(self._wanted, enabled=not self._wanted.enabled)
-            logger.info("straggler controller: will turn detection %s at the next report",
-                        "ON" if self._wanted.enabled else "OFF")
+            log.info("straggler controller: will turn detection %s at the next report",
+                     "ON" if self._wanted.enabled else "OFF")
             return self._wanted
 
     def wanted(self) -> ControlState:

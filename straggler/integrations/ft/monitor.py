@@ -9,6 +9,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ..._log import WarnOnce
+
 __all__ = ["FTApi", "FTConnection", "FTUnavailableError", "load_ft_api", "client_generation",
            "connected_clients", "under_ft_launcher", "RANK_MONITOR_SOCKET_ENV",
            "LAUNCHER_SOCKET_ENV"]
@@ -104,7 +106,8 @@ class FTConnection:
         self.enabled = False         # sections are forwarded
         self.owns_connection = False  # False for a client given already connected (shared)
         self.closed = False
-        self._warned: set[str] = set()
+        # `warn_once(key, msg, *args)`: a warning logged the first time `key` is seen.
+        self.warn_once = WarnOnce(log)
 
     def connect(self) -> bool:
         """Connect (or adopt a connected client) and read the configured sections; True if on."""
@@ -173,8 +176,3 @@ class FTConnection:
                       "(training continues): %s: %s", what, type(exc).__name__, exc)
         self.enabled = False
 
-    def warn_once(self, key: str, msg: str, *args: Any) -> None:
-        """Log `msg` as a warning the first time `key` is seen."""
-        if key not in self._warned:
-            self._warned.add(key)
-            log.warning(msg, *args)

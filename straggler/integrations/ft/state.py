@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
+from ... import _env
 from .. import _common
 
 __all__ = ["STATE_FILE_NAME", "STATE_PATH_ENV", "FINISHED_FLAG_ENV", "state_file_path",
@@ -20,13 +21,13 @@ __all__ = ["STATE_FILE_NAME", "STATE_PATH_ENV", "FINISHED_FLAG_ENV", "state_file
 log = logging.getLogger("straggler")
 
 FINISHED_FLAG_ENV = "FAULT_TOL_FINISHED_FLAG_FILE"      # job-script convention (auto-resume)
-STATE_PATH_ENV = "STRAGGLER_FT_STATE"                   # default for `state_path`
+STATE_PATH_ENV = _env.FT_STATE.name                     # default for `state_path`
 STATE_FILE_NAME = "ft_state.json"
 
 
 def state_file_path(state_path: Any) -> str | None:
     """`state_path` (a ``.json`` file or a directory) or ``$STRAGGLER_FT_STATE`` as a file path."""
-    raw = state_path if state_path is not None else os.environ.get(STATE_PATH_ENV) or None
+    raw = state_path if state_path is not None else _env.FT_STATE.read()
     if raw is None:
         return None
     path = os.fspath(raw)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..._checks import check_bool, check_fraction, check_int, check_name, check_seconds
+from ..._checks import (check_bool, check_choice, check_fraction, check_int, check_name,
+                        check_seconds)
+from ...reporting.decision import DEFAULT_PERF_THRESHOLD, Verdict
 from .. import _common
 from ..controller import DEFAULT_HOST
 
@@ -28,7 +30,9 @@ class StragglerDetectionConfig:
 
     Ours: ``straggler_ctrlr_host`` (the controller's address, loopback unless you say so),
     ``enable_controller``, ``node_name`` (defaults to the host name), ``sync_timeout_s`` (longest
-    wait in a report-point collective).
+    wait in any of the detector's collectives, sync points and reports: its ``comm_timeout_s``),
+    ``verdict`` (``"confirmed"``: act on the policy's confirmed stragglers; ``"single_report"``:
+    NVRx's rule, a score below a threshold in one report).
 
     Values are checked when the object is built and again by :meth:`finalize`.
     """
@@ -38,8 +42,8 @@ class StragglerDetectionConfig:
     calc_relative_gpu_perf: bool = True
     calc_individual_gpu_perf: bool = True
     num_gpu_perf_scores_to_print: int = 5
-    gpu_relative_perf_threshold: float = 0.7
-    gpu_individual_perf_threshold: float = 0.7
+    gpu_relative_perf_threshold: float = DEFAULT_PERF_THRESHOLD
+    gpu_individual_perf_threshold: float = DEFAULT_PERF_THRESHOLD
     stop_if_detected: bool = False
     enable_logging: bool = True
     profiling_interval: int = 1
@@ -51,6 +55,7 @@ class StragglerDetectionConfig:
     enable_controller: bool = True
     node_name: str | None = None
     sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S
+    verdict: str = Verdict.CONFIRMED.value
 
     def __post_init__(self) -> None:
         self.finalize()
@@ -75,6 +80,7 @@ class StragglerDetectionConfig:
         for name in ("logger_name", "straggler_ctrlr_host"):
             check_name(name, getattr(self, name), strip=True)
         check_name("node_name", self.node_name, optional=True, strip=True)
+        check_choice("verdict", self.verdict, [v.value for v in Verdict])
 
     @property
     def scores_to_compute(self) -> list[str]:

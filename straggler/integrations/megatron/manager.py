@@ -2,7 +2,11 @@
 
 Report points are agreed by one small broadcast from the reporting rank (group rank 0), which
 also carries runtime changes from the HTTP controller (:mod:`..controller`), so every rank applies
-them at the same iteration; when to meet is `ReportSchedule`'s decision.
+them at the same iteration; when to meet is `ReportSchedule`'s decision. Every collective runs
+on the detector's own gloo group with its timeout (``sync_timeout_s``), never on the training
+group; whether to stop is the report's agreed decision (`Detector.last_decision`). A rank whose
+manager fails leaves the detector's protocol at once (its communicator closes), so its peers'
+next sync point fails at once and they turn off too; training goes on.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import torch
+
 from ..._checks import check_seconds
+from ...reporting.decision import DecisionRule
 from .. import _common
 from ..controller import ControlState, StragglerController
 from .config import StragglerDetectionConfig
@@ -21,7 +28,7 @@ from .schedule import PLAN_WIDTH, ReportSchedule, decode_plan, encode_plan
 
 __all__ = ["StragglerDetectionManager", "TrainStep"]
 
-_internal_log = logging.getLogger("straggler")
+log = logging.getLogger("straggler")
 
 
 class TrainStep:
@@ -78,6 +85,7 @@ class StragglerDetectionManager:
         self._log = logging.getLogger(config.logger_name if config else "straggler")
         self.last_report: Any = None
         self.last_stragglers: dict[str, set] = {}
+        self.last_decision: Any = None  # the agreed decision of the last report
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -107,7 +115,8 @@ class StragglerDetectionManager:
             Detector.initialize(scores_to_compute=config.scores_to_compute, gather_on_rank0=True,
                                 profiling_interval=config.profiling_interval,
                                 report_time_interval=config.report_time_interval,
-                                node_name=config.node_name, process_group=self.process_group)
+                                node_name=config.node_name, process_group=self.process_group,
+                                comm_timeout_s=config.sync_timeout_s)
         except Exception:  # noqa: BLE001 - fail open: training goes on without detection
             self._fail("Detector.initialize() failed")
             return
@@ -145,8 +154,8 @@ class StragglerDetectionManager:
                 from straggler import Detector
 
                 Detector.shutdown()
-            except Exception:  # noqa: BLE001 - shutdown never raises into the training script
-                _internal_log.exception("straggler: Detector.shutdown() failed")
+            except Exception:
+                log.exception("straggler: Detector.shutdown() failed")
         self._initialized = False
         self._state = None
 
@@ -253,7 +262,9 @@ class StragglerDetectionManager:
 
         config, state, schedule = self.config, self._state, self._schedule
         assert config is not None and state is not None and schedule is not None
-        group, timeout = self.process_group, config.sync_timeout_s
+        core = Detector.core()
+        if core is None or not core.enabled:  # the detector turned off (its peers did too)
+            raise RuntimeError("the detector is off")
         if self.is_reporting_rank:
             wanted = self._controller.wanted() if self._controller else state
             # With a controller, meet at least every control_poll_s so that a change does not
@@ -263,25 +274,34 @@ class StragglerDetectionManager:
             vector = encode_plan(report_now, wanted, steps)
         else:
             vector = [0.0] * PLAN_WIDTH
-        report_now, new_state, steps = decode_plan(
-            _common.broadcast_values(vector, group, timeout))
+        with core.comm.during(f"StragglerDetectionManager.check_stragglers({iteration}) "
+                              "(a sync point)"):
+            plan = core.comm.broadcast_from_first(torch.tensor(vector, dtype=torch.float64))
+        report_now, new_state, steps = decode_plan(plan.tolist())
 
         stop = False
         summary = None
         if report_now:
+            # Settings changed since the last meeting apply from this report on.
+            Detector.set_decision_rule(DecisionRule(
+                config.verdict, new_state.gpu_relative_perf_threshold,
+                new_state.gpu_individual_perf_threshold, self._section()))
+            seen = Detector.last_decision()
             report = Detector.generate_report()
             _warn_if_nothing_timed(self._steps, self._log)
-            found = False
             if report is not None:
-                # Settings changed since the last meeting apply from this report on.
                 try:
-                    found, summary = self._handle_report(report, iteration, new_state)
-                except Exception:  # noqa: BLE001 - still meet the peers in the broadcast
+                    summary = self._handle_report(report, iteration, new_state)
+                except Exception:  # noqa: BLE001 - reading it is not part of the protocol
                     self._log.exception("straggler detection: reading the report failed")
-            if config.stop_if_detected:
-                stop = bool(_common.broadcast_values([float(found)], group, timeout)[0])
-                if stop:
-                    self._log.error("Detected stragglers. Training should be stopped.")
+            decision = Detector.last_decision()
+            if decision is seen:  # no decision: the report failed and the detector is off
+                raise RuntimeError("the report failed; the detector turned off")
+            self.last_decision = decision
+            stop = bool(config.stop_if_detected and decision is not None and decision.act)
+            if stop and decision is not None:
+                self._log.error("Detected stragglers %s. Training should be stopped.",
+                                sorted(decision.stragglers))
         if new_state != state:
             self._apply(state, new_state)
         schedule.agree(report_now, steps, timing_started=new_state.enabled and not state.enabled)
@@ -298,21 +318,33 @@ class StragglerDetectionManager:
 
     # -- report handling (reporting rank) ---------------------------------------------------------
 
+    def _section(self) -> str | None:
+        return str(self._steps[0].callable_id) if self._steps else None
+
     def _handle_report(self, report: Any, iteration: int,
-                       state: ControlState) -> tuple[bool, dict[str, Any]]:
+                       state: ControlState) -> dict[str, Any]:
         config = self.config
         assert config is not None
-        section = str(self._steps[0].callable_id) if self._steps else None
         self.last_report = report
-        ev, summary = read_report(report, iteration, config, state, section, self._log)
+        ev, summary = read_report(report, iteration, config, state, self._section(), self._log)
         self.last_stragglers = ev.stragglers
-        return ev.found, summary
+        return summary
 
     def _fail(self, what: str) -> None:
         if not self._failed:
-            _internal_log.exception("straggler: %s; straggler detection is now off on this rank "
-                                    "and training goes on", what)
+            log.exception("straggler: %s; straggler detection is now off on this rank "
+                          "and training goes on", what)
         self._failed = True
+        # Leave the detector's protocol for good: its communicator closes, so a peer at the next
+        # sync point or report fails at once (and turns off) instead of waiting for this rank.
+        try:
+            from straggler import Detector
+
+            core = Detector.core()
+            if core is not None:
+                core.lifecycle.stop_reporting()
+        except Exception:  # noqa: BLE001 - already failing open
+            pass
 
 
 def _warn_if_nothing_timed(steps: list[TrainStep], log: logging.Logger) -> None:

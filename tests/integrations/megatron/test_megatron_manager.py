@@ -284,7 +284,8 @@ def test_disabled_on_startup_times_nothing_until_switched_on():
 # -- several ranks on gloo -------------------------------------------------------------------
 
 
-def _manager_run(rank: int, slow_rank: int, stop: bool) -> dict:
+def _manager_run(rank: int, slow_rank: int, stop: bool, verdict: str = "single_report",
+                 steps: int = 50) -> dict:
     logger = logging.getLogger(LOGGER)
     logger.setLevel(logging.INFO)
     lines: list[str] = []
@@ -297,22 +298,25 @@ def _manager_run(rank: int, slow_rank: int, stop: bool) -> dict:
     logger.addHandler(handler)
     m = StragglerDetectionManager()
     m.initialize(_config(stop_if_detected=stop, report_time_interval=0.25,
-                         node_name=f"node{rank}"))
+                         node_name=f"node{rank}", verdict=verdict))
     step = m.wrap_train_step(time.sleep)
-    stops = _loop(m, step, 50, slow=(rank == slow_rank), step_s=0.02)
+    stops = _loop(m, step, steps, slow=(rank == slow_rank), step_s=0.02)
     flagged = {k: sorted(s.rank for s in v) for k, v in m.last_stragglers.items()}
     reported = m.last_report is not None
     has_controller = m.controller is not None
     m.shutdown()
     logger.removeHandler(handler)
+    decision = m.last_decision
     return {"stops": stops, "flagged": flagged, "reported": reported, "lines": lines,
-            "controller": has_controller}
+            "controller": has_controller,
+            "stragglers": sorted(decision.stragglers) if decision is not None else None}
 
 
 def _manager_worker(rank: int, world_size: int) -> dict:
     """Two loops in the same ranks (spawning is the slow part): rank 2 slow without
     stop_if_detected, then rank 1 slow with it."""
-    return {"watch": _manager_run(rank, 2, False), "stop": _manager_run(rank, 1, True)}
+    return {"watch": _manager_run(rank, 2, False), "stop": _manager_run(rank, 1, True),
+            "confirmed": _manager_run(rank, 1, True, verdict="confirmed", steps=90)}
 
 
 @pytest.mark.multirank
@@ -336,8 +340,15 @@ def test_slow_rank_is_flagged_logged_and_the_stop_decision_is_identical_on_every
     assert stop[0]["flagged"]["straggler_gpus_relative"] == [1], stop[0]["lines"]
     stops = [r["stops"] for r in stop]
     assert stops[0] and stops[0] == stops[1] == stops[2]
-    assert any("Detected stragglers. Training should be stopped." in line
+    assert any("Detected stragglers [1]. Training should be stopped." in line
                for line in stop[2]["lines"])
+
+    # By default the manager acts on the policy's confirmed verdict, agreed in the report:
+    # the same stops and the same stragglers on every rank, without a broadcast of its own.
+    confirmed = [r["confirmed"] for r in results]
+    stops = [r["stops"] for r in confirmed]
+    assert stops[0] and stops[0] == stops[1] == stops[2], confirmed[0]["lines"]
+    assert all(r["stragglers"] == [1] for r in confirmed)
 
 
 def _http(port: int, method: str, path: str, payload=None) -> dict:

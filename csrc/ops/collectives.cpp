@@ -1,0 +1,432 @@
+// The collective observer: every c10d collective (dispatcher ops c10d::allreduce_, barrier,
+// send, recv_, ...) passes through one boxed kernel that straggler registers, while enabled, at
+// the BackendSelect key of each c10d op. That key is in every call's key set (torch's default
+// TLS set; for ops with tensor arguments torch has only a fallthrough there), just above the
+// backend's kernel (CPU, CUDA): Python's torch.distributed, DDP's reducer (autograd hooks),
+// functional collectives (their inner c10d call), async_op=True calls and inference mode all go
+// through it, on any process group; other ops never see it, so they pay nothing. The kernel notes the group, the arrival time and the group's sequence
+// index, redispatches below autograd and, on the returned Work, adds a future callback that
+// notes the completion time: the wait is completion - arrival (on gloo, when the work finished
+// on its worker thread, whatever the caller does with wait()).
+//
+// Per group (the c10d group name, identical on every member; point-to-point ops get a pair
+// "<group>:p2p:<a>-<b>" of group ranks) the observer keeps progress (the last collective's
+// index and op, the unfinished ones with their arrivals) and the window's waits: count, sum,
+// minimum and a log2 histogram from 1 µs. Python reads them (straggler/timing/collectives.py).
+// Groups named in `exclude` (the detector's own) are passed through untouched.
+//
+// Never throws into the caller's collective: a failure of the bookkeeping is recorded (error())
+// and the observer stops recording; the collective itself always runs, and its own exceptions
+// propagate unchanged. Fake and meta tensors are handled above (no collective runs): not seen.
+#include "ops/collectives.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+#include <pybind11/stl.h>
+#include <torch/library.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace straggler_ops {
+namespace {
+
+constexpr int kBins = 32;  // wait histogram: bin i holds [2^(i-1), 2^i) µs; bin 0 < 1 µs
+// The keys below ours: the backend's kernel (CPU, CUDA, ...) runs next.
+const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect);
+constexpr std::size_t kMaxGroups = 4096;  // groups (and p2p pairs) tracked; more are ignored
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int wait_bin(std::int64_t wait_ns) {
+  if (wait_ns < 1000) return 0;
+  const int b = 1 + static_cast<int>(std::log2(static_cast<double>(wait_ns) / 1000.0));
+  return b < kBins ? b : kBins - 1;
+}
+
+// One group (or p2p pair) as this rank sees it. Guarded by Observer::mu_.
+struct Group {
+  std::string name;
+  int size = 0;
+  int rank = -1;
+  bool excluded = false;
+  std::uint64_t seq = 0;  // collectives issued so far; the last one's index
+  std::string last_op;
+  std::map<std::uint64_t, std::int64_t> pending;  // index -> arrival (ns), unfinished
+  std::uint64_t completed = 0;
+  // The window since the last take_window().
+  std::uint64_t n = 0;
+  std::int64_t wait_sum_ns = 0;
+  std::int64_t wait_min_ns = std::numeric_limits<std::int64_t>::max();
+  std::array<std::uint64_t, kBins> hist{};
+};
+
+struct Key {
+  const void* pg;
+  int peer;  // group rank of the p2p peer; -1 for collectives
+  bool operator==(const Key& o) const { return pg == o.pg && peer == o.peer; }
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
+    return std::hash<const void*>()(k.pg) ^ (static_cast<std::size_t>(k.peer + 1) << 1);
+  }
+};
+
+class Observer {
+ public:
+  static Observer& get() {
+    static Observer* o = new Observer();  // never destroyed: callbacks may run at exit
+    return *o;
+  }
+
+  void enable(const std::vector<std::string>& exclude);
+  void disable() noexcept;
+  void set_excluded(const std::vector<std::string>& names);
+  [[nodiscard]] bool enabled() const { return enabled_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool failed() const { return failed_.load(std::memory_order_acquire); }
+  [[nodiscard]] std::string error() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
+  }
+  [[nodiscard]] long long observed() const { return observed_.load(std::memory_order_relaxed); }
+
+  // Called by the kernel before the collective; returns the group and index, or nullptr.
+  std::shared_ptr<Group> arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
+                                std::uint64_t* index, std::int64_t* arrival) noexcept;
+  void complete(const std::shared_ptr<Group>& g, std::uint64_t index, std::int64_t arrival,
+                bool ok) noexcept;
+  void abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept;
+  void fail(const char* what) noexcept;
+
+  py::list progress() const;
+  py::list take_window();
+
+ private:
+  Observer() = default;
+  std::shared_ptr<Group> lookup(const c10d::ProcessGroup& pg, int peer);
+
+  std::atomic<bool> enabled_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<long long> observed_{0};
+  std::unique_ptr<torch::Library> library_;  // the registrations; destroyed = unregistered
+  mutable std::mutex mu_;  // everything below
+  std::string error_;
+  std::unordered_set<std::string> excluded_;
+  std::unordered_map<Key, std::shared_ptr<Group>, KeyHash> by_key_;
+  std::map<std::string, std::shared_ptr<Group>> by_name_;
+};
+
+// The boxed kernel of one c10d op at the Autograd key.
+class Kernel final : public c10::OperatorKernel {
+ public:
+  Kernel(std::string op, int pg_arg, int peer_arg, bool returns_work)
+      : op_(std::move(op)), pg_arg_(pg_arg), peer_arg_(peer_arg), returns_work_(returns_work) {}
+
+  void operator()(const c10::OperatorHandle& handle, c10::DispatchKeySet keys,
+                  torch::jit::Stack* stack) {
+    Observer& o = Observer::get();
+    std::shared_ptr<Group> group;
+    std::uint64_t index = 0;
+    std::int64_t arrival = 0;
+    if (o.enabled() && !o.failed()) {
+      try {
+        const std::size_t base = stack->size() - handle.schema().arguments().size();
+        const c10::IValue& pg_value = (*stack)[base + pg_arg_];
+        const int peer = peer_arg_ >= 0 ? static_cast<int>((*stack)[base + peer_arg_].toInt()) : -1;
+        const auto pg = pg_value.toCustomClass<c10d::ProcessGroup>();
+        group = o.arrive(*pg, peer, op_.c_str(), &index, &arrival);
+      } catch (const c10::Error& e) {
+        o.fail(e.what_without_backtrace());
+      } catch (const std::exception& e) {
+        o.fail(e.what());
+      } catch (...) {
+        o.fail("unknown exception reading a collective's arguments");
+      }
+    }
+    try {
+      handle.redispatchBoxed(keys & kBelow, stack);
+    } catch (...) {
+      if (group) o.abandon(group, index);
+      throw;  // the collective's own error, unchanged
+    }
+    if (!group) return;
+    if (!returns_work_) {  // synchronous (monitored_barrier_): finished on return
+      o.complete(group, index, arrival, true);
+      return;
+    }
+    if (no_future_.load(std::memory_order_relaxed)) {
+      o.complete(group, index, arrival, false);
+      return;
+    }
+    try {
+      const auto work = stack->back().toCustomClass<c10d::Work>();
+      c10::intrusive_ptr<c10::ivalue::Future> future;
+      try {
+        future = work->getFuture();
+      } catch (const c10::Error&) {
+        future.reset();  // this op's Work has no future (gloo's barrier): not measured
+      }
+      if (!future) {
+        no_future_.store(true, std::memory_order_relaxed);
+        o.complete(group, index, arrival, false);
+        return;
+      }
+      // Runs on the backend's thread when the work finishes (inline if it already has).
+      future->addCallback([group, index, arrival](c10::ivalue::Future& f) {
+        Observer::get().complete(group, index, arrival, !f.hasError());
+      });
+    } catch (const c10::Error& e) {
+      o.abandon(group, index);
+      o.fail(e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      o.abandon(group, index);
+      o.fail(e.what());
+    } catch (...) {
+      o.abandon(group, index);
+      o.fail("unknown exception attaching to a collective's Work");
+    }
+  }
+
+ private:
+  std::string op_;
+  int pg_arg_;
+  int peer_arg_;
+  bool returns_work_;
+  std::atomic<bool> no_future_{false};  // its Work had no future once: only progress is kept
+};
+
+std::shared_ptr<Group> Observer::lookup(const c10d::ProcessGroup& pg, int peer) {
+  const std::string& name = pg.getGroupName();
+  const Key key{&pg, peer};
+  auto it = by_key_.find(key);
+  // A process group destroyed and another made at the same address: the name tells them apart.
+  if (it != by_key_.end()) {
+    const std::string& have = it->second->name;
+    if (peer < 0 ? have == name
+                 : have.size() > name.size() && have.compare(0, name.size(), name) == 0 &&
+                       have[name.size()] == ':') {
+      return it->second;
+    }
+  }
+  std::string full = name;
+  int size = pg.getSize();
+  int rank = pg.getRank();
+  if (peer >= 0) {
+    const int a = std::min(rank, peer), b = std::max(rank, peer);
+    full += ":p2p:" + std::to_string(a) + "-" + std::to_string(b);
+    size = 2;
+    rank = rank == a ? 0 : 1;
+  }
+  auto named = by_name_.find(full);
+  std::shared_ptr<Group> g;
+  if (named != by_name_.end()) {
+    g = named->second;
+  } else {
+    if (by_name_.size() >= kMaxGroups) return nullptr;
+    g = std::make_shared<Group>();
+    g->name = full;
+    g->excluded = excluded_.count(name) != 0;
+    by_name_.emplace(full, g);
+  }
+  g->size = size;
+  g->rank = rank;
+  if (by_key_.size() >= kMaxGroups) by_key_.clear();  // a cache over by_name_
+  by_key_[key] = g;
+  return g;
+}
+
+std::shared_ptr<Group> Observer::arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
+                                        std::uint64_t* index, std::int64_t* arrival) noexcept {
+  try {
+    const std::int64_t t = now_ns();
+    std::lock_guard<std::mutex> lock(mu_);
+    std::shared_ptr<Group> g = lookup(pg, peer);
+    if (!g || g->excluded) return nullptr;
+    *index = ++g->seq;
+    *arrival = t;
+    g->last_op = op;
+    g->pending.emplace(*index, t);
+    observed_.fetch_add(1, std::memory_order_relaxed);
+    return g;
+  } catch (const std::exception& e) {
+    fail(e.what());
+  } catch (...) {
+    fail("unknown exception recording a collective's arrival");
+  }
+  return nullptr;
+}
+
+void Observer::complete(const std::shared_ptr<Group>& g, std::uint64_t index, std::int64_t arrival,
+                        bool ok) noexcept {
+  const std::int64_t wait = now_ns() - arrival;
+  std::lock_guard<std::mutex> lock(mu_);
+  g->pending.erase(index);
+  ++g->completed;
+  if (!ok) return;  // failed, or no future to tell its end: no wait measured
+  ++g->n;
+  g->wait_sum_ns += wait;
+  if (wait < g->wait_min_ns) g->wait_min_ns = wait;
+  ++g->hist[wait_bin(wait)];
+}
+
+void Observer::abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  g->pending.erase(index);
+}
+
+void Observer::fail(const char* what) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.empty()) error_ = what;
+  } catch (...) {
+  }
+  failed_.store(true, std::memory_order_release);
+}
+
+void Observer::set_excluded(const std::vector<std::string>& names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  excluded_ = std::unordered_set<std::string>(names.begin(), names.end());
+  for (auto& [full, g] : by_name_) {
+    const std::string base = full.substr(0, full.find(":p2p:"));
+    g->excluded = excluded_.count(base) != 0;
+  }
+}
+
+void Observer::enable(const std::vector<std::string>& exclude) {
+  if (!enabled()) {  // a new start: indices count from it (every member starts together)
+    std::lock_guard<std::mutex> lock(mu_);
+    by_key_.clear();
+    by_name_.clear();
+  }
+  set_excluded(exclude);
+  if (library_ == nullptr) {
+    auto lib = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "c10d", c10::DispatchKey::BackendSelect, __FILE__, __LINE__);
+    for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+      if (name.name.rfind("c10d::", 0) != 0) continue;
+      const auto handle = c10::Dispatcher::singleton().findOp(name);
+      if (!handle) continue;
+      const c10::FunctionSchema& schema = handle->schema();
+      int pg_arg = -1, peer_arg = -1;
+      for (std::size_t i = 0; i < schema.arguments().size(); ++i) {
+        const c10::Argument& a = schema.arguments()[i];
+        if (a.name() == "process_group") pg_arg = static_cast<int>(i);
+        const std::string& n = a.name();
+        if (n == "dst" || n == "src" || n == "dstRank" || n == "srcRank") {
+          peer_arg = static_cast<int>(i);
+        }
+      }
+      if (pg_arg < 0) continue;  // not a collective (check_for_nan)
+      bool returns_work = false;
+      for (const c10::Argument& r : schema.returns()) {
+        returns_work = returns_work || r.type()->str().find("Work") != std::string::npos;
+      }
+      const std::string op = name.name.substr(6);
+      std::string qualified = op;
+      if (!name.overload_name.empty()) qualified += "." + name.overload_name;
+      lib->impl(qualified.c_str(),
+                torch::CppFunction::makeFromBoxedFunctor(
+                    std::make_unique<Kernel>(op, pg_arg, peer_arg, returns_work)));
+    }
+    library_ = std::move(lib);
+  }
+  failed_.store(false, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    error_.clear();
+  }
+  enabled_.store(true, std::memory_order_release);
+}
+
+void Observer::disable() noexcept {
+  enabled_.store(false, std::memory_order_release);
+  try {
+    library_.reset();  // unregisters: collectives go straight to torch's kernels again
+  } catch (...) {
+  }
+}
+
+py::list Observer::progress() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  py::list out;
+  for (const auto& [name, g] : by_name_) {
+    if (g->excluded) continue;
+    const std::int64_t since = g->pending.empty() ? -1 : g->pending.begin()->second;
+    out.append(py::make_tuple(name, g->size, g->rank, g->seq, g->last_op, g->pending.size(), since,
+                              g->completed));
+  }
+  return out;
+}
+
+py::list Observer::take_window() {
+  std::lock_guard<std::mutex> lock(mu_);
+  py::list out;
+  for (auto& [name, g] : by_name_) {
+    if (g->excluded || g->n == 0) continue;
+    py::list hist;
+    for (std::uint64_t c : g->hist) hist.append(c);
+    out.append(py::make_tuple(name, g->size, g->rank, g->n, g->wait_sum_ns, g->wait_min_ns, hist));
+    g->n = 0;
+    g->wait_sum_ns = 0;
+    g->wait_min_ns = std::numeric_limits<std::int64_t>::max();
+    g->hist.fill(0);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_collectives(py::module_& m) {
+  m.def(
+      "collectives_enable",
+      [](const std::vector<std::string>& exclude) { Observer::get().enable(exclude); },
+      py::arg("exclude") = std::vector<std::string>{},
+      "Observe every c10d collective; groups named in `exclude` are passed through.");
+  m.def(
+      "collectives_disable", [] { Observer::get().disable(); },
+      "Stop observing collectives (the kernels are unregistered).");
+  m.def(
+      "collectives_exclude",
+      [](const std::vector<std::string>& names) { Observer::get().set_excluded(names); },
+      py::arg("names"), "Replace the set of excluded group names.");
+  m.def(
+      "collectives_enabled", [] { return Observer::get().enabled(); },
+      "Whether collectives are observed.");
+  m.def(
+      "collectives_error", [] { return Observer::get().error(); },
+      "The first bookkeeping failure ('' when none); after one nothing is recorded.");
+  m.def(
+      "collectives_observed", [] { return Observer::get().observed(); },
+      "Collectives recorded so far in this process.");
+  m.def(
+      "collectives_progress", [] { return Observer::get().progress(); },
+      "[(group, size, rank, last index, last op, unfinished, oldest arrival ns or -1, "
+      "completed)] per group.");
+  m.def(
+      "collectives_take_window", [] { return Observer::get().take_window(); },
+      "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs)] per "
+      "group with waits since the last call; the window restarts.");
+  m.attr("COLLECTIVE_WAIT_BINS") = kBins;
+}
+
+}  // namespace straggler_ops

@@ -1,0 +1,152 @@
+"""Every torch.distributed collective this process runs, seen without user code.
+
+The native observer (`straggler._ops`, csrc/ops/collectives.cpp) registers one kernel at the
+``BackendSelect`` key of every ``c10d::`` dispatcher op while it is on, so collectives issued
+through torch.distributed on any process group pass through it: ``dist.all_reduce`` and friends
+(``async_op=True`` included), DDP's reducer (autograd hooks), functional collectives, barrier,
+send/recv. Other ops never reach it. Off (nothing registered, nothing paid) until `start`, which
+the detector calls in ``Detector.initialize`` and undoes in ``shutdown``.
+
+Per process group (its c10d name, which every member agrees on; a point-to-point pair is
+``"<group>:p2p:<a>-<b>"`` with the pair's group ranks) it keeps:
+
+- progress (`progress`): the index of the last collective in the group's sequence, its op,
+  whether this rank is inside one now (issued, not finished) and since when. For the hang
+  watchdog and the zero-code attach: cheap to read at any time, from any thread.
+- waits (`take_window`): per collective, arrival (the call) to completion (the Work's future is
+  done: on gloo when its worker finished, whatever the caller does with ``wait()``); summed,
+  minimum and a log2 histogram since the last `take_window`. The report turns them into culprits
+  (`straggler.analysis.waits`).
+
+The detector's own collectives run on a private gloo backend outside the dispatcher and are
+never seen; `start(exclude=...)` can leave more groups out by name. Cost: about 1 µs per
+collective on CPU (benchmarks/collectives.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["GroupProgress", "GroupWaits", "WAIT_BINS", "error", "is_observing", "progress",
+           "start", "stop", "take_window"]
+
+log = logging.getLogger("straggler")
+
+WAIT_BINS = 32
+"""Histogram bins: bin 0 holds waits under 1 µs, bin i in [2^(i-1), 2^i) µs, the last the rest."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupProgress:
+    """Where this rank is in one group's sequence of collectives.
+
+    Attributes:
+        group: the group's c10d name (``"0"`` is the default group), the same on every member;
+            a point-to-point pair is ``"<group>:p2p:<a>-<b>"`` (``a < b`` its group ranks).
+        size: members of the group (2 for a pair).
+        rank: this process's rank in the group (in the pair: 0 or 1).
+        index: the last collective's index in the group's sequence (1 for the first; 0: none).
+        op: that collective's c10d op (``"allreduce_"``, ``"barrier"``, ``"send"``, ...).
+        unfinished: collectives issued and not finished (async ones may overlap).
+        inside_since_s: ``time.monotonic()`` when the oldest unfinished one was issued, or None.
+        completed: collectives finished so far.
+    """
+
+    group: str
+    size: int
+    rank: int
+    index: int
+    op: str
+    unfinished: int
+    inside_since_s: float | None
+    completed: int
+
+    @property
+    def inside(self) -> bool:
+        """Whether this rank is inside a collective of the group now."""
+        return self.unfinished > 0
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupWaits:
+    """This rank's waits in one group since the last `take_window`.
+
+    ``count`` collectives finished; ``wait_sum_s`` and ``wait_min_s`` are arrival-to-completion
+    times in seconds; ``histogram`` has `WAIT_BINS` counts (see `WAIT_BINS`).
+    """
+
+    group: str
+    size: int
+    rank: int
+    count: int
+    wait_sum_s: float
+    wait_min_s: float
+    histogram: tuple[int, ...]
+
+
+def _native() -> Any:
+    """``straggler._ops``, or None when it is not built (a plain install without torch)."""
+    try:
+        from .. import _ops
+    except ImportError:
+        return None
+    return _ops
+
+
+def start(exclude: Iterable[str] = ()) -> bool:
+    """Observe every collective from now on; groups named in ``exclude`` are left out.
+
+    Returns False (and logs once) when the native observer is missing: collectives are then
+    not observed. Starting again only replaces ``exclude``.
+    """
+    ops = _native()
+    if ops is None:
+        log.warning("straggler: collectives are not observed (straggler._ops is not built); "
+                    "Report.waits and Report.culprits stay empty")
+        return False
+    ops.collectives_enable([str(name) for name in exclude])
+    return True
+
+
+def stop() -> None:
+    """Stop observing: the kernels are unregistered, collectives cost nothing again."""
+    ops = _native()
+    if ops is not None:
+        ops.collectives_disable()
+
+
+def is_observing() -> bool:
+    """Whether collectives are observed now (started, not stopped, not failed)."""
+    ops = _native()
+    return ops is not None and ops.collectives_enabled() and not ops.collectives_error()
+
+
+def error() -> str:
+    """The observer's first internal failure ('' when none); after one it records nothing."""
+    ops = _native()
+    return "" if ops is None else str(ops.collectives_error())
+
+
+def progress() -> dict[str, GroupProgress]:
+    """``{group: GroupProgress}`` of every group this rank has run a collective on."""
+    ops = _native()
+    if ops is None:
+        return {}
+    # The native clock is steady_clock, which is CLOCK_MONOTONIC, as time.monotonic_ns().
+    return {name: GroupProgress(name, size, rank, index, op, unfinished,
+                                None if since < 0 else since / 1e9, completed)
+            for name, size, rank, index, op, unfinished, since, completed
+            in ops.collectives_progress()}
+
+
+def take_window() -> list[GroupWaits]:
+    """The waits of every group with finished collectives since the last call; restarts it."""
+    ops = _native()
+    if ops is None:
+        return []
+    return [GroupWaits(name, size, rank, count, wait_ns / 1e9, min_ns / 1e9, tuple(hist))
+            for name, size, rank, count, wait_ns, min_ns, hist in ops.collectives_take_window()]
+
