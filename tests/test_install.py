@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.install
+# Two builds of the package and one of the observer: minutes, more on a loaded machine.
+pytestmark = [pytest.mark.install, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parent.parent
 STATUS = ("import json, straggler.timing.native_observer as n, dataclasses; "
