@@ -11,7 +11,7 @@ import pytest
 from straggler import Detector
 from straggler.analysis.statistics import Statistic
 from straggler.dist.comm import Comm
-from straggler.reporting import ReportGenerator
+from straggler.reporting import ReportGenerator  # NVRx's path
 from straggler.timing.interval import ReportIntervalTracker
 
 
