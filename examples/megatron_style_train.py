@@ -12,11 +12,15 @@ Two processes, rank 1 made 3x slower, a report every 2 s, stop when a straggler 
 The straggler flags are Megatron-LM's (``--log-straggler``, ``--straggler-ctrlr-port``,
 ``--straggler-minmax-count``, ``--disable-straggler-on-startup``) plus ours (``--straggler-*``,
 see ``--help`` and docs/integrations.md). While it runs, the reporting rank serves the
-controller on 127.0.0.1 (``--straggler-ctrlr-port``, default 65535)::
+controller on 127.0.0.1 (``--straggler-ctrlr-port``, default 65535). Requests need the job's
+token: ``$STRAGGLER_CONTROLLER_TOKEN`` if you set it, else the one written to the file the
+reporting rank's start line names (readable by you only)::
 
-    curl -s localhost:65535                                  # state and last report (JSON)
-    curl -s -X POST localhost:65535/toggle                   # detection off / on
-    curl -s -X POST -H 'Content-Type: application/json' \\
+    F="${XDG_RUNTIME_DIR:-$HOME/.cache}/straggler/controller-65535.token"
+    H="Authorization: Bearer $(cat "$F")"
+    curl -s -H "$H" localhost:65535                          # state and last report (JSON)
+    curl -s -H "$H" -X POST localhost:65535/toggle           # detection off / on
+    curl -s -H "$H" -X POST -H 'Content-Type: application/json' \\
          -d '{"gpu_relative_perf_threshold": 0.9}' localhost:65535
 
 On a stop the script saves a checkpoint and exits with status ``--exit-code-on-straggler``

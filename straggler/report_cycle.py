@@ -36,7 +36,7 @@ log = logging.getLogger("straggler")
 
 #: After a report with suspects (slow, not confirmed), the next report comes after this
 #: fraction of the interval, to confirm or clear them sooner.
-EARLY_FRACTION = 0.2
+EARLY_FRACTION = 0.15
 #: Early reports in a row at most (the extra cost's bound), then the interval again.
 MAX_EARLY_REPORTS = 4
 

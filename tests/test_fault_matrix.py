@@ -9,6 +9,7 @@ No test asserts a speed: the only time bounds compare with ``comm_timeout_s``, b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -233,3 +234,223 @@ def _disabled(rank, world_size):
 def test_straggler_disable_makes_every_rank_a_no_op():
     results = run_ranks(_disabled, 2, timeout_s=90, env={"STRAGGLER_DISABLE": "1"})
     assert results == [(None, None, False, 2.0)] * 2
+
+
+# -- #22 item 6: ranks restored with different iteration counts --------------------------------
+
+
+def _restored(rank, world_size, states):
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, profiling_interval=3,
+                        comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    saved = Detector.state_dict()
+    if states[rank] is not None:  # None: a rank the checkpoint does not know (fresh)
+        saved["interval"] = {"current_iter": states[rank], "iter_interval": 3}
+        Detector.load_state_dict(saved)
+    reports, start = [], time.monotonic()
+    for _ in range(12):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)  # the training's own collective
+        Detector.generate_report_if_interval_elapsed()
+        if Detector.is_interval_elapsed():
+            reports.append(core.cycle.tracker.current_iter)
+    result = {"elapsed": time.monotonic() - start, "reports": reports, "enabled": core.enabled,
+              "iteration": core.cycle.tracker.current_iter, "sum": t.item()}
+    Detector.shutdown()
+    return result
+
+
+@pytest.mark.parametrize("states", [(100, 37, None), (None, None, 5)])
+def test_ranks_restored_with_different_iterations_report_together(states):
+    results = run_ranks(_restored, 3, states, timeout_s=150)
+    first = max(s for s in states if s is not None)
+    for result in results:
+        assert result["enabled"] and result["sum"] == 3.0, results
+        assert result["iteration"] == first + 12  # the largest restored count, on every rank
+        assert result["elapsed"] < LONG_TIMEOUT_S / 3, results  # nobody waited for a peer
+    assert results[0]["reports"] and results[0]["reports"] == results[1]["reports"] \
+        == results[2]["reports"]
+
+
+# -- #22 item 7: a BaseException inside a report -----------------------------------------------
+
+
+def _interrupted(rank, world_size):
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S,
+                        telemetry=False)
+    core = Detector.core()
+    caught, took = [], []
+    for it in range(6):
+        if rank == 1 and it == 2:
+            def interrupt(report):
+                raise KeyboardInterrupt
+            core.cycle.annotator = interrupt
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        start = time.monotonic()
+        try:  # a graceful-stop script catching Ctrl-C and going on
+            Detector.generate_report_if_interval_elapsed()
+        except KeyboardInterrupt:
+            caught.append(it)
+        took.append(time.monotonic() - start)
+    result = {"caught": caught, "took": max(took), "enabled": core.enabled,
+              "done": core.lifecycle.done, "sum": t.item()}
+    Detector.shutdown()
+    return result
+
+
+def test_a_keyboard_interrupt_in_a_report_turns_every_rank_off_at_once_and_is_re_raised():
+    results = run_ranks(_interrupted, 3, timeout_s=150)
+    assert results[1]["caught"] == [2]
+    assert [r["caught"] for r in (results[0], results[2])] == [[], []]
+    for result in results:
+        assert not result["enabled"] and result["done"], results
+        assert result["sum"] == 3.0  # training went on
+        assert result["took"] < LONG_TIMEOUT_S / 3, results  # no peer waited comm_timeout_s
+
+
+# -- the sinks cannot harm the job (#22): a hung report log, scrapers, a log moved away --------
+
+def _hostile_sinks(rank, world_size, log_path, scrapers):
+    """The job loop with a report log whose open blocks (a FIFO: a hung mount) and, on the
+    reporting rank, `scrapers` idle connections plus one client scraping non-stop."""
+    import socket
+    import threading
+    import urllib.request
+
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+    from straggler.sinks.observers import PrometheusSink, ReportLogSink
+    from straggler.sinks.prometheus import PrometheusOptions
+
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False,
+                        report_log=log_path, prometheus=PrometheusOptions(0))
+    core = Detector.core()
+    reports, total, socks, stop, scraped = 0, 0.0, [], threading.Event(), []
+    start = time.monotonic()
+    peak_threads = threading.active_count()
+    for it in range(STEPS):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.01)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        total += t.item()
+        report = Detector.generate_report_if_interval_elapsed()
+        reports += report is not None
+        exporter = core.observers.sink(PrometheusSink).exporter if core.observers else None
+        if it == 1 and exporter is not None:  # the reporting rank, once its exporter runs
+            port = exporter.port
+            for _ in range(scrapers):  # past the paced accepts and the kernel's backlog, the
+                with contextlib.suppress(OSError):  # kernel refuses them, at no cost to us
+                    socks.append(socket.create_connection(("127.0.0.1", port), timeout=0.2))
+
+            def scrape(port=port):
+                while not stop.is_set():
+                    try:
+                        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                                    timeout=5) as resp:
+                            scraped.append(resp.status)
+                    except OSError:  # 503 while the idle ones hold the queue: expected
+                        pass
+
+            threading.Thread(target=scrape, daemon=True).start()
+        peak_threads = max(peak_threads, threading.active_count())
+    elapsed = time.monotonic() - start
+    stop.set()
+    state = {"enabled": core.enabled, "done": core.lifecycle.done}
+    log = core.observers.sink(ReportLogSink).report_log if core.observers else None
+    written = None if log is None else log.lines_written
+    Detector.shutdown()
+    for s in socks:
+        s.close()
+    left = [t.name for t in threading.enumerate() if t.name.startswith("straggler-prometheus")]
+    return {"elapsed": elapsed, "reports": reports, "total": total, "left": left,
+            "peak_threads": peak_threads, "written": written, "scraped": len(scraped),
+            **state}
+
+
+def test_a_hung_report_log_and_a_scraper_flood_cost_the_job_nothing(tmp_path, healthy):
+    fifo = tmp_path / "hung.jsonl"
+    os.mkfifo(fifo)
+    try:
+        results = run_ranks(_hostile_sinks, 3, str(fifo), 200, timeout_s=150)
+    finally:  # unblock the writers left behind (they are in processes that have ended)
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    for rank, r in enumerate(results):
+        # The job's normal result: every step's all_reduce, detection on, a report per step.
+        assert r["total"] == 3.0 * STEPS and r["enabled"] and not r["done"], (rank, r)
+        # Nowhere near one comm_timeout_s: nobody waited for the hung file or the scrapers.
+        assert r["elapsed"] < healthy[rank]["elapsed"] + LONG_TIMEOUT_S / 3, (rank, r)
+        assert r["left"] == [], (rank, r)  # Detector.shutdown() ended every exporter thread
+    assert results[0]["reports"] == STEPS and results[0]["written"] == 0  # open never returned
+    # 200 connections, a few threads: the exporter's 4, the log writer and the test's scraper
+    # on top of what a rank runs anyway (the old exporter had one thread per connection).
+    assert results[0]["peak_threads"] < results[1]["peak_threads"] + 10 < 200
+
+
+def _moving_log(rank, world_size, pattern):
+    """Every rank writes its own log (gather_on_rank0=False); rank 0's is deleted, rank 1's
+    renamed, mid-run."""
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+    from straggler.sinks.observers import ReportLogSink
+
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False,
+                        gather_on_rank0=False, report_log=pattern)
+    core = Detector.core()
+    path = pattern.replace("{rank}", str(rank))
+    total = 0.0
+    for it in range(STEPS):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.01)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        total += t.item()
+        Detector.generate_report_if_interval_elapsed()
+        if it == STEPS // 2:
+            assert core.observers.sink(ReportLogSink).report_log.flush()
+            if rank == 0:
+                os.unlink(path)
+            elif rank == 1:
+                os.rename(path, path + ".moved")
+    state = {"enabled": core.enabled,
+             "reopened": core.observers.sink(ReportLogSink).report_log.reopened}
+    Detector.shutdown()
+    return {"total": total, **state}
+
+
+def test_a_report_log_deleted_or_renamed_mid_run_is_recreated_and_runs_stay_one(tmp_path):
+    from straggler.sinks.reportlog import read_records
+
+    pattern = str(tmp_path / "log-{rank}.jsonl")
+    results = run_ranks(_moving_log, 3, pattern, timeout_s=150,
+                        env={"STRAGGLER_RUN_ID": "job-7"})
+    assert [r["total"] for r in results] == [3.0 * STEPS] * 3
+    assert all(r["enabled"] for r in results)
+    assert [r["reopened"] for r in results] == [1, 1, 0]
+    half = STEPS // 2 + 1
+    counts = [len(list(read_records(tmp_path / f"log-{r}.jsonl"))) for r in range(3)]
+    assert counts == [STEPS - half, STEPS - half, STEPS]  # after the move: all in the new file
+    assert len(list(read_records(tmp_path / "log-1.jsonl.moved", rotated=False))) == half
+    runs = {rec["run_id"] for r in range(3)
+            for _, _, rec in read_records(tmp_path / f"log-{r}.jsonl")}
+    assert runs == {"job-7"}

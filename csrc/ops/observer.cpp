@@ -13,7 +13,7 @@
 // Seen through (never the outermost op; the ops they call are considered on their own):
 // autograd's per-node records, records that are not operators (no "::" in the name: Dynamo's
 // "Torch-Compiled Region", _RecordFunctionFast markers) and the untimed aten ops handed in by
-// Python (straggler/untimed_ops.py: views and metadata ops, no kernel; item, a host sync).
+// Python (straggler/timing/untimed_ops.py: views and metadata ops, no kernel; item, a host sync).
 //
 // Robustness (first H100 run, docs/engine.md "Who reports ops"): the callback is registered once
 // with fixed needsInputs and stays registered until remove(); enable/disable re-enable and
@@ -44,17 +44,6 @@ namespace py = pybind11;
 
 namespace {
 
-// Op names whose time is communication (never timed; the busy chain restarts after them).
-bool is_communication(const char* name) {
-  static const char* const kPrefixes[] = {
-      "c10d::", "_c10d_functional::", "c10d_functional::", "_c10d_functional_autograd::", "nccl:",
-      "gloo:",  "record_param_comms"};
-  for (const char* p : kPrefixes) {
-    if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
-  }
-  return false;
-}
-
 class Observer;
 std::atomic<Observer*> g_active{nullptr};
 std::atomic<std::uint64_t> g_generation{1};  // bumped on enable: stale thread state is ignored
@@ -76,12 +65,14 @@ thread_local ThreadState tls;
 class Observer {
  public:
   Observer(std::uintptr_t engine, py::object engine_ref, bool per_op, const std::string& device,
-           long long stream, std::vector<std::string> untimed)
+           long long stream, std::vector<std::string> untimed,
+           std::vector<std::string> communication)
       : engine_(reinterpret_cast<void*>(engine)),
         engine_ref_(std::move(engine_ref)),
         per_op_(per_op),
         fixed_stream_(stream),
-        untimed_names_(std::move(untimed)) {
+        untimed_names_(std::move(untimed)),
+        communication_(std::move(communication)) {
     // Views into untimed_names_, which never changes again: lookups build no string.
     for (const std::string& n : untimed_names_) untimed_.insert(n);
     py::object core = py::module_::import("straggler._core");
@@ -225,6 +216,15 @@ class Observer {
       rc = o->api_->comm_end(o->engine_, t.stream, err, sizeof err);
     }
     if (rc != 0) o->fail(err);
+  }
+
+  // Op names whose time is communication (never timed; the busy chain restarts after them):
+  // the prefixes of straggler/comm_ops.py's table, handed in by Python.
+  [[nodiscard]] bool is_communication(const char* name) const {
+    for (const std::string& p : communication_) {
+      if (std::strncmp(name, p.data(), p.size()) == 0) return true;
+    }
+    return false;
   }
 
   // Whether `name` is never the outermost op (see the file comment). Collectives never are.
@@ -394,6 +394,7 @@ class Observer {
   long long fixed_stream_;
   std::vector<std::string> untimed_names_;
   std::unordered_set<std::string_view> untimed_;  // views into untimed_names_
+  const std::vector<std::string> communication_;  // RecordFunction name prefixes
   c10::DeviceType device_ = c10::DeviceType::CUDA;
   at::CallbackHandle handle_ = 0;
   std::atomic<bool> paused_{false};
@@ -424,18 +425,21 @@ PYBIND11_MODULE(_ops, m) {
   m.attr("TORCH_VERSION") = kTorchVersionTag + sizeof("straggler-torch-version:") - 1;
   py::class_<Observer>(m, "Observer",
                        "Reports outermost torch ops on `device` to a TimerEngine while enabled.")
-      .def(py::init([](py::object engine, bool per_op, const std::string& device, long long stream,
-                       std::vector<std::string> untimed) {
-             const auto address = engine.attr("_address")().cast<std::uintptr_t>();
-             return std::make_unique<Observer>(address, engine, per_op, device, stream,
-                                               std::move(untimed));
-           }),
-           py::arg("engine"), py::arg("per_op") = false, py::arg("device") = "cuda",
-           py::arg("stream") = -1, py::arg("untimed") = std::vector<std::string>{},
-           "engine: a straggler._core.TimerEngine; per_op: also time each op in a timer keyed "
-           "by name and input shapes; device: 'cuda' ('cpu' for tests); stream: -1 for torch's "
-           "current CUDA stream, else a fixed raw stream; untimed: aten base names never timed "
-           "and seen through (straggler.untimed_ops.UNTIMED_OPS).")
+      .def(
+          py::init([](py::object engine, bool per_op, const std::string& device, long long stream,
+                      std::vector<std::string> untimed, std::vector<std::string> communication) {
+            const auto address = engine.attr("_address")().cast<std::uintptr_t>();
+            return std::make_unique<Observer>(address, engine, per_op, device, stream,
+                                              std::move(untimed), std::move(communication));
+          }),
+          py::arg("engine"), py::arg("per_op") = false, py::arg("device") = "cuda",
+          py::arg("stream") = -1, py::arg("untimed") = std::vector<std::string>{}, py::kw_only(),
+          py::arg("communication"),
+          "engine: a straggler._core.TimerEngine; per_op: also time each op in a timer keyed "
+          "by name and input shapes; device: 'cuda' ('cpu' for tests); stream: -1 for torch's "
+          "current CUDA stream, else a fixed raw stream; untimed: aten base names never timed "
+          "and seen through (straggler.timing.untimed_ops.UNTIMED_OPS); communication: prefixes of "
+          "op names that are communication, never timed (straggler.comm_ops.record_prefixes()).")
       .def("enable", &Observer::enable, "Start observing ops (one observer per process).")
       .def("disable", &Observer::disable, "Stop observing ops (cheap; enable() again later).")
       .def("remove", &Observer::remove, "Unregister the callback for good.")

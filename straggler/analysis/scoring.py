@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from .. import comm_ops
 from .._checks import check_choice, check_int
 
 __all__ = [
@@ -43,9 +44,10 @@ __all__ = [
 ]
 
 # Case-insensitive substrings that mark a GPU timer as communication: NCCL/RCCL kernels
-# ("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), c10d ops ("c10d::allreduce_",
-# "_c10d_functional::all_reduce"). Their time is longest on the ranks that wait for a straggler.
-COMMUNICATION_MARKERS: tuple[str, ...] = ("nccl", "rccl", "c10d")
+# ("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), c10d and DTensor ops ("c10d::allreduce_",
+# "_c10d_functional::all_reduce"): the one table, straggler/comm_ops.py. Their time is longest
+# on the ranks that wait for a straggler.
+COMMUNICATION_MARKERS: tuple[str, ...] = comm_ops.SCORE_MARKERS
 
 # Ways to pick the relative reference among the ranks that have a timer.
 REFERENCES: tuple[str, ...] = ("min", "median")

@@ -7,16 +7,43 @@
     straggler demo [DEMO ARGS]             the README demo (examples/demo.py)
 
 Exit status: 0 on success, 1 on an error (the message names the file, or ``FILE:LINE``), 2 on
-bad arguments (argparse).
+bad arguments (argparse), 141 (as a process killed by SIGPIPE) when the reader of the output
+went away (``straggler summarize LOG | head``), without a message.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["main"]
+
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process killed by SIGPIPE
+
+
+def _int_at_least(low: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an int >= `low` (argparse then exits 2 with the message)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"`{text}` must be {what}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"`{value}` must be {what}")
+        return value
+
+    return parse
+
+
+def _read_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--skip-bad", action="store_true",
+                   help="skip lines that are not valid records (counted on stderr) instead of "
+                        "stopping at the first")
+    p.add_argument("--run", default=None, metavar="RUN_ID",
+                   help="only the records of this run id (a log two jobs wrote holds two)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,8 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summarize", help="top stragglers, their causes, time slow, time lost",
                        description="Summarize report logs (rotated files LOG.N included).")
     s.add_argument("logs", nargs="+", metavar="LOG", help="report log(s) (docs/reportlog.md)")
-    s.add_argument("--top", type=int, default=10, help="stragglers listed (default 10)")
+    s.add_argument("--top", type=_int_at_least(1, "a positive integer"), default=10,
+                   help="stragglers listed (default 10)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _read_options(s)
 
     pl = sub.add_parser("plot", help="ranks x reports heat map of scores (PNG, SVG, PDF)",
                         description="Heat map of each rank's lowest relative score per report; "
@@ -35,11 +64,12 @@ def _parser() -> argparse.ArgumentParser:
                                     "boundaries drawn. Needs matplotlib.")
     pl.add_argument("logs", nargs="+", metavar="LOG", help="report log(s)")
     pl.add_argument("-o", "--output", required=True, help="image file to write (e.g. heat.png)")
-    pl.add_argument("--max-rows", type=int, default=256,
+    pl.add_argument("--max-rows", type=_int_at_least(2, "an integer >= 2"), default=256,
                     help="rows drawn at most; more ranks are aggregated (min) (default 256)")
-    pl.add_argument("--max-cols", type=int, default=400,
+    pl.add_argument("--max-cols", type=_int_at_least(2, "an integer >= 2"), default=400,
                     help="columns drawn at most; more reports are aggregated (default 400)")
     pl.add_argument("--title", default=None, help="figure title")
+    _read_options(pl)
 
     sub.add_parser("doctor", help="what this host offers for straggler detection, and fixes",
                    description="Check the CUDA driver, NVML, torch CUDA, the process-group "
@@ -68,12 +98,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "summarize":
             from .summarize import run_summarize
 
-            return run_summarize(args.logs, top=args.top, as_json=args.json)
+            status = run_summarize(args.logs, top=args.top, as_json=args.json,
+                                   skip_bad=args.skip_bad, run=args.run)
+            sys.stdout.flush()  # here, so that a reader gone away is seen in this try
+            return status
         if args.command == "plot":
             from .plot import run_plot
 
             return run_plot(args.logs, args.output, max_rows=args.max_rows,
-                            max_cols=args.max_cols, title=args.title)
+                            max_cols=args.max_cols, title=args.title, skip_bad=args.skip_bad,
+                            run=args.run)
         if args.command == "doctor":
             from .doctor import run_doctor
 
@@ -85,6 +119,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .demo import run_demo
 
         return run_demo(args.demo_args)
+    except BrokenPipeError:
+        # The reader (head, less) has gone: say nothing, and keep the interpreter's final
+        # flush from failing too.
+        with contextlib.suppress(OSError, ValueError):  # stdout may be no file at all
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return EXIT_BROKEN_PIPE
     except (OSError, ValueError, ImportError) as exc:
         print(f"straggler {args.command}: error: {exc}", file=sys.stderr)
         return 1

@@ -1,8 +1,11 @@
 """Report logs read into per-report arrays: what `summarize` and `plot` need, compactly.
 
 Each record is reduced as it is read (one float array per report, not the record), so logs of
-thousands of reports of thousands of ranks fit in memory. Progress goes to stderr on long reads
-(tqdm when installed and stderr is a terminal).
+thousands of reports of thousands of ranks fit in memory. Records are grouped by their run id
+(two jobs that wrote one log are two runs). A line that is not a valid record raises
+``ValueError("FILE:LINE: ...")``, never another exception; with ``skip_bad`` it is skipped and
+counted instead. Progress goes to stderr on long reads (tqdm when installed and stderr is a
+terminal).
 """
 
 from __future__ import annotations
@@ -18,7 +21,12 @@ import numpy as np
 
 from ..sinks.reportlog import log_files, read_records
 
-__all__ = ["LogData", "ReportRow", "load_log"]
+__all__ = ["LogData", "ReportRow", "load_log", "load_runs"]
+
+MAX_RANK = 2**31 - 1
+"""Ranks above this are not ranks (a crafted or corrupted line)."""
+MAX_COUNT = 2**53
+"""Iteration counts above this are not counts."""
 
 
 @dataclass
@@ -33,6 +41,8 @@ class ReportRow:
     """Global ranks of the report (int64)."""
     score: np.ndarray
     """Each rank's lowest relative score (GPU or any section); NaN: none."""
+    individual: np.ndarray
+    """Each rank's lowest individual score (GPU or any section; vs its own best); NaN: none."""
     step_ms: np.ndarray
     """Each rank's step time: the sum of its section medians (ms); NaN: no section."""
     flagged: frozenset[int]
@@ -40,15 +50,22 @@ class ReportRow:
     causes: dict[int, tuple[str, str]]
     """rank -> (cause label, evidence)."""
     report_ms: float
+    """The whole `generate_report` call on the reporting rank (``overhead.report_ms``)."""
+    scores_ms: float
+    """Its scoring and exchange part (``overhead.scores_ms``)."""
 
 
 @dataclass
 class LogData:
-    """The reports of one or more logs, oldest first, and the nodes of their ranks."""
+    """The reports of one run in one or more logs, oldest first, and the nodes of their ranks."""
 
     files: list[Path]
     reports: list[ReportRow] = field(default_factory=list)
     nodes: dict[int, str] = field(default_factory=dict)
+    run_id: str = ""
+    """The run's id ("" for version 1 records, which have none)."""
+    bad_lines: list[str] = field(default_factory=list)
+    """``FILE:LINE: reason`` of each line skipped (``skip_bad``), over all the files read."""
 
     @property
     def ranks(self) -> list[int]:
@@ -64,29 +81,62 @@ def _nanmin_columns(columns: Iterable[Sequence[Any]], n: int) -> np.ndarray:
     return out
 
 
+def _rank_list(values: Any) -> np.ndarray:
+    if not isinstance(values, list) or not all(
+            isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= MAX_RANK
+            for r in values):
+        raise ValueError(f"`ranks` must be a list of ranks in [0, {MAX_RANK}]")
+    return np.asarray(values, dtype=np.int64)
+
+
+def _count(record: dict[str, Any], key: str) -> int:
+    value = record.get(key) or 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"`{key}={str(value)[:30]}` must be a count in [0, {MAX_COUNT}]")
+    return int(value)
+
+
+def _column(values: Any, n: int, what: str) -> list[Any]:
+    if not isinstance(values, list) or len(values) != n:
+        raise ValueError(f"`{what}` must be a list of {n} values (one per rank)")
+    return values
+
+
 def _reduce(record: dict[str, Any]) -> ReportRow:
-    ranks = np.asarray(record["ranks"], dtype=np.int64)
+    ranks = _rank_list(record["ranks"])
     n = len(ranks)
-    rel = [record["gpu"]["relative"]] + [s["relative"] for s in record["sections"].values()]
+    sections = record["sections"]
+    rel = [_column(record["gpu"]["relative"], n, "gpu.relative")]
+    ind = [_column(record["gpu"]["individual"], n, "gpu.individual")]
+    for name, sec in sections.items():
+        rel.append(_column(sec["relative"], n, f"sections.{name}.relative"))
+        ind.append(_column(sec["individual"], n, f"sections.{name}.individual"))
     step = np.zeros(n)
     has = np.zeros(n, dtype=bool)
-    for s in record["sections"].values():
-        a = np.array([np.nan if v is None else v for v in s["median_ms"]], dtype=np.float64)
+    for name, sec in sections.items():
+        a = np.array([np.nan if v is None else v
+                      for v in _column(sec["median_ms"], n, f"sections.{name}.median_ms")],
+                     dtype=np.float64)
         step += np.nan_to_num(a)
         has |= ~np.isnan(a)
     step[~has] = np.nan
     window_s = record.get("window_s")
+    overhead = record["overhead"]
     return ReportRow(
         time_s=float(record["time"]),
         window_s=float(window_s) if window_s is not None else math.nan,
-        window_iterations=int(record.get("window_iterations") or 0),
-        iteration=int(record.get("iteration") or 0),
-        ranks=ranks, score=_nanmin_columns(rel, n), step_ms=step,
-        flagged=frozenset(int(f["rank"]) for f in record["flagged"]),
-        confirmed=frozenset(int(r) for r in record["confirmed"]),
-        causes={int(c["rank"]): (str(c["cause"]), str(c.get("evidence", "")))
-                for c in record["causes"]},
-        report_ms=float(record["overhead"].get("report_ms") or math.nan))
+        window_iterations=_count(record, "window_iterations"),
+        iteration=_count(record, "iteration"),
+        ranks=ranks, score=_nanmin_columns(rel, n), individual=_nanmin_columns(ind, n),
+        step_ms=step,
+        flagged=frozenset(_rank_list([f["rank"] for f in record["flagged"]]).tolist()),
+        confirmed=frozenset(_rank_list(record["confirmed"]).tolist()),
+        causes={int(r): (str(c["cause"]), str(c.get("evidence", "")))
+                for r, c in zip(_rank_list([c["rank"] for c in record["causes"]]).tolist(),
+                                record["causes"], strict=True)},
+        report_ms=float(overhead.get("report_ms") or math.nan),
+        scores_ms=float(overhead.get("scores_ms") or math.nan))
 
 
 def _progress(items: Iterator[Any], what: str) -> Iterator[Any]:
@@ -99,22 +149,61 @@ def _progress(items: Iterator[Any], what: str) -> Iterator[Any]:
     return tqdm(items, desc=what, unit=" reports", file=sys.stderr, leave=False)
 
 
-def load_log(paths: Sequence[str | Path]) -> LogData:
-    """Read `paths` (each with its rotated files); ValueError names ``FILE:LINE`` on bad data."""
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,
+              RecursionError)
+
+
+def load_runs(paths: Sequence[str | Path], skip_bad: bool = False) -> list[LogData]:
+    """Read `paths` (each with its rotated files): one `LogData` per run, oldest run first.
+
+    Raises ValueError naming ``FILE:LINE`` for a bad line (unless ``skip_bad``: then it is
+    listed in each run's ``bad_lines``) and when no record is left.
+    """
     files: list[Path] = []
     for p in paths:
         files += log_files(p)
-    data = LogData(files)
-    for f, number, record in _progress(read_records(files, rotated=False), "reading"):
+    bad: list[str] = []
+
+    def skip(exc: Exception) -> None:
+        bad.append(str(exc))
+
+    runs: dict[str, LogData] = {}
+    records = read_records(files, rotated=False, on_bad=skip if skip_bad else None)
+    for f, number, record in _progress(records, "reading"):
         try:
             row = _reduce(record)
-            for r, node in zip(record["ranks"], record["nodes"], strict=True):
-                data.nodes[int(r)] = str(node)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"{f}:{number}: malformed report record "
-                             f"({type(exc).__name__}: {exc})") from None
+            nodes = _column(record["nodes"], len(row.ranks), "nodes")
+            run_id = str(record.get("run_id", ""))
+        except _MALFORMED as exc:
+            message = f"{f}:{number}: malformed report record ({type(exc).__name__}: {exc})"
+            if not skip_bad:
+                raise ValueError(message) from None
+            bad.append(message)
+            continue
+        data = runs.setdefault(run_id, LogData(files, run_id=run_id, bad_lines=bad))
+        for r, node in zip(row.ranks.tolist(), nodes, strict=True):
+            data.nodes[r] = str(node)
         data.reports.append(row)
-    if not data.reports:
-        raise ValueError(f"{', '.join(map(str, files))}: no report records")
-    data.reports.sort(key=lambda r: r.time_s)
-    return data
+    if not runs:
+        skipped = f" ({len(bad)} bad line(s) skipped)" if bad else ""
+        raise ValueError(f"{', '.join(map(str, files))}: no report records{skipped}")
+    for data in runs.values():
+        data.reports.sort(key=lambda r: r.time_s)
+    return sorted(runs.values(), key=lambda d: d.reports[0].time_s)
+
+
+def load_log(paths: Sequence[str | Path], skip_bad: bool = False,
+             run: str | None = None) -> LogData:
+    """The one run in `paths` (or run `run`); ValueError names ``FILE:LINE`` on bad data, and
+    the runs when there are several and `run` is None."""
+    runs = load_runs(paths, skip_bad)
+    if run is not None:
+        chosen = [d for d in runs if d.run_id == run]
+        if not chosen:
+            raise ValueError(f"`--run={run!r}` is not in the log; its runs: "
+                             f"{', '.join(repr(d.run_id) for d in runs)}")
+        return chosen[0]
+    if len(runs) > 1:
+        raise ValueError(f"the log holds {len(runs)} runs "
+                         f"({', '.join(repr(d.run_id) for d in runs)}); choose one with --run")
+    return runs[0]

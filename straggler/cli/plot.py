@@ -1,7 +1,9 @@
 """``straggler plot LOG -o heatmap.png``: ranks x reports heat map of scores.
 
 Each cell is a rank's lowest relative score in a report (GPU or any section; 1 = as fast as
-the reference). Flagged cells carry an ``x``, confirmed cells a box; lines separate nodes. When
+the reference). Flagged cells carry an ``x`` (confirmed ones too), confirmed cells also a box;
+lines separate nodes. The colour scale starts at 0.25, or lower when a score is lower (never
+clipped: 0.10 looks different from 0.25), and the colour bar says where. When
 there are more ranks than ``max_rows`` (or reports than ``max_cols``), consecutive ranks
 (reports) are aggregated into one row (column) by their minimum, so a slow rank stays visible,
 and the figure says so. matplotlib is imported here, with the Agg backend (no display needed).
@@ -15,7 +17,18 @@ import numpy as np
 
 from .logdata import LogData, load_log
 
-__all__ = ["heatmap_arrays", "plot_heatmap", "run_plot"]
+__all__ = ["colour_floor", "heatmap_arrays", "plot_heatmap", "run_plot"]
+
+COLOUR_FLOOR = 0.25
+"""The colour scale's lowest score unless a lower one is shown."""
+
+
+def colour_floor(score: np.ndarray) -> float:
+    """Lowest score the colour scale shows: `COLOUR_FLOOR`, or the lowest score rounded down
+    to 0.05, so no cell is clipped to the floor's colour."""
+    finite = score[np.isfinite(score)]
+    low = float(finite.min()) if finite.size else COLOUR_FLOOR
+    return min(COLOUR_FLOOR, max(0.0, np.floor(low * 20) / 20))
 
 
 def heatmap_arrays(data: LogData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -82,13 +95,14 @@ def plot_heatmap(data: LogData, output: str, max_rows: int = 256, max_cols: int 
     fig_w = min(max(7.0, 3.0 + 0.12 * n_c), 16.0)
     fig, ax = plt.subplots(figsize=(fig_w, fig_h), dpi=110)
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d0d0d0")
-    image = ax.imshow(np.ma.masked_invalid(score), aspect="auto", cmap=cmap, vmin=0.25,
+    vmin = colour_floor(score)
+    image = ax.imshow(np.ma.masked_invalid(score), aspect="auto", cmap=cmap, vmin=vmin,
                       vmax=1.0, interpolation="nearest")
     cbar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-    cbar.set_label("lowest relative score (1: as fast as the reference)")
+    cbar.set_label(f"lowest relative score, {vmin:.2f} to 1 (1: as fast as the reference)")
 
     small = n_r * n_c <= 40_000
-    ys, xs = np.nonzero(flagged & ~confirmed)
+    ys, xs = np.nonzero(flagged)  # confirmed cells keep their x; the box comes on top
     marker = max(3.0, min(60.0, 2500.0 / max(n_r, n_c)))
     if len(xs):
         ax.scatter(xs, ys, marker="x", s=marker, c="black", linewidths=0.8,
@@ -150,7 +164,7 @@ def plot_heatmap(data: LogData, output: str, max_rows: int = 256, max_cols: int 
 
 
 def run_plot(logs: Sequence[str], output: str, max_rows: int = 256, max_cols: int = 400,
-             title: str | None = None) -> int:
+             title: str | None = None, skip_bad: bool = False, run: str | None = None) -> int:
     """Read `logs`, write the heat map to `output`; 0."""
     for name, value in (("--max-rows", max_rows), ("--max-cols", max_cols)):
         if value < 2:
@@ -160,7 +174,12 @@ def run_plot(logs: Sequence[str], output: str, max_rows: int = 256, max_cols: in
     except ImportError as exc:
         raise ImportError("`straggler plot` needs matplotlib: pip install 'matplotlib>=3.6' "
                           "(or pip install '.[plot]' in a straggler checkout)") from exc
-    data = load_log(logs)
+    data = load_log(logs, skip_bad=skip_bad, run=run)
+    if data.bad_lines:
+        import sys
+
+        print(f"straggler: skipped {len(data.bad_lines)} bad line(s); the first: "
+              f"{data.bad_lines[0]}", file=sys.stderr)
     note = plot_heatmap(data, output, max_rows, max_cols, title)
     print(f"wrote {output}: {len(data.nodes)} ranks x {len(data.reports)} reports"
           + (f" ({note})" if note else ""))

@@ -5,6 +5,9 @@ Time lost: in a synchronous job every rank waits for the slowest one, so a repor
 at the median. A rank's step is the sum of its section medians (communication sections are not
 timed); steps are the window's iterations, or ``window_s / slowest step`` when the log has no
 iteration counts (reports generated without `generate_report_if_interval_elapsed`).
+
+Two jobs that wrote one log are two runs (their records' ``run_id``): each gets its own
+summary, oldest first.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .logdata import LogData, load_log
+from .logdata import LogData, load_runs
 
-__all__ = ["RankSummary", "Summary", "run_summarize", "summarize"]
+__all__ = ["RankSummary", "Summary", "format_summary", "run_summarize", "summarize"]
 
 
 @dataclass
@@ -34,6 +37,10 @@ class RankSummary:
     slow_s: float = 0.0
     """Wall time of the report windows in which it was flagged or confirmed (s)."""
     worst_score: float = math.nan
+    """Its lowest score in any report, relative or individual (GPU or any section)."""
+    worst_kind: str = ""
+    """Which kind `worst_score` is: "relative" (vs the other ranks) or "individual" (vs its own
+    best; the only informative kind in a one-rank job)."""
     causes: dict[str, int] = field(default_factory=dict)
     """cause label -> reports that gave it."""
     evidence: str = ""
@@ -54,7 +61,13 @@ class Summary:
     run_rank_s: float
     """Rank time covered by the windows (rank-seconds)."""
     report_ms_median: float
+    """Median duration of the whole `generate_report` call on the reporting rank (ms)."""
+    scores_ms_median: float
+    """Median of its scoring and exchange part (``Report.generate_report_elapsed_time``, ms)."""
     stragglers: list[RankSummary]
+    run_id: str = ""
+    skipped_lines: int = 0
+    """Bad lines skipped while reading (``--skip-bad``), over all the files."""
 
 
 def _window_lost_s(row: Any) -> float:
@@ -84,8 +97,11 @@ def summarize(data: LogData, top: int = 10) -> Summary:
             if (rank in row.flagged or rank in row.confirmed) and math.isfinite(row.window_s):
                 s.slow_s += row.window_s
             i = index.get(rank)
-            if i is not None and not math.isnan(row.score[i]):
-                s.worst_score = float(np.fmin(s.worst_score, row.score[i]))
+            if i is not None:
+                for kind, value in (("relative", row.score[i]),
+                                    ("individual", row.individual[i])):
+                    if not math.isnan(value) and not value >= s.worst_score:
+                        s.worst_score, s.worst_kind = float(value), kind
             if rank in row.causes:
                 cause, evidence = row.causes[rank]
                 s.causes[cause] = s.causes.get(cause, 0) + 1
@@ -93,12 +109,18 @@ def summarize(data: LogData, top: int = 10) -> Summary:
     ranked = sorted(by_rank.values(), key=lambda s: (-s.reports_confirmed, -s.reports_flagged,
                                                      s.worst_score if s.worst_score == s.worst_score
                                                      else 2.0, s.rank))
-    report_ms = [r.report_ms for r in data.reports if math.isfinite(r.report_ms)]
     return Summary(files=[str(f) for f in data.files], reports=len(data.reports),
                    ranks=len(data.nodes), start_s=_start(data.reports[0]),
                    end_s=data.reports[-1].time_s, lost_rank_s=lost, run_rank_s=run,
-                   report_ms_median=float(np.median(report_ms)) if report_ms else math.nan,
-                   stragglers=ranked[:top])
+                   report_ms_median=_median([r.report_ms for r in data.reports]),
+                   scores_ms_median=_median([r.scores_ms for r in data.reports]),
+                   stragglers=ranked[:top], run_id=data.run_id,
+                   skipped_lines=len(data.bad_lines))
+
+
+def _median(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.median(finite)) if finite else math.nan
 
 
 def _start(first: Any) -> float:
@@ -119,9 +141,12 @@ def _duration(seconds: float) -> str:
 def format_summary(s: Summary) -> str:
     """The text `straggler summarize` prints."""
     share = f" ({100 * s.lost_rank_s / s.run_rank_s:.1f} % of rank time)" if s.run_rank_s else ""
+    run = f"run {s.run_id}: " if s.run_id else ""
     lines = [
-        f"{s.reports} report(s) of {s.ranks} rank(s) over {_duration(s.end_s - s.start_s)} "
-        f"({len(s.files)} file(s)); median report {s.report_ms_median:.1f} ms",
+        f"{run}{s.reports} report(s) of {s.ranks} rank(s) over "
+        f"{_duration(s.end_s - s.start_s)} ({len(s.files)} file(s))",
+        f"report time (median): {s.report_ms_median:.1f} ms per generate_report call, of which "
+        f"{s.scores_ms_median:.1f} ms scoring and exchange",
         f"time lost waiting for the slowest rank: {_duration(s.lost_rank_s)} of rank time"
         f"{share}",
     ]
@@ -132,7 +157,8 @@ def format_summary(s: Summary) -> str:
     rows = []
     for r in s.stragglers:
         causes = ", ".join(f"{c} x{n}" for c, n in Counter(r.causes).most_common()) or "-"
-        worst = f"{r.worst_score:.3f}" if math.isfinite(r.worst_score) else "-"
+        worst = (f"{r.worst_score:.3f} {r.worst_kind[:3]}" if math.isfinite(r.worst_score)
+                 else "-")
         rows.append([str(r.rank), r.node, str(r.reports_flagged), str(r.reports_confirmed),
                      _duration(r.slow_s), worst, causes])
     widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
@@ -147,13 +173,35 @@ def format_summary(s: Summary) -> str:
     return "\n".join(lines)
 
 
-def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False) -> int:
-    """Print the summary of `logs`; 0."""
+def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False,
+                  skip_bad: bool = False, run: str | None = None) -> int:
+    """Print the summary of each run in `logs` (or of run `run`); 0.
+
+    With several runs, the text has one block per run and ``--json`` prints
+    ``{"runs": [summary, ...]}``; with one, the summary itself.
+    """
     if top < 1:
         raise ValueError(f"`--top={top!r}` must be a positive integer")
-    summary = summarize(load_log(logs), top)
+    runs = load_runs(logs, skip_bad)
+    if run is not None:
+        runs = [d for d in runs if d.run_id == run]
+        if not runs:
+            raise ValueError(f"`--run={run!r}` is not in the log")
+    summaries = [summarize(d, top) for d in runs]
+    _say_skipped(runs[0].bad_lines if runs else [])
     if as_json:
-        print(json.dumps(asdict(summary), indent=1, default=str, allow_nan=True))
+        payload: Any = asdict(summaries[0]) if len(summaries) == 1 else {
+            "runs": [asdict(x) for x in summaries]}
+        print(json.dumps(payload, indent=1, default=str, allow_nan=True))
     else:
-        print(format_summary(summary))
+        if len(summaries) > 1:
+            print(f"{len(summaries)} runs in the log (told apart by their run id)\n")
+        print("\n\n".join(format_summary(x) for x in summaries))
     return 0
+
+
+def _say_skipped(bad: list[str]) -> None:
+    if bad:
+        import sys
+
+        print(f"straggler: skipped {len(bad)} bad line(s); the first: {bad[0]}", file=sys.stderr)

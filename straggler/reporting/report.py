@@ -198,7 +198,7 @@ class Report:
             return "  ".join(cells).rstrip()
 
         title = (f"straggler report: {len(ranks)} rank(s), "
-                 f"{self.generate_report_elapsed_time:.1f} ms to generate"
+                 f"{self.generate_report_elapsed_time:.1f} ms scoring and exchange"
                  f"{'' if columns else ', no scores'}")
         lines = [title, fmt(header), *(fmt(row) for row in rows)]
         if len(shown) < len(ranks):

@@ -2,9 +2,11 @@
 each sink (the report log, the Prometheus exporter; docs/reportlog.md, docs/metrics.md).
 
 `ReportObservers.emit` turns the report into one record (`straggler.sinks.record`) and hands
-it to each `ReportSink` that is on. A sink that fails (a full disk, a port in use, a bug) is
-logged once and turned off; the detector and the training loop never see the error, and
-detection goes on.
+it to each `ReportSink` that is on; both sinks do their I/O on threads of their own (the log's
+writer, the exporter's renderer and server), so the training thread only builds the record. A
+sink that fails (a port in use, a bug) is logged once and turned off; a report log that cannot
+write logs it and tries the next record; the detector and the training loop never see the
+error, and detection goes on.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
 from .prometheus import PrometheusExporter, PrometheusOptions
-from .record import ReportContext, report_record
+from .record import ReportContext, default_run_id, report_record
 from .reportlog import ReportLog, ReportLogOptions
 
 __all__ = ["ReportSink", "ReportLogSink", "PrometheusSink", "ReportObservers", "make_observers"]
@@ -58,7 +60,8 @@ class ReportLogSink:
     def write(self, record: dict[str, Any], rank: int) -> bool:
         if self.report_log is None:
             self.report_log = ReportLog(self.options, rank=rank)
-        return self.report_log.write(record)  # logs its own failure
+        self.report_log.write(record)  # queued for its writer thread: never blocks; a record
+        return True  # dropped or not written is counted and logged there, and later ones tried
 
     def close(self) -> None:
         if self.report_log is not None:
@@ -94,8 +97,10 @@ class ReportObservers:
     """The sinks of one detector lifetime; `emit` never raises."""
 
     def __init__(self, sinks: Iterable[ReportSink], threshold: float = 0.75,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, run_id: str | None = None) -> None:
         self.sinks: list[ReportSink] = list(sinks)
+        self.run_id = run_id if run_id is not None else default_run_id()
+        """Every record's ``run_id`` (`record.default_run_id`)."""
         self.threshold = threshold
         self._clock = clock
         self._last_time = clock()
@@ -113,7 +118,7 @@ class ReportObservers:
                                 window_iterations=max(0, iteration - self._last_iteration),
                                 window_s=now - self._last_time, report_ms=report_ms,
                                 threshold=self.threshold, sections=sections,
-                                gpu_timers=gpu_timers)
+                                gpu_timers=gpu_timers, run_id=self.run_id)
         self._last_time, self._last_iteration = now, iteration
         try:
             record = report_record(report, context)

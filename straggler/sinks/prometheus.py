@@ -1,8 +1,11 @@
 """Prometheus exporter of the latest report, on the reporting rank (docs/metrics.md).
 
-`PrometheusExporter` serves ``/metrics`` with ``prometheus_client`` on its own registry
-(127.0.0.1 by default). Every scrape renders the latest report record
-(`straggler.sinks.record`), so series of ranks that are no longer flagged simply disappear.
+`PrometheusExporter` serves ``/metrics`` (127.0.0.1 by default) from the package's pooled HTTP
+server (`straggler._http`: a fixed number of threads and connections, idle and request
+deadlines, nothing left after `close`). The training thread only hands each report record
+(`straggler.sinks.record`) over; a renderer thread turns it into the exposition text once with
+``prometheus_client`` (its own registry), and scrapes send those bytes: a scrape computes
+nothing. Series of ranks that are no longer flagged simply disappear.
 Label cardinality is bounded by the number of ranks: per-rank metrics carry the ``rank`` label
 only; per-section metrics are aggregated over ranks (labels ``section`` and ``stat``), sections
 are capped at `MAX_SECTIONS`, and per-rank telemetry is exported for at most `TOP_K` flagged
@@ -12,20 +15,23 @@ straggler``.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from .. import _env
 from .._checks import OptionTypeError, check_int, check_name
+from .._http import PooledHTTPServer, ServerLimits
 
-if TYPE_CHECKING:
-    from wsgiref.simple_server import WSGIServer
+log = logging.getLogger("straggler")
 
-__all__ = ["ENV_ADDR", "ENV_PORT", "MAX_SECTIONS", "PrometheusExporter", "PrometheusOptions",
-           "TOP_K", "prometheus_options"]
+__all__ = ["ENV_ADDR", "ENV_PORT", "EXPORTER_LIMITS", "MAX_SECTIONS",
+           "PrometheusExporter", "PrometheusOptions", "TOP_K", "prometheus_options"]
 
 ENV_PORT = _env.PROMETHEUS_PORT.name
 ENV_ADDR = _env.PROMETHEUS_ADDR.name
@@ -34,6 +40,11 @@ TOP_K = 16
 """Flagged ranks (lowest score first) whose telemetry is exported per rank."""
 MAX_SECTIONS = 64
 """Sections exported per report (those with the lowest minimum relative score first)."""
+EXPORTER_LIMITS = ServerLimits(workers=2, max_pending=8, idle_timeout_s=2.0,
+                               request_deadline_s=10.0, max_accept_per_s=20.0)
+"""The exporter's server: 2 workers, 8 queued connections (more: 503), 2 s idle, 10 s per
+connection, 20 connections accepted per second (Prometheus scrapes every 15-60 s). With the
+accepting and the rendering thread: 4 threads, whatever scrapers do."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,7 @@ def prometheus_options(value: Any) -> PrometheusOptions | None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise OptionTypeError(f"`prometheus={value!r}` must be a port number, a "
                               "straggler.sinks.PrometheusOptions, False or None")
-    return PrometheusOptions(value, addr)
+    return PrometheusOptions(check_int("prometheus", value, low=0, high=65535), addr)
 
 
 def _finite(x: Any) -> bool:
@@ -265,35 +276,140 @@ class _RecordCollector:
         yield g("straggler_ranks", "Ranks in the latest report.", len(record["ranks"]))
 
 
-class PrometheusExporter:
-    """Serves the latest report record on ``http://addr:port/metrics`` (a daemon thread)."""
+class _MetricsServer(PooledHTTPServer):
+    """The package's pooled server (`straggler._http`) answering with `exporter`'s snapshot."""
 
-    def __init__(self, options: PrometheusOptions) -> None:
+    def __init__(self, address: tuple[str, int], exporter: PrometheusExporter,
+                 limits: ServerLimits) -> None:
+        self.exporter = exporter
+        super().__init__(address, _MetricsHandler, limits, name="prometheus")
+
+
+class _MetricsHandler(BaseHTTPRequestHandler):
+    """``GET /metrics`` (or ``/``): the ready-made snapshot; nothing is computed per scrape."""
+
+    server: _MetricsServer
+    server_version = "straggler-prometheus"
+    sys_version = ""
+    protocol_version = "HTTP/1.0"  # one request per connection
+
+    def log_message(self, format: str, *args: Any) -> None:  # the stdlib's parameter name
+        pass  # a scrape is not worth a line; errors are answered, not logged
+
+    def _answer(self, body: bool) -> None:
+        if self.path.split("?", 1)[0] not in ("/metrics", "/"):
+            self.send_error(HTTPStatus.NOT_FOUND, "no such path; use GET /metrics")
+            return
+        data = self.server.exporter.snapshot()
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", self.server.exporter.content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        """The snapshot."""
+        self._answer(body=True)
+
+    def do_HEAD(self) -> None:
+        """The snapshot's headers."""
+        self._answer(body=False)
+
+
+class PrometheusExporter:
+    """Serves the latest report record on ``http://addr:port/metrics``.
+
+    `update` (the training thread, once per report) only hands the record over; a renderer
+    thread turns it into the exposition text once, and every scrape sends those bytes. The
+    server is the package's pooled one (`straggler._http`: `EXPORTER_LIMITS`); `close` stops it
+    and the renderer and joins every thread.
+    """
+
+    def __init__(self, options: PrometheusOptions, limits: ServerLimits | None = None) -> None:
         try:
-            from prometheus_client import CollectorRegistry, start_http_server
+            from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
         except ImportError as exc:
             raise ImportError("the Prometheus exporter needs prometheus-client: "
                               "pip install 'prometheus-client>=0.17'") from exc
         self.options = options
-        self._lock = threading.Lock()
+        self.content_type: str = CONTENT_TYPE_LATEST
+        self._generate = generate_latest
         self._collector = _RecordCollector()
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self._collector)
-        server, self._thread = start_http_server(options.port, addr=options.addr,
-                                                 registry=self.registry)
-        self._server: WSGIServer | None = server
-        self.port: int = server.server_address[1]
+        self._snapshot: bytes = generate_latest(self.registry)
+        self._wake = threading.Condition()
+        self._pending: tuple[dict[str, Any], int] | None = None
+        self._reports = self._rendered = 0
+        self._stopping = False
+        self.renders = 0
+        """Snapshots rendered so far (one per report, fewer when reports come faster)."""
+        server = _MetricsServer((options.addr, options.port), self, limits or EXPORTER_LIMITS)
+        server.start()
+        self._server: _MetricsServer | None = server
+        self._started = server
+        self.port: int = server.port
+        self._renderer = threading.Thread(target=self._render_loop, daemon=True,
+                                          name="straggler-prometheus-render")
+        self._renderer.start()
 
     def update(self, record: dict[str, Any]) -> None:
-        """Export `record` (a `straggler.sinks.record` dict) from now on."""
-        with self._lock:
-            self._collector.record = record
-            self._collector.reports += 1
+        """Export `record` (a `straggler.sinks.record` dict, not changed afterwards) from now on.
+
+        Constant time: the rendering happens on the renderer thread.
+        """
+        with self._wake:
+            self._reports += 1
+            self._pending = (record, self._reports)
+            self._wake.notify()
+
+    def snapshot(self) -> bytes:
+        """The exposition text of the latest rendered report (what a scrape receives)."""
+        return self._snapshot
+
+    def wait_rendered(self, timeout_s: float = 5.0) -> bool:
+        """Wait until the latest `update` is rendered (for tests and tools); False on timeout."""
+        with self._wake:
+            return self._wake.wait_for(lambda: self._rendered == self._reports, timeout_s)
+
+    def _render_loop(self) -> None:
+        failed = False
+        while True:
+            with self._wake:
+                while self._pending is None and not self._stopping:
+                    self._wake.wait()
+                if self._stopping:
+                    return
+                assert self._pending is not None
+                (record, reports), self._pending = self._pending, None
+            try:
+                self._collector.record, self._collector.reports = record, reports
+                data = self._generate(self.registry)
+            except Exception as exc:  # keep serving the previous snapshot
+                if not failed:
+                    log.error("straggler: the Prometheus exporter could not render a report "
+                              "(%s); it keeps serving the previous one", exc, exc_info=exc)
+                failed = True
+                data = None
+            with self._wake:
+                if data is not None:
+                    self._snapshot = data
+                self._rendered = reports
+                self.renders += 1
+                self._wake.notify_all()
+
+    def threads(self) -> list[threading.Thread]:
+        """The exporter's threads still alive (none after `close`)."""
+        alive = self._started.threads()
+        return [*alive, self._renderer] if self._renderer.is_alive() else alive
 
     def close(self) -> None:
-        """Stop serving and release the port; idempotent."""
+        """Stop serving, release the port, stop the renderer; idempotent."""
         server, self._server = self._server, None
         if server is not None:
-            server.shutdown()
-            server.server_close()
-            self._thread.join(timeout=5)
+            server.close()
+        with self._wake:
+            self._stopping = True
+            self._wake.notify_all()
+        self._renderer.join(timeout=5.0)

@@ -10,16 +10,33 @@ full only for the flagged and confirmed ranks, so a line stays small on large jo
 from __future__ import annotations
 
 import math
+import os
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "ReportContext", "report_record"]
+__all__ = ["ENV_RUN_ID", "READ_VERSIONS", "SCHEMA", "SCHEMA_VERSION", "ReportContext",
+           "default_run_id", "report_record"]
 
 SCHEMA = "straggler.report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Version 2 adds ``run_id`` (docs/reportlog.md)."""
+READ_VERSIONS = (1, 2)
+"""Versions the readers accept (a version 1 record has no run id: its run reads as "")."""
+ENV_RUN_ID = "STRAGGLER_RUN_ID"
+
+
+def default_run_id() -> str:
+    """The run id of this job: ``$STRAGGLER_RUN_ID``, else torchrun's ``$TORCHELASTIC_RUN_ID``
+    (the same on every rank, and across a job's restarts), else a fresh random id."""
+    for name in (ENV_RUN_ID, "TORCHELASTIC_RUN_ID"):
+        value = os.environ.get(name, "").strip()
+        if value and value != "none":  # torchrun's default --rdzv-id is "none"
+            return value[:128]
+    return uuid.uuid4().hex[:16]
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,8 @@ class ReportContext:
     """Sections timed on this rank in the window."""
     gpu_timers: int = 0
     """GPU timers feeding GPU scores on this rank in the window."""
+    run_id: str = ""
+    """The job's run id (`default_run_id`): separates two jobs writing one log."""
 
 
 def _num(value: Any) -> float | None:
@@ -93,7 +112,7 @@ def _ranks(report: Any) -> list[int]:
 
 
 def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
-    """The report-log record (schema ``straggler.reporting.report`` version 1) of `report`."""
+    """The report-log record (schema ``straggler.report``, `SCHEMA_VERSION`) of `report`."""
     ranks = _ranks(report)
     sections: dict[str, dict[str, list[float | None]]] = {}
     names: Iterable[str] = sorted(set(report.section_relative_perf_scores)
@@ -116,6 +135,7 @@ def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "version": SCHEMA_VERSION,
+        "run_id": context.run_id,
         "time": context.time_s,
         "iteration": context.iteration,
         "window_iterations": context.window_iterations,

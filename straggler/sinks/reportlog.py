@@ -1,25 +1,35 @@
 """The report log: one JSON line per report, appended atomically, rotated by size.
 
-Writer: `ReportLog` encodes a record (`straggler.sinks.record`) as one line and hands it to
-the kernel in a single ``os.write`` on a file opened with ``O_APPEND``, so a reader (or a
-second writer) never sees half a line; there is no user-space buffer to flush. (The standard
-``logging.handlers.RotatingFileHandler`` writes through a buffered text stream that splits long
-lines into several writes, and prints errors to stderr on every record.) When the file would
-pass ``max_bytes`` it is rotated as logging does: ``LOG.1`` .. ``LOG.<backups>``, oldest
-dropped. Any ``OSError`` (a full disk, a read-only directory) is logged once and the log stops
-writing; it never raises into the detector.
+Writer: `ReportLog` queues each record (`straggler.sinks.record`) for a writer thread, so
+the training thread never waits for the file system (a bounded queue: when it is full, records
+are dropped and counted, with a warning). The thread encodes a record as one line and hands it
+to the kernel in a single ``os.write`` on a file opened with ``O_APPEND``, so a reader (or a
+second writer) never sees half a line; a write that fails part-way (a full disk) is cut back
+off the file. (The standard ``logging.handlers.RotatingFileHandler`` writes through a buffered
+text stream that splits long lines into several writes, and prints errors to stderr on every
+record.) When the file would pass ``max_bytes`` it is rotated as logging does: ``LOG.1`` ..
+``LOG.<backups>``, oldest dropped; when the path is deleted or renamed under it, the file is
+reopened. An ``OSError`` (a full disk, a read-only directory) is logged once per run of
+failures; it never reaches the detector.
 
 Reader: `read_records` yields ``(path, line_number, record)`` from the rotated files oldest
-first and raises `LogFormatError` naming ``FILE:LINE`` for a line that is not a record.
+first and raises `LogFormatError` naming ``FILE:LINE`` for a line that is not a record (or,
+with ``on_bad``, hands it over and goes on).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
+import math
 import os
-from collections.abc import Iterator, Sequence
+import queue
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
@@ -91,45 +101,160 @@ def _write_all(fd: int, data: bytes) -> None:
         raise OSError(28, f"short write ({written} of {len(data)} bytes)")
 
 
-class ReportLog:
-    """Appends one JSON line per record to ``options.path``, rotating by size."""
+def _open(path: Path) -> int:
+    """Open `path` for appending (a seam: tests make it block, as a hung mount does)."""
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def __init__(self, options: ReportLogOptions, rank: int = 0) -> None:
+
+def _last_byte(path: Path, info: os.stat_result) -> bytes:
+    """The last byte of the regular file `path` (b"" when empty or not a regular file)."""
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return b""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.pread(fd, 1, info.st_size - 1)
+    finally:
+        os.close(fd)
+
+
+MAX_QUEUED = 64
+"""Records waiting for the writer thread; a record that finds the queue full is dropped."""
+CLOSE_TIMEOUT_S = 2.0
+"""How long `ReportLog.close` (and the interpreter's exit) waits for queued records."""
+
+
+class ReportLog:
+    """Appends one JSON line per record to ``options.path`` from a writer thread.
+
+    `write` (the training thread) only queues the record: encoding, opening, rotating and
+    writing happen on the writer thread, so a slow or hung file system costs the job nothing.
+    At most ``max_queued`` records wait; more are dropped and counted (`dropped`), with a
+    warning. A write that fails (a full disk) is undone (`os.ftruncate` back to where the line
+    began: never half a line), counted in `failed` and logged once per run of failures; later
+    records are tried again. When the path no longer names the open file (deleted, renamed,
+    replaced), the writer reopens it.
+    """
+
+    def __init__(self, options: ReportLogOptions, rank: int = 0,
+                 max_queued: int = MAX_QUEUED) -> None:
         self.options = options
         self.path = Path(options.path.replace("{rank}", str(rank)))
-        self.failed = False
         self.lines_written = 0
+        self.dropped = 0
+        """Records dropped because the queue was full (the writer is slow or stuck)."""
+        self.failed = 0
+        """Records whose write failed (an OSError, logged)."""
+        self.reopened = 0
+        """Times the path was found deleted or replaced and opened again."""
         self._fd: int | None = None
+        self._failing = False
+        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(max_queued)
+        self._thread: threading.Thread | None = None
+        self._closed = False
 
     def write(self, record: dict[str, Any]) -> bool:
-        """Append `record` as one line; False (and logged once) when the log has failed."""
-        if self.failed:
+        """Queue `record` (not changed afterwards) for writing; never blocks.
+
+        False when it was dropped: the queue is full (logged at the first drop and at every
+        power of two) or the log is closed.
+        """
+        if self._closed:
             return False
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="straggler-report-log",
+                                            daemon=True)
+            self._thread.start()
+            atexit.register(self.close)
+        try:
+            self._queue.put_nowait(record)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped & (self.dropped - 1) == 0:  # 1, 2, 4, 8, ...
+                log.warning("straggler: the report log %s is not keeping up (its file system "
+                            "is slow or hung); %d record(s) dropped so far, detection and "
+                            "training go on", self.path, self.dropped)
+            return False
+        return True
+
+    def flush(self, timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
+        """Wait until every queued record is written (or failed); False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        with self._queue.all_tasks_done:
+            while self._queue.unfinished_tasks:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._queue.all_tasks_done.wait(left)
+        return True
+
+    def _run(self) -> None:
+        while True:
+            record = self._queue.get()
+            try:
+                if record is None:
+                    return
+                self._write_line(record)
+            finally:
+                self._queue.task_done()
+
+    def _write_line(self, record: dict[str, Any]) -> None:
         try:
             line = (json.dumps(record, separators=(",", ":"), allow_nan=False,
                                default=str) + "\n").encode()
-            fd = self._open()
+            fd = self._current_fd()
             size = os.fstat(fd).st_size
             if size and size + len(line) > self.options.max_bytes:
                 fd = self._rotate()
-            _write_all(fd, line)
-            self.lines_written += 1
-            return True
+                size = 0
+            try:
+                _write_all(fd, line)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)  # undo our part of the line: never half a line
+                raise
         except (OSError, ValueError) as exc:
-            self.failed = True
-            self.close()
-            log.error("straggler: cannot write the report log %s (%s); it is off for the rest "
-                      "of this run, detection and training go on", self.path, exc)
-            return False
+            self.failed += 1
+            self._close_fd()
+            if not self._failing:
+                log.error("straggler: cannot write the report log %s (%s); the record is "
+                          "lost, later ones are tried again; detection and training go on",
+                          self.path, exc)
+            self._failing = True
+            return
+        if self._failing:
+            log.warning("straggler: the report log %s is written again (%d record(s) lost)",
+                        self.path, self.failed)
+        self._failing = False
+        self.lines_written += 1
 
-    def _open(self) -> int:
+    def _current_fd(self) -> int:
+        """The open file, reopened when the path names another file or none."""
+        if self._fd is not None:
+            try:
+                same = os.path.samestat(os.stat(self.path), os.fstat(self._fd))
+            except FileNotFoundError:
+                same = False
+            if not same:
+                self.reopened += 1
+                log.warning("straggler: the report log %s was deleted or replaced; writing a "
+                            "new file there", self.path)
+                self._close_fd()
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = _open(self.path)
+            try:
+                if _last_byte(self.path, os.fstat(fd)) not in (b"", b"\n"):
+                    # A line someone left unfinished: end it, so ours starts a line of its own
+                    # (readers report, or with skip_bad skip, the broken one).
+                    _write_all(fd, b"\n")
+            except OSError:
+                os.close(fd)
+                raise
+            self._fd = fd
         return self._fd
 
     def _rotate(self) -> int:
-        self.close()
+        self._close_fd()
         n = self.options.backups
         if n == 0:
             os.truncate(self.path, 0)
@@ -139,14 +264,43 @@ class ReportLog:
                 if src.exists():
                     os.replace(src, self.path.with_name(f"{self.path.name}.{i + 1}"))
             os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
-        return self._open()
+        return self._current_fd()
 
-    def close(self) -> None:
-        """Close the file (a later `write` reopens it unless the log has failed)."""
+    def _close_fd(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
+        """Write what is queued (waiting at most `timeout_s`), stop the writer; idempotent.
+
+        A writer stuck in the file system (a hung mount) is left behind (a daemon thread) with
+        a warning naming the records not written.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        thread = self._thread
+        if thread is None:
+            return
+        atexit.unregister(self.close)
+        deadline = time.monotonic() + timeout_s
+        stop = 0
+        with contextlib.suppress(queue.Full):
+            self._queue.put(None, timeout=timeout_s)
+            stop = 1
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():  # unfinished: queued, and the one the writer holds
+            log.warning("straggler: the report log %s is stuck in the file system; %d "
+                        "record(s) not written, the writer thread is left behind",
+                        self.path, self._queue.unfinished_tasks - stop)
+            return
+        self._close_fd()
+
+    def thread_alive(self) -> bool:
+        """Whether the writer thread runs (False before the first record and after `close`)."""
+        return self._thread is not None and self._thread.is_alive()
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -176,15 +330,18 @@ def log_files(path: PathLike) -> list[Path]:
     return files
 
 
-def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True
+def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True,
+                 on_bad: Callable[[LogFormatError], None] | None = None
                  ) -> Iterator[tuple[Path, int, dict[str, Any]]]:
     """Yield ``(file, line number, record)`` of every record, oldest first.
 
     With ``rotated``, each path stands for itself and its rotated files. A last line without
     its newline is a line being written: skipped. Anything else that is not a JSON object of
-    schema ``straggler.reporting.report`` version 1 raises `LogFormatError` naming ``FILE:LINE``.
+    schema ``straggler.report`` in a version this reader knows (`READ_VERSIONS`) raises
+    `LogFormatError` naming ``FILE:LINE``; with ``on_bad``, the error is handed to it instead
+    and reading goes on (``straggler summarize --skip-bad``).
     """
-    from .record import SCHEMA, SCHEMA_VERSION
+    from .record import READ_VERSIONS, SCHEMA
 
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     files: list[Path] = []
@@ -198,14 +355,38 @@ def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True
                 if not raw.strip():
                     continue
                 try:
-                    record = json.loads(raw)
-                except ValueError as exc:
-                    raise LogFormatError(f"{f}:{number}: not a JSON line ({exc})") from None
-                if not isinstance(record, dict) or record.get("schema") != SCHEMA:
-                    raise LogFormatError(f"{f}:{number}: not a straggler report record "
-                                         f"(no \"schema\": \"{SCHEMA}\")")
-                if record.get("version") != SCHEMA_VERSION:
-                    raise LogFormatError(f"{f}:{number}: report record version "
-                                         f"{record.get('version')!r}; this straggler reads "
-                                         f"version {SCHEMA_VERSION}")
-                yield f, number, record
+                    yield f, number, _parse_line(f, number, raw, SCHEMA, READ_VERSIONS)
+                except LogFormatError as exc:
+                    if on_bad is None:
+                        raise
+                    on_bad(exc)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _parse_line(f: Path, number: int, raw: bytes, schema: str,
+                versions: tuple[int, ...]) -> dict[str, Any]:
+    try:
+        record = json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
+    except RecursionError:
+        raise LogFormatError(f"{f}:{number}: not a report record (nested too deep)") from None
+    except ValueError as exc:
+        raise LogFormatError(f"{f}:{number}: not a JSON line ({exc})") from None
+    if not isinstance(record, dict) or record.get("schema") != schema:
+        raise LogFormatError(f"{f}:{number}: not a straggler report record "
+                             f"(no \"schema\": \"{schema}\")")
+    version = record.get("version")
+    if isinstance(version, bool) or version not in versions:
+        known = " and ".join(map(str, versions))
+        raise LogFormatError(f"{f}:{number}: report record version {str(version)[:20]}; this "
+                             f"straggler reads version {known}")
+    return record

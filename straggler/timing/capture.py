@@ -22,15 +22,15 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .. import comm_ops
 from .untimed_ops import UNTIMED_OPS
 
 __all__ = ["OpCapture", "is_communication_op", "op_key"]
 
 log = logging.getLogger("straggler")
 
-# Namespaces whose ops move data between ranks (or wait for it).
-COMMUNICATION_NAMESPACES = frozenset(
-    {"c10d", "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "_dtensor"})
+# Namespaces whose ops move data between ranks (or wait for it): straggler/comm_ops.py.
+COMMUNICATION_NAMESPACES = frozenset(comm_ops.NAMESPACES)
 # Namespaces of bookkeeping ops that launch no work.
 _SKIPPED_NAMESPACES = frozenset({"profiler"})
 # Ops whose timing decision is kept: more than the distinct ops a job runs (aten has ~3,000
@@ -194,7 +194,8 @@ class OpCapture:
             self.observer = _ops.Observer(engine, per_op=per_op,
                                           device="cuda" if self.cuda else "cpu",
                                           stream=-1 if self.cuda else 0,
-                                          untimed=sorted(UNTIMED_OPS))
+                                          untimed=sorted(UNTIMED_OPS),
+                                          communication=comm_ops.record_prefixes())
 
     @property
     def timer_names(self) -> dict[str, None]:

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from straggler import scoring
+from straggler.analysis import scoring
 from straggler.analysis.scoring import (WindowedMinBaseline, gpu_scores, is_communication,
                                pack_for_min_reduce, ratio_scores, reference_from_min_reduce,
                                relative_reference, relative_scores)

@@ -191,3 +191,174 @@ def test_importing_straggler_and_its_command_loads_neither_matplotlib_nor_promet
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- bad lines, runs, exit codes, pipes (docs/reportlog.md) -----------------------------------
+
+def _good_line(**overrides) -> str:
+    """One valid record (two ranks, rank 1 slow) as a line, with `overrides`."""
+    rel = [1.0, 0.5]
+    line = {"schema": SCHEMA, "version": SCHEMA_VERSION, "run_id": "r1", "time": 1000.0,
+            "iteration": 10, "window_iterations": 10, "window_s": 10.0, "reporting_rank": 0,
+            "threshold": 0.75, "ranks": [0, 1], "nodes": ["a", "b"],
+            "gpu": {"relative": [None, None], "individual": [None, None]},
+            "sections": {"step": {"relative": rel, "individual": [1.0, 1.0],
+                                  "median_ms": [10.0, 20.0]}},
+            "flagged": [{"rank": 1, "metrics": ["section:step:relative"]}], "confirmed": [],
+            "policy": {}, "causes": [], "telemetry": {}, "telemetry_flagged": {},
+            "overhead": {"report_ms": 12.0, "scores_ms": 8.0, "sections": 1, "gpu_timers": 0}}
+    line.update(overrides)
+    return json.dumps(line)
+
+
+CRAFTED = [
+    ('{"schema": "straggler.report", "version": 2, "time": 1e999}', "number 1e999 is out of range"),
+    (_good_line().replace('"ranks": [0, 1]', '"ranks": [0, ' + "1" + "0" * 30 + "]"),
+     "malformed report record"),
+    (_good_line().replace('"flagged": [{"rank": 1', '"flagged": [{"rank": 1' + "0" * 30),
+     "malformed report record"),
+    (_good_line(window_iterations=10**30), "malformed report record"),
+    ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested too deep"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+    (_good_line(ranks="01"), "malformed report record"),
+    (_good_line(nodes=["a"]), "malformed report record"),
+    (_good_line(sections={"step": {"relative": [1.0], "individual": [1.0],
+                                   "median_ms": [1.0]}}), "malformed report record"),
+]
+
+
+@pytest.mark.parametrize("line, reason", CRAFTED)
+@pytest.mark.parametrize("command", ["summarize", "plot"])
+def test_crafted_lines_give_file_line_errors_never_a_traceback(tmp_path, capsys, command, line,
+                                                              reason):
+    log = tmp_path / "crafted.jsonl"
+    log.write_text(_good_line() + "\n" + line + "\n" + _good_line(time=1010.0) + "\n")
+    args = [command, str(log)] + (["-o", str(tmp_path / "x.png")] if command == "plot" else [])
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"{log}:2: " in err and reason in err and "Traceback" not in err
+    # With --skip-bad the good records on both sides are read and the bad line is counted.
+    assert main([*args, "--skip-bad"]) == 0
+    out, err = capsys.readouterr()
+    assert f"skipped 1 bad line(s); the first: {log}:2: " in err
+    if command == "summarize":
+        assert "2 report(s) of 2 rank(s)" in out
+
+
+def test_a_log_left_by_a_full_disk_is_read_with_skip_bad(tmp_path, capsys):
+    # The old writer's half line, then a restart appending onto it, then more records.
+    log = tmp_path / "disk.jsonl"
+    log.write_text(_good_line() + "\n" + _good_line(time=1010.0)[:40] + _good_line(time=1020.0)
+                   + "\n" + _good_line(time=1030.0) + "\n")
+    assert main(["summarize", str(log)]) == 1
+    assert f"{log}:2: not a JSON line" in capsys.readouterr().err
+    assert main(["summarize", "--skip-bad", str(log)]) == 0
+    assert "2 report(s)" in capsys.readouterr().out
+
+
+def test_two_runs_in_one_log_are_summarized_apart(tmp_path, capsys):
+    log = tmp_path / "two.jsonl"
+    log.write_text("".join(_good_line(run_id=run, time=t) + "\n"
+                           for run, t in (("a", 1000.0), ("b", 1005.0), ("a", 1010.0))))
+    assert main(["summarize", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("2 runs in the log")
+    assert "run a: 2 report(s) of 2 rank(s)" in out and "run b: 1 report(s) of 2 rank(s)" in out
+    assert main(["summarize", "--json", str(log)]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [(r["run_id"], r["reports"]) for r in runs] == [("a", 2), ("b", 1)]
+    assert main(["summarize", "--run", "b", "--json", str(log)]) == 0
+    assert json.loads(capsys.readouterr().out)["reports"] == 1
+    assert main(["plot", str(log), "-o", str(tmp_path / "x.png")]) == 1
+    assert "holds 2 runs ('a', 'b'); choose one with --run" in capsys.readouterr().err
+    assert main(["plot", str(log), "--run", "a", "-o", str(tmp_path / "x.png")]) == 0
+
+
+def test_version_1_records_are_still_read_as_one_run_without_id(tmp_path):
+    log = tmp_path / "v1.jsonl"
+    line = json.loads(_good_line())
+    del line["run_id"]
+    line["version"] = 1
+    log.write_text(json.dumps(line) + "\n")
+    assert load_log([log]).run_id == ""
+
+
+@pytest.mark.parametrize("args", [["--top", "0"], ["--top", "-3"], ["--top", "x"]])
+def test_bad_arguments_exit_2(tmp_path, capsys, args):
+    log = synthetic_log(tmp_path / "r.jsonl", 4, 2, {})
+    with pytest.raises(SystemExit) as exc:
+        main(["summarize", str(log), *args])
+    assert exc.value.code == 2
+    assert "--top" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["plot", str(log), "-o", "x.png", "--max-rows", "1"])
+    assert exc.value.code == 2
+
+
+def test_summarize_into_a_closed_pipe_exits_quietly(tmp_path):
+    log = synthetic_log(tmp_path / "r.jsonl", 64, 40, {r: 2.0 for r in range(0, 64, 2)})
+    # `| head -1`: the reader leaves after one line (the output is longer than a pipe buffer
+    # holds, with --top 10000 and --json).
+    proc = subprocess.run(
+        f"{sys.executable} -m straggler.cli summarize --json --top 10000 {log} | head -c 10; "
+        "echo \" status=${PIPESTATUS[0]}\"",
+        shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
+        check=False)
+    assert proc.stderr == ""  # no "Broken pipe", no traceback
+    assert proc.stdout.endswith(" status=141\n")
+
+
+def test_a_one_rank_summary_takes_the_worst_score_of_either_kind(tmp_path, capsys):
+    log = tmp_path / "one.jsonl"
+    lines = []
+    for j, ind in enumerate([1.0, 0.35, 0.4]):
+        lines.append(_good_line(
+            time=1000.0 + j, ranks=[0], nodes=["a"],
+            gpu={"relative": [None], "individual": [None]},
+            sections={"step": {"relative": [1.0], "individual": [ind], "median_ms": [10.0]}},
+            flagged=[{"rank": 0, "metrics": ["section:step:individual"]}] if ind < 0.75 else []))
+    log.write_text("\n".join(lines) + "\n")
+    s = summarize(load_log([log]))
+    assert s.stragglers[0].worst_score == pytest.approx(0.35)
+    assert s.stragglers[0].worst_kind == "individual"
+    assert main(["summarize", str(log)]) == 0
+    assert "0.350 ind" in capsys.readouterr().out
+
+
+def test_summarize_says_what_each_report_time_is(tmp_path, capsys):
+    log = synthetic_log(tmp_path / "r.jsonl", 4, 3, {})
+    assert main(["summarize", str(log)]) == 0
+    assert ("report time (median): 12.0 ms per generate_report call, of which 8.0 ms scoring "
+            "and exchange") in capsys.readouterr().out
+
+
+def test_the_heatmap_keeps_the_x_on_confirmed_cells_and_never_clips(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.axes import Axes
+
+    from straggler.cli.plot import colour_floor, plot_heatmap
+
+    drawn = {}
+    real_scatter, real_imshow = Axes.scatter, Axes.imshow
+
+    def scatter(self, x, y, *args, **kwargs):
+        drawn[kwargs.get("label")] = sorted(zip(np.asarray(y).tolist(), np.asarray(x).tolist(),
+                                                strict=True))
+        return real_scatter(self, x, y, *args, **kwargs)
+
+    def imshow(self, data, *args, **kwargs):
+        drawn["vmin"] = kwargs["vmin"]
+        return real_imshow(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "scatter", scatter)
+    monkeypatch.setattr(Axes, "imshow", imshow)
+    log = synthetic_log(tmp_path / "r.jsonl", 8, 6, {3: 10.0}, slow_from=2)  # score ~0.10
+    data = load_log([log])
+    plot_heatmap(data, str(tmp_path / "h.png"))
+    # Rank 3 is flagged in reports 2..5 and confirmed in 4..5: an x in all four.
+    assert drawn["flagged (one report, NVRx rule)"] == [(3, 2), (3, 3), (3, 4), (3, 5)]
+    assert drawn["vmin"] == pytest.approx(0.05)  # the lowest score (~0.10) keeps its colour
+    assert colour_floor(np.array([0.9, np.nan, 0.6])) == 0.25
+    assert colour_floor(np.array([0.25])) == 0.25 and colour_floor(np.array([0.0])) == 0.0

@@ -6,8 +6,11 @@ import contextlib
 import http.client
 import json
 import logging
+import shutil
 import socket
+import stat
 import struct
+import subprocess
 import threading
 import time
 
@@ -15,6 +18,8 @@ import pytest
 
 from _clock import FakeClock
 from straggler.integrations.controller import (
+    ENV_TOKEN,
+    ENV_TOKEN_DIR,
     LISTEN_BACKLOG,
     MIN_REPORT_INTERVAL_S,
     ControlState,
@@ -28,17 +33,27 @@ INITIAL = ControlState(enabled=True, gpu_relative_perf_threshold=0.7,
                        gpu_individual_perf_threshold=0.7, report_time_interval=300.0)
 
 
+@pytest.fixture(autouse=True)
+def _private_token_dir(tmp_path, monkeypatch):
+    """Generated token files go to a fresh private directory, not the user's."""
+    monkeypatch.delenv(ENV_TOKEN, raising=False)
+    monkeypatch.setenv(ENV_TOKEN_DIR, str(tmp_path / "tokens"))
+
+
 @pytest.fixture
 def controller():
     with StragglerController(INITIAL, port=0) as ctl:
         yield ctl
 
 
-def _request(ctl, method, path="/", body=None, headers=None):
+def _request(ctl, method, path="/", body=None, headers=None, token=True):
     host, port = ctl.address
     conn = http.client.HTTPConnection(host, port, timeout=10)
+    headers = dict(headers or {})
+    if token:
+        headers.setdefault("Authorization", f"Bearer {ctl.token}")
     try:
-        conn.request(method, path, body=body, headers=headers or {})
+        conn.request(method, path, body=body, headers=headers)
         resp = conn.getresponse()
         data = resp.read()
         return resp.status, (json.loads(data) if data else None)
@@ -193,7 +208,10 @@ def _non_loopback_ipv4_addresses() -> list[str]:
 # -- hardening: limits, timeouts, JSON for every answer, a quiet stderr --------------------------
 
 def _raw(ctl, data: bytes, timeout: float = 10.0) -> tuple[int, dict, bytes]:
-    """Send raw bytes, read until the server closes; (status, headers, body)."""
+    """Send raw bytes (with the token after an HTTP/1.0 request line), read until the server
+    closes; (status, headers, body)."""
+    data = data.replace(b" HTTP/1.0\r\n", b" HTTP/1.0\r\nAuthorization: Bearer "
+                        + ctl.token.encode() + b"\r\n", 1)
     with socket.create_connection(ctl.address, timeout=timeout) as sock:
         sock.sendall(data)
         chunks = []
@@ -422,3 +440,117 @@ def test_an_internal_error_is_a_json_500_and_no_traceback(controller, monkeypatc
     status, data = _request(controller, "GET")
     assert status == 500 and "boom" in data["error"]
     assert capfd.readouterr().err == ""
+
+
+# -- who may talk to it: the token, Host and Origin (docs/integrations.md, "Runtime control") --
+
+def test_a_request_without_the_token_is_refused_and_changes_nothing(controller):
+    for method, path in (("GET", "/"), ("POST", "/toggle")):
+        status, data = _request(controller, method, path, token=False)
+        assert status == 401 and "Authorization: Bearer" in data["error"]
+    wrong = {"Authorization": "Bearer " + "x" * len(controller.token)}
+    assert _request(controller, "POST", "/toggle", headers=wrong)[0] == 401
+    assert _request(controller, "POST", "/toggle", headers={"Authorization": controller.token}
+                    )[0] == 401  # the scheme is required
+    assert controller.wanted() == INITIAL
+    status, headers, _ = _raw(controller, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert status == 401 and headers["www-authenticate"].startswith("Bearer")
+
+
+def test_the_generated_token_file_is_private_and_removed_at_close(tmp_path):
+    ctl = StragglerController(INITIAL, port=0).start()
+    try:
+        path = ctl.token_file
+        assert path == tmp_path / "tokens" / f"controller-{ctl.address[1]}.token"
+        assert path.read_text().strip() == ctl.token and len(ctl.token) >= 32
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert _request(ctl, "GET")[0] == 200
+    finally:
+        ctl.close()
+    assert not path.exists()
+    other = StragglerController(INITIAL, port=0)
+    assert other.token != ctl.token  # one per controller
+
+
+def test_a_token_given_by_the_user_is_used_and_no_file_is_written(tmp_path, monkeypatch):
+    with StragglerController(INITIAL, port=0, token="given-token-of-the-user") as ctl:
+        assert ctl.token == "given-token-of-the-user" and ctl.token_file is None
+        assert _request(ctl, "GET")[0] == 200
+    monkeypatch.setenv(ENV_TOKEN, "token-from-the-environment")
+    with StragglerController(INITIAL, port=0) as ctl:
+        assert ctl.token == "token-from-the-environment" and ctl.token_file is None
+    assert not (tmp_path / "tokens").exists()
+    with pytest.raises(ValueError, match="`token` \\(5 characters\\) must be at least 16"):
+        StragglerController(INITIAL, token="short")
+
+
+def test_a_token_directory_others_can_enter_is_refused_and_nothing_runs(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    before = threading.active_count()
+    ctl = StragglerController(INITIAL, port=0, token_file=shared / "t.token")
+    with pytest.raises(PermissionError, match="mode 0700"):
+        ctl.start()
+    assert threading.active_count() == before and not (shared / "t.token").exists()
+    port_free = StragglerController(INITIAL, port=0).start()  # nothing half-started blocks
+    port_free.close()
+
+
+def test_a_cross_origin_form_post_cannot_toggle(controller):
+    form = {"Content-Type": "application/x-www-form-urlencoded",
+            "Origin": "http://evil.example"}
+    status, data = _request(controller, "POST", "/toggle", headers=form, token=False)
+    assert status == 403 and "Origin" in data["error"]
+    # Even with the token (a browser cannot send it cross-origin, but the rule holds anyway).
+    assert _request(controller, "POST", "/toggle", headers=form)[0] == 403
+    assert controller.wanted() == INITIAL
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "rebind.attacker.test.",
+                                  "10.1.2.3:{port}"])
+def test_dns_rebinding_cannot_read_the_state(controller, host):
+    port = controller.address[1]
+    status, data = _request(controller, "GET", headers={"Host": host.format(port=port)})
+    assert status == 421 and "does not name this machine" in data["error"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "localhost",
+                                  "[::1]:{port}", "LOCALHOST."])
+def test_loopback_host_headers_are_served(controller, host):
+    port = controller.address[1]
+    assert _request(controller, "GET", headers={"Host": host.format(port=port)})[0] == 200
+
+
+def test_bound_elsewhere_ip_literals_and_this_hosts_names_pass():
+    from straggler.integrations.controller import RequestGuard
+
+    guard = RequestGuard("t" * 32, "0.0.0.0")
+    assert guard.host_allowed("10.1.2.3:80") and guard.host_allowed(socket.gethostname())
+    assert not guard.host_allowed("evil.example")
+    loop = RequestGuard("t" * 32, "127.0.0.1")
+    assert not loop.host_allowed("10.1.2.3") and loop.host_allowed("127.0.0.5")
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_megatrons_curl_usage_works_with_the_token_file(tmp_path):
+    # As docs/integrations.md and examples/megatron_style_train.py show it.
+    with StragglerController(INITIAL, port=0) as ctl:
+        port = ctl.address[1]
+        header = f'Authorization: Bearer $(cat "{ctl.token_file}")'
+
+        def curl(args: str) -> dict:
+            out = subprocess.run(f'curl -s -H "{header}" {args}', shell=True, text=True,
+                                 capture_output=True, timeout=60, check=True).stdout
+            return json.loads(out)
+
+        assert curl(f"localhost:{port}")["state"] == INITIAL.to_json()
+        assert curl(f"-X POST localhost:{port}/toggle")["pending"]["enabled"] is False
+        assert curl(f"-X POST -H 'Content-Type: application/json' "
+                    f"-d '{{\"gpu_relative_perf_threshold\": 0.9}}' localhost:{port}"
+                    )["pending"]["gpu_relative_perf_threshold"] == 0.9
+        plain = subprocess.run(f"curl -s -X POST localhost:{port}/toggle", shell=True, text=True,
+                               capture_output=True, timeout=60, check=True).stdout
+        assert "Authorization: Bearer" in json.loads(plain)["error"]
+        assert ctl.wanted().enabled is False  # the plain curl changed nothing

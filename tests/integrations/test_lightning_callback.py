@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -352,9 +353,12 @@ def _ddp_fit(rank: int, world_size: int, root: str, stop: bool) -> dict:
     last = os.path.join(root, "ckpt", "last.ckpt")
     states = (torch.load(last, weights_only=False)["callbacks"].get(cb.state_key, {})
               if os.path.exists(last) else {})
+    decision = cb.last_decision
     return {"code": code, "step": trainer.global_step, "stopped": cb.stopped, "flagged": flagged,
             "reported": cb.last_report is not None, "log": records,
-            "ckpt": os.path.exists(last), "ckpt_ranks": sorted(states.get("detector", {}))}
+            "ckpt": os.path.exists(last), "ckpt_ranks": sorted(states.get("detector", {})),
+            "decision": None if decision is None else (sorted(decision.stragglers),
+                                                       decision.verdict.value)}
 
 
 def _ddp_worker(rank: int, world_size: int, root: str) -> dict:
@@ -389,6 +393,73 @@ def test_ddp_slow_rank_is_flagged_and_stopped_only_when_asked(tmp_path):
     assert r0["step"] == r1["step"] < 45
     assert r0["ckpt"]
     assert r0["ckpt_ranks"] == [0, 1]  # rank 0 wrote every rank's detector state
+    # Both acted on the same decision: the policy's confirmed verdict (the default).
+    assert r0["decision"] == r1["decision"] == ([1], "confirmed")
+
+
+class _Inject(pl.Callback):
+    """Breaks the detector on `rank` at `step`: an internal error outside a report ("fail"), or
+    in the reporting rank's policy, inside the next report ("policy")."""
+
+    def __init__(self, rank: int, step: int, how: str) -> None:
+        self.rank, self.step, self.how = rank, step, how
+        self.enabled_at_end: bool | None = None
+
+    def on_train_end(self, trainer, pl_module):
+        core = Detector.core()
+        self.enabled_at_end = core is not None and core.enabled
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        core = Detector.core()
+        if trainer.global_rank != self.rank or trainer.global_step != self.step or core is None:
+            return
+        if self.how == "fail":
+            core.fail(RuntimeError("injected"))
+        else:
+            def broken(*args, **kwargs):
+                raise RuntimeError("injected in the policy")
+            core.cycle.reporter.policy.update = broken
+
+
+def _faulty_fit(rank: int, world_size: int, root: str, inject: tuple) -> dict:
+    import warnings
+
+    warnings.simplefilter("ignore")
+    cb = StragglerDetectionCallback(report_time_interval=0.2, num_gpu_perf_scores_to_print=0,
+                                    stop_if_detected=True, logger_name=LOGGER,
+                                    sync_timeout_s=60)
+    injector = _Inject(*inject)
+    trainer = pl.Trainer(accelerator="cpu", devices=world_size, strategy="ddp", max_steps=40,
+                         callbacks=[cb, injector], logger=False,
+                         enable_progress_bar=False, enable_model_summary=False,
+                         enable_checkpointing=False, default_root_dir=root)
+    start = time.monotonic()
+    trainer.fit(TinyModule(step_s=0.02))
+    return {"step": trainer.global_step, "stopped": cb.stopped, "seconds":
+            time.monotonic() - start, "off": injector.enabled_at_end is False}
+
+
+def _faulty_worker(rank: int, world_size: int, root: str) -> list:
+    import torch.distributed as dist
+
+    results = []
+    for inject in ((1, 12, "fail"), (0, 12, "policy")):
+        results.append(_faulty_fit(rank, world_size, os.path.join(root, inject[2]), inject))
+        dist.barrier()
+    return results
+
+
+@pytest.mark.multirank
+def test_one_ranks_detector_failure_never_stops_or_hangs_a_ddp_fit(tmp_path):
+    """#22 item 1: with stop_if_detected, a detector failing on one rank (outside a report, or
+    in the reporting rank's policy inside one) leaves every rank's fit to finish normally."""
+    results = run_ranks(_faulty_worker, 2, str(tmp_path), env=_DDP_ENV, timeout_s=200)
+    for fits in zip(*results, strict=True):
+        for fit in fits:
+            assert fit["step"] == 40 and not fit["stopped"], fits  # the normal result
+            # Detection is off for the rest of the fit on both ranks (docs/integrations.md).
+            assert fit["off"], fits
+            assert fit["seconds"] < 40, fits  # nobody waited out a timeout (60 s)
 
 
 def test_straggler_disable_env_makes_the_callback_a_no_op(tmp_path, monkeypatch, caplog):

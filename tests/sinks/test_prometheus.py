@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 import math
 import socket
+import threading
+import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -75,6 +78,7 @@ def test_a_detector_serves_its_reports_on_loopback():
         Detector.generate_report_if_interval_elapsed()
     exporter = Detector.core().observers.sink(PrometheusSink).exporter
     assert exporter.options.addr == "127.0.0.1"
+    assert exporter.wait_rendered()
     metrics = _scrape(exporter.port)
     assert metrics["straggler_reports_total"] == [({}, 3.0)]
     assert metrics["straggler_rank_info"][0][0]["rank"] == "0"
@@ -95,6 +99,7 @@ def test_flagged_confirmed_cause_and_telemetry_series():
         metrics = _scrape(exporter.port)
         assert metrics["straggler_reports_total"] == [({}, 0.0)]  # nothing before a report
         exporter.update(_record(8, flagged=(2, 5), confirmed=(2,)))
+        assert exporter.wait_rendered()
         metrics = _scrape(exporter.port)
     finally:
         exporter.close()
@@ -118,6 +123,7 @@ def test_label_cardinality_stays_bounded_at_16k_ranks():
     exporter = PrometheusExporter(PrometheusOptions(0))
     try:
         exporter.update(_record(n, n_sections=200, flagged=range(0, n, 2)))
+        assert exporter.wait_rendered(timeout_s=120)  # seconds of CPU on a loaded machine
         metrics = _scrape(exporter.port)
     finally:
         exporter.close()
@@ -144,9 +150,13 @@ def test_options_and_environment(monkeypatch):
     with pytest.raises(ValueError, match="STRAGGLER_PROMETHEUS_PORT='ninety'"):
         prometheus_options(None)
     for bad in (-1, 70000, "9400", True):
-        with pytest.raises(ValueError, match="prometheus"):
+        with pytest.raises(ValueError, match=f"^`prometheus={bad!r}` must be"):
             Detector.initialize(prometheus=bad)
     assert Detector.core() is None
+    monkeypatch.setenv("STRAGGLER_PROMETHEUS_PORT", "70000")
+    with pytest.raises(ValueError, match=r"^`STRAGGLER_PROMETHEUS_PORT='70000'` must be an integer "
+                                         r"between 0 and 65535$"):
+        prometheus_options(None)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -175,3 +185,168 @@ def test_a_port_in_use_logs_once_and_detection_goes_on(caplog):
     assert all(r is not None for r in reports)
     errors = [r for r in caplog.records if "Prometheus exporter" in r.getMessage()]
     assert len(errors) == 1 and str(port) in errors[0].getMessage()
+
+
+# -- the exporter cannot harm the job: bounded threads, deadlines, nothing per scrape ------------
+
+def _exporter_threads() -> list:
+    return [t for t in threading.enumerate() if t.name.startswith("straggler-prometheus")]
+
+
+def test_idle_connections_cannot_grow_threads_and_nothing_is_left_after_close():
+    from straggler._http import ServerLimits
+
+    before = threading.active_count()
+    limits = ServerLimits(workers=2, max_pending=8, idle_timeout_s=0.5, request_deadline_s=2.0)
+    exporter = PrometheusExporter(PrometheusOptions(0), limits=limits)
+    try:
+        serving = threading.active_count()
+        assert serving == before + 4  # accepting, 2 workers, renderer: nothing per connection
+        socks = [socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+                 for _ in range(300)]
+        try:
+            assert threading.active_count() == serving
+            for sock in socks:  # each is answered 503, or closed by the idle timeout/deadline
+                while sock.recv(4096):
+                    pass
+        finally:
+            for sock in socks:
+                sock.close()
+        assert threading.active_count() == serving
+        exporter.update(_record(4))
+        assert exporter.wait_rendered()
+        deadline = time.monotonic() + 20
+        while True:  # connections left in the listen backlog may still take the queue once
+            try:
+                metrics = _scrape(exporter.port)
+                break
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 503 and time.monotonic() < deadline
+                time.sleep(0.1)
+        assert metrics["straggler_reports_total"] == [({}, 1.0)]
+    finally:
+        exporter.close()
+    assert exporter.threads() == [] and _exporter_threads() == []
+    assert threading.active_count() == before
+
+
+def test_a_scrape_sends_the_snapshot_rendered_once_per_report(monkeypatch):
+    exporter = PrometheusExporter(PrometheusOptions(0))
+    calls = []
+    real = exporter._generate
+    monkeypatch.setattr(exporter, "_generate", lambda registry: calls.append(1) or real(registry))
+    try:
+        exporter.update(_record(4, flagged=(1,)))
+        assert exporter.wait_rendered()
+        first = [_scrape(exporter.port) for _ in range(20)]
+        assert len(calls) == 1  # rendered at report time, never per scrape
+        assert all(m == first[0] for m in first)
+        exporter.update(_record(4, flagged=(2,)))
+        assert exporter.wait_rendered()
+        flagged = _scrape(exporter.port)["straggler_flagged"]
+        assert len(calls) == 2 and [lab["rank"] for lab, _ in flagged] == ["2"]
+    finally:
+        exporter.close()
+
+
+def test_update_never_waits_for_rendering():
+    exporter = PrometheusExporter(PrometheusOptions(0))
+    release = threading.Event()
+    real = exporter._generate
+
+    def slow(registry):
+        release.wait(30)
+        return real(registry)
+
+    exporter._generate = slow
+    try:
+        start = time.monotonic()
+        for i in range(50):  # while the renderer is stuck: the latest record waits, no queue
+            exporter.update(_record(4, flagged=(i % 4,)))
+        assert time.monotonic() - start < 5.0  # (50 renders would be blocked for 30 s each)
+        assert _scrape(exporter.port)["straggler_reports_total"] == [({}, 0.0)]  # the old one
+        release.set()
+        assert exporter.wait_rendered()
+        metrics = _scrape(exporter.port)
+        assert metrics["straggler_reports_total"] == [({}, 50.0)]
+        assert exporter.renders <= 2  # the first, then only the latest of the other 49
+    finally:
+        release.set()
+        exporter.close()
+
+
+def test_a_render_failure_keeps_the_previous_snapshot_and_logs_once(caplog, monkeypatch):
+    exporter = PrometheusExporter(PrometheusOptions(0))
+    try:
+        exporter.update(_record(4))
+        assert exporter.wait_rendered()
+
+        def broken(registry):
+            raise RuntimeError("render bug")
+
+        monkeypatch.setattr(exporter, "_generate", broken)
+        with caplog.at_level(logging.ERROR, logger="straggler"):
+            for _ in range(3):
+                exporter.update(_record(4, flagged=(1,)))
+                assert exporter.wait_rendered()
+        assert _scrape(exporter.port)["straggler_reports_total"] == [({}, 1.0)]
+        assert caplog.text.count("could not render") == 1
+    finally:
+        exporter.close()
+
+
+def test_other_paths_and_methods_are_refused():
+    exporter = PrometheusExporter(PrometheusOptions(0))
+    try:
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(f"http://127.0.0.1:{exporter.port}/nope", timeout=10)
+        req = urllib.request.Request(f"http://127.0.0.1:{exporter.port}/metrics", data=b"x")
+        with pytest.raises(urllib.error.HTTPError, match="501"):
+            urllib.request.urlopen(req, timeout=10)
+    finally:
+        exporter.close()
+
+
+def test_detector_shutdown_leaves_no_exporter_thread():
+    Detector.initialize(report_time_interval=0, telemetry=False, prometheus=PrometheusOptions(0))
+    with Detector.detection_section("forward", profile_cuda=False):
+        sum(range(100))
+    Detector.generate_report_if_interval_elapsed()
+    assert len(_exporter_threads()) == 4
+    Detector.shutdown()
+    assert _exporter_threads() == []
+
+
+def test_accepts_are_paced_so_a_flood_costs_a_bounded_amount_of_work():
+    from straggler._http import ServerLimits
+
+    rate = 5.0
+    limits = ServerLimits(workers=2, max_pending=8, idle_timeout_s=5.0, request_deadline_s=10.0,
+                          max_accept_per_s=rate)
+    exporter = PrometheusExporter(PrometheusOptions(0), limits=limits)
+    server = exporter._server
+    accepted = []
+    real = server.process_request
+
+    def counting(request, address):
+        real(request, address)  # paces first
+        accepted.append(time.monotonic())
+
+    server.process_request = counting
+    try:
+        socks = [socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+                 for _ in range(25)]  # fewer than the listen backlog: all wait there
+        for sock in socks:
+            sock.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+        for sock in socks:
+            while sock.recv(65536):
+                pass
+            sock.close()
+    finally:
+        exporter.close()
+    assert len(accepted) == 25
+    # The k-th accept comes no sooner than the rate allows after one second's burst: an upper
+    # bound on the work, which a loaded machine can only lower.
+    for k, t in enumerate(accepted):
+        assert k <= rate * (t - accepted[0]) + rate + 1, (k, t - accepted[0])
+    assert accepted[-1] - accepted[0] >= (25 - rate - 1) / rate * 0.9  # and it did pace

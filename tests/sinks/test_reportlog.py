@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import json
 import logging
 import os
 import stat
+import threading
+import time
 
 import pytest
 
@@ -117,8 +120,8 @@ def test_rotation_keeps_the_newest_files_and_reading_walks_them_oldest_first(tmp
     assert len(seen) < 20  # the oldest were dropped with the oldest file
 
 
-def test_a_full_disk_logs_once_and_stops_writing_while_detection_goes_on(tmp_path, monkeypatch,
-                                                                        caplog):
+def test_a_full_disk_logs_once_leaves_no_bytes_and_detection_goes_on(tmp_path, monkeypatch,
+                                                                      caplog):
     calls = []
 
     def full(fd, data):
@@ -126,12 +129,14 @@ def test_a_full_disk_logs_once_and_stops_writing_while_detection_goes_on(tmp_pat
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(reportlog, "_write_all", full)
+    path = tmp_path / "full.jsonl"
     with caplog.at_level(logging.ERROR, logger="straggler"):
-        reports = _run(4, report_log=str(tmp_path / "full.jsonl"))
+        reports = _run(4, report_log=str(path))
     assert len(reports) == 4  # detection never stopped
-    assert len(calls) == 1  # one try, then the log is off
+    assert len(calls) == 4  # each record is tried (a full disk may free up) ...
     errors = [r for r in caplog.records if "report log" in r.getMessage()]
-    assert len(errors) == 1 and "No space left" in errors[0].getMessage()
+    assert len(errors) == 1 and "No space left" in errors[0].getMessage()  # ... logged once
+    assert path.read_bytes() == b""
 
 
 def test_a_read_only_directory_logs_once_and_detection_goes_on(tmp_path, monkeypatch, caplog):
@@ -182,6 +187,157 @@ def test_a_line_being_written_is_not_read(tmp_path):
 def test_a_missing_log_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"nope\.jsonl: no such report log"):
         list(read_records(tmp_path / "nope.jsonl"))
+
+
+# -- the writer cannot harm the job: off the training thread, whole lines, reopened -------------
+
+def _rec(i: int, pad: int = 40) -> dict:
+    return {"schema": SCHEMA, "version": SCHEMA_VERSION, "i": i, "pad": "x" * pad}
+
+
+def _lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_write_that_fails_part_way_is_cut_back_and_later_lines_are_whole(tmp_path, monkeypatch,
+                                                                          caplog):
+    path = tmp_path / "short.jsonl"
+    real = reportlog._write_all
+    state = {"full": False}
+
+    def half_then_full(fd, data):
+        if state["full"]:
+            os.write(fd, data[: len(data) // 2])  # what a disk filling up mid-line leaves
+            raise OSError(errno.ENOSPC, "short write")
+        real(fd, data)
+
+    monkeypatch.setattr(reportlog, "_write_all", half_then_full)
+    log = ReportLog(ReportLogOptions(str(path)))
+    with caplog.at_level(logging.WARNING, logger="straggler"):
+        assert log.write(_rec(0)) and log.flush()
+        state["full"] = True
+        for i in (1, 2):
+            assert log.write(_rec(i))
+        assert log.flush()
+        state["full"] = False  # space again (a restart, or a cleaned disk)
+        assert log.write(_rec(3))
+        log.close()
+    assert [r["i"] for r in _lines(path)] == [0, 3]  # every line parses: no half line stayed
+    assert (log.lines_written, log.failed) == (2, 2)
+    assert "is written again (2 record(s) lost)" in caplog.text
+
+
+def test_a_line_left_unfinished_by_someone_else_is_ended_before_ours(tmp_path):
+    path = tmp_path / "crashed.jsonl"
+    path.write_text(json.dumps(_rec(0)) + "\n" + json.dumps(_rec(1))[:15])
+    log = ReportLog(ReportLogOptions(str(path)))
+    log.write(_rec(2))
+    log.close()
+    with pytest.raises(LogFormatError, match=rf"^{path}:2: not a JSON line"):
+        list(read_records(path))
+    bad = []
+    assert [r["i"] for _, _, r in read_records(path, on_bad=bad.append)] == [0, 2]
+    assert len(bad) == 1 and str(bad[0]).startswith(f"{path}:2:")
+
+
+@pytest.mark.parametrize("how", ["deleted", "renamed"])
+def test_a_log_deleted_or_renamed_under_the_writer_is_recreated(tmp_path, how, caplog):
+    path = tmp_path / "moved.jsonl"
+    log = ReportLog(ReportLogOptions(str(path)))
+    log.write(_rec(0))
+    assert log.flush()
+    if how == "deleted":
+        path.unlink()
+    else:
+        path.rename(tmp_path / "old.jsonl")
+    with caplog.at_level(logging.WARNING, logger="straggler"):
+        for i in (1, 2):
+            log.write(_rec(i))
+        log.close()
+    assert [r["i"] for r in _lines(path)] == [1, 2]  # nothing went to an unlinked or old file
+    if how == "renamed":
+        assert [r["i"] for r in _lines(tmp_path / "old.jsonl")] == [0]
+    assert log.reopened == 1 and "deleted or replaced" in caplog.text
+
+
+def test_a_full_queue_drops_records_with_a_counted_warning(tmp_path, monkeypatch, caplog):
+    release, inside = threading.Event(), threading.Event()
+    real_open = reportlog._open
+
+    def stuck(path):
+        inside.set()
+        release.wait(30)
+        return real_open(path)
+
+    monkeypatch.setattr(reportlog, "_open", stuck)
+    path = tmp_path / "slow.jsonl"
+    log = ReportLog(ReportLogOptions(str(path)), max_queued=4)
+    with caplog.at_level(logging.WARNING, logger="straggler"):
+        queued = [log.write(_rec(0))]
+        assert inside.wait(30)  # the writer holds record 0, stuck opening the file
+        queued += [log.write(_rec(i)) for i in range(1, 20)]
+    # The first is taken by the stuck writer, 4 wait; the other 15 are dropped.
+    assert queued.count(True) == 5 and log.dropped == 15
+    warnings = [r.getMessage() for r in caplog.records if "not keeping up" in r.getMessage()]
+    assert len(warnings) == 4 and "15 record(s) dropped" not in warnings[-1]  # 1, 2, 4, 8
+    assert "8 record(s) dropped so far" in warnings[-1]
+    release.set()
+    log.close()
+    assert [r["i"] for r in _lines(path)] == [0, 1, 2, 3, 4]
+
+
+def test_an_open_that_blocks_costs_the_report_nothing(tmp_path, caplog):
+    fifo = tmp_path / "hung.jsonl"
+    os.mkfifo(fifo)  # opening it for writing blocks until a reader comes: a hung mount
+    start = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="straggler"):
+        reports = _run(5, report_log=str(fifo))  # shutdown waits CLOSE_TIMEOUT_S at most
+    elapsed = time.monotonic() - start
+    try:
+        assert len(reports) == 5
+        # Without the writer thread the first report never returns; with it, the run takes
+        # the close timeout plus a little (a wide margin for a loaded machine).
+        assert elapsed < reportlog.CLOSE_TIMEOUT_S + 20
+        assert "is stuck in the file system; 5 record(s) not written" in caplog.text
+    finally:  # a reader unblocks the abandoned writer, which then ends
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        deadline = time.monotonic() + 10
+        while any(t.name == "straggler-report-log" for t in threading.enumerate()) \
+                and time.monotonic() < deadline:
+            with contextlib.suppress(BlockingIOError):
+                os.read(reader, 1 << 16)
+            time.sleep(0.02)
+        os.close(reader)
+    assert not any(t.name == "straggler-report-log" for t in threading.enumerate())
+
+
+def test_every_record_carries_the_run_id(tmp_path, monkeypatch):
+    monkeypatch.setenv("STRAGGLER_RUN_ID", "job-42")
+    path = tmp_path / "r.jsonl"
+    _run(2, report_log=str(path))
+    assert [r["run_id"] for r in _lines(path)] == ["job-42", "job-42"]
+    monkeypatch.delenv("STRAGGLER_RUN_ID")
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "none")  # torchrun's default: not an id
+    _run(1, report_log=str(path))
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "rdzv-7")
+    _run(1, report_log=str(path))
+    runs = [r["run_id"] for r in _lines(path)]
+    assert runs[2] not in ("none", "job-42", "") and runs[3] == "rdzv-7"
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+    ('{"schema": "straggler.report", "version": 1e999}', "number 1e999 is out of range"),
+    ('{"schema": "straggler.report", "version": NaN}', "NaN is not a number JSON allows"),
+    ('{"schema": "straggler.report", "version": ' + "1" * 31 + "}", "version 1111111111"),
+    ('{"schema": "straggler.report", "version": true}', "version True"),
+    ("\xff\xfe", "not a JSON line"),
+])
+def test_crafted_lines_are_named_never_a_traceback(tmp_path, line, reason):
+    path = tmp_path / "crafted.jsonl"
+    path.write_text(json.dumps(_rec(0)) + "\n" + line + "\n", encoding="latin-1")
+    with pytest.raises(LogFormatError, match=rf"^{path}:2: .*{reason}"):
+        list(read_records(path))
 
 
 class _Sink:

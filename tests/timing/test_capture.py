@@ -219,7 +219,7 @@ def test_native_observer_is_switched_by_a_flag_and_its_failures_stay_inside(sim_
     from straggler import _ops
 
     eng = _core.TimerEngine("cuda")
-    obs = _ops.Observer(eng, per_op=False, device="cpu", stream=0)
+    obs = _ops.Observer(eng, per_op=False, device="cpu", stream=0, communication=[])
     sec = eng.timer_id("s")
     eng.set_busy(sec)
     a = torch.ones(4, 4)

@@ -149,3 +149,28 @@ def test_elapsed_stays_true_for_the_rest_of_the_report_iteration():
     assert tracker.is_interval_elapsed() and tracker.next_report_iter == 4
     tracker.iter_increase()
     assert not tracker.is_interval_elapsed()
+
+
+def test_bring_forward_makes_an_earlier_iteration_due_never_a_later_one():
+    tracker = ReportIntervalTracker(0, profiling_interval=10)
+    tracker.bring_forward(4)
+    assert _run(tracker, 4) == [4]
+    tracker.agree(10.0)  # next at 14
+    tracker.bring_forward(40)
+    assert tracker.next_report_iter == 14
+
+
+def test_adopting_the_agreed_iteration_keeps_the_cadence_on_every_rank():
+    ahead, fresh = ReportIntervalTracker(0, profiling_interval=3), \
+        ReportIntervalTracker(0, profiling_interval=3)
+    ahead.load_state_dict({"current_iter": 100})
+    for tracker in (ahead, fresh):
+        tracker.adopt_iteration(100)
+    assert _run(ahead, 6) == _run(fresh, 6) == [102, 105]
+
+
+def test_loading_after_counting_started_keeps_the_agreed_count():
+    tracker = ReportIntervalTracker(0, profiling_interval=2)
+    _run(tracker, 3)
+    tracker.load_state_dict({"current_iter": 50})
+    assert tracker.current_iter == 3

@@ -2,6 +2,7 @@
 
 ``GET /`` reads the state, ``POST /`` asks for settings, ``POST /toggle`` flips ``enabled``; any
 other method or path, and every error the standard library detects, gets a JSON 4xx answer.
+Every ``GET`` and ``POST`` first passes the `RequestGuard` (``Host``, ``Origin``, the token).
 What a request asks for is handed to a :class:`ControlTarget` (the `StragglerController`).
 """
 
@@ -15,7 +16,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
-from .server import PooledHTTPServer, ServerLimits, quiet_debug
+from ..._http import PooledHTTPServer, ServerLimits, quiet_debug
+from .auth import RequestGuard
 from .settings import MAX_INT_DIGITS, ControlState
 
 __all__ = ["ControlTarget", "ControlServer", "ControlRequestHandler", "MAX_BODY_BYTES"]
@@ -42,12 +44,13 @@ class ControlTarget(Protocol):
 
 
 class ControlServer(PooledHTTPServer):
-    """A pooled server whose requests act on `target`."""
+    """A pooled server whose requests, once `guard` lets them through, act on `target`."""
 
     def __init__(self, address: tuple[str, int], target: ControlTarget, limits: ServerLimits,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 guard: RequestGuard, clock: Callable[[], float] = time.monotonic) -> None:
         self.target = target
-        super().__init__(address, ControlRequestHandler, limits, clock)
+        self.guard = guard
+        super().__init__(address, ControlRequestHandler, limits, clock, name="controller")
 
 
 class ControlRequestHandler(BaseHTTPRequestHandler):
@@ -107,14 +110,14 @@ class ControlRequestHandler(BaseHTTPRequestHandler):
         try:
             method()
         except OSError as exc:  # the client went away, or timed out while we answered
-            quiet_debug(f"request from {self.address_string()} ended", exc)
+            quiet_debug(f"request from {self.address_string()} ended", exc, "controller")
             self.close_connection = True
         except Exception as exc:  # noqa: BLE001 - never a traceback into the job's stderr
-            quiet_debug("internal error", exc)
+            quiet_debug("internal error", exc, "controller")
             try:
                 self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"internal error: {exc!r}")
             except OSError as send_exc:  # the client is gone too
-                quiet_debug("the 500 answer was not delivered", send_exc)
+                quiet_debug("the 500 answer was not delivered", send_exc, "controller")
 
     def do_GET(self) -> None:
         """``GET /`` (or ``/status``): the state."""
@@ -124,7 +127,20 @@ class ControlRequestHandler(BaseHTTPRequestHandler):
         """``POST /`` (settings) or ``POST /toggle``."""
         self._guarded(self._post)
 
+    def _denied(self) -> bool:
+        """Answer and return True when the guard refuses the request."""
+        denied = self.server.guard.check(self.headers)
+        if denied is None:
+            return False
+        quiet_debug(f"refused {self.command} from {self.address_string()}: {denied.reason}",
+                    who="controller")
+        self.close_connection = True
+        self._error(denied.status, denied.reason, denied.headers)
+        return True
+
     def _get(self) -> None:
+        if self._denied():
+            return
         if self.path.split("?", 1)[0] not in ("/", "/status"):
             self._error(HTTPStatus.NOT_FOUND, "no such path; use GET / or POST / or POST /toggle")
             return
@@ -152,12 +168,14 @@ class ControlRequestHandler(BaseHTTPRequestHandler):
             return None
         if len(body) < length:  # the client closed its side mid-body: nobody to answer
             quiet_debug(f"{self.address_string()} disconnected mid-body "
-                        f"({len(body)} of {length} bytes)")
+                        f"({len(body)} of {length} bytes)", who="controller")
             self.close_connection = True
             return None
         return body
 
     def _post(self) -> None:
+        if self._denied():
+            return
         path = self.path.split("?", 1)[0]
         if path not in ("/", "/toggle"):
             self._error(HTTPStatus.NOT_FOUND, "no such path; use POST / or POST /toggle")

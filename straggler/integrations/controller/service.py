@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..._checks import check_int, check_name
+from ..._http import IDLE_TIMEOUT_S, MAX_PENDING, REQUEST_DEADLINE_S, WORKERS, ServerLimits
+from .auth import (
+    ENV_TOKEN,
+    RequestGuard,
+    check_token,
+    new_token,
+    remove_token_file,
+    token_file_path,
+    write_token_file,
+)
 from .handler import ControlServer
-from .server import IDLE_TIMEOUT_S, MAX_PENDING, REQUEST_DEADLINE_S, WORKERS, ServerLimits
 from .settings import ControlState, json_safe, parse_update
 
 __all__ = ["StragglerController", "DEFAULT_HOST"]
@@ -25,8 +36,13 @@ class StragglerController:
     """HTTP control of one detection run; owned by the reporting rank.
 
     ``start()`` binds ``host:port`` (port 0 picks a free port; see :attr:`address`) and serves
-    in daemon threads: one accepts, ``workers`` answer. At most ``max_pending`` accepted
-    connections wait for a worker (more are answered 503); a connection idle for
+    in daemon threads: one accepts, ``workers`` answer. Every request needs
+    ``Authorization: Bearer <token>`` (:attr:`token`): ``token=``, else
+    ``$STRAGGLER_CONTROLLER_TOKEN``, else a fresh one that ``start()`` writes to
+    :attr:`token_file` (``token_file=``, default `auth.token_file_path`), readable by this user
+    only and removed by ``close()``. Requests from browsers (an ``Origin`` header) and ``Host``
+    headers not naming this machine are refused (`auth.RequestGuard`). At most ``max_pending``
+    accepted connections wait for a worker (more are answered 503); a connection idle for
     ``idle_timeout_s`` is closed, and so is any connection still open ``request_deadline_s``
     after it was accepted (as ``clock`` counts seconds; default ``time.monotonic``). The training
     loop calls :meth:`wanted` at a report point, broadcasts the result, and then calls
@@ -37,9 +53,22 @@ class StragglerController:
                  workers: int = WORKERS, max_pending: int = MAX_PENDING,
                  idle_timeout_s: float = IDLE_TIMEOUT_S,
                  request_deadline_s: float = REQUEST_DEADLINE_S,
+                 token: str | None = None, token_file: str | os.PathLike[str] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         check_int("port", port, 0, high=65535)
         check_name("host", host)
+        if token is not None:
+            self.token = check_token(token, "token")
+            self._token_given = True
+        elif os.environ.get(ENV_TOKEN, "").strip():
+            self.token = check_token(os.environ[ENV_TOKEN].strip(), ENV_TOKEN)
+            self._token_given = True
+        else:
+            self.token = new_token()
+            self._token_given = False
+        self._token_file_arg = token_file
+        self.token_file: Path | None = None
+        """The file holding the generated token while the controller runs (None otherwise)."""
         self._limits = ServerLimits(workers=workers, max_pending=max_pending,
                                     idle_timeout_s=idle_timeout_s,
                                     request_deadline_s=request_deadline_s)
@@ -50,7 +79,7 @@ class StragglerController:
         self._wanted = initial
         self._last_report: dict[str, Any] | None = None
         self._server: ControlServer | None = None
-        self._thread: threading.Thread | None = None
+        self._started: ControlServer | None = None
 
     @property
     def address(self) -> tuple[str, int]:
@@ -61,29 +90,46 @@ class StragglerController:
         return str(host), int(port)
 
     def start(self) -> StragglerController:
-        """Bind and serve in daemon threads. Raises ``OSError`` when the address is taken."""
+        """Bind, write the token file, serve in daemon threads.
+
+        Raises ``OSError`` when the address is taken or the token file cannot be written
+        privately (nothing is left running then).
+        """
         if self._server is not None:
             return self
-        self._server = ControlServer((self._host, self._port), self, limits=self._limits,
-                                     clock=self._clock)
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.2},
-                                        name="straggler-controller", daemon=True)
-        self._thread.start()
-        host, port = self.address
-        log.info("straggler controller listening on http://%s:%d (state: %s)", host, port,
-                 "ON" if self._applied.enabled else "OFF")
+        server = ControlServer((self._host, self._port), self, limits=self._limits,
+                               guard=RequestGuard(self.token, self._host), clock=self._clock)
+        host, port = str(server.server_address[0]), server.port
+        if not self._token_given:
+            path = Path(self._token_file_arg) if self._token_file_arg is not None \
+                else token_file_path(port)
+            try:
+                write_token_file(path, self.token)
+            except OSError:
+                server.server_close()
+                raise
+            self.token_file = path
+        server.start()
+        self._server = self._started = server
+        where = f"the token in {self.token_file}" if self.token_file else "your token"
+        log.info("straggler controller listening on http://%s:%d (state: %s); requests need "
+                 "%s: curl -H \"Authorization: Bearer $(cat %s)\" http://%s:%d", host, port,
+                 "ON" if self._applied.enabled else "OFF", where,
+                 self.token_file or "TOKEN_FILE", host, port)
         return self
 
     def close(self) -> None:
-        """Stop serving and release the port."""
+        """Stop serving, release the port, remove the token file; idempotent."""
         server, self._server = self._server, None
         if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
-            self._thread = None
+            server.close()
+        path, self.token_file = self.token_file, None
+        if path is not None:
+            remove_token_file(path, self.token)
+
+    def threads(self) -> list[threading.Thread]:
+        """The server's threads still alive (none after :meth:`close`)."""
+        return self._started.threads() if self._started is not None else []
 
     def request(self, body: bytes) -> ControlState:
         """Validate a request body and record it as wanted; returns the new wanted state."""

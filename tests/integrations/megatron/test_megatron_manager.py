@@ -38,6 +38,14 @@ LOGGER = "test.straggler.megatron"
 
 pytestmark = pytest.mark.usefixtures("clean_detector")
 
+TOKEN = "megatron-test-controller-token"
+
+
+@pytest.fixture(autouse=True)
+def _controller_token(monkeypatch):
+    """The controller's token, given (spawned ranks inherit it): no token file is written."""
+    monkeypatch.setenv("STRAGGLER_CONTROLLER_TOKEN", TOKEN)
+
 
 def _config(**kwargs) -> StragglerDetectionConfig:
     base = dict(enabled=True, report_time_interval=0.2, logger_name=LOGGER,
@@ -234,6 +242,7 @@ def test_internal_failure_switches_detection_off_and_training_goes_on(monkeypatc
 def _post(port: int, path: str, payload=None) -> dict:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     headers = {"Content-Type": "application/json"} if payload is not None else {}
+    headers["Authorization"] = f"Bearer {TOKEN}"
     conn.request("POST", path, body=json.dumps(payload) if payload is not None else None,
                  headers=headers)
     resp = conn.getresponse()
@@ -355,6 +364,7 @@ def _http(port: int, method: str, path: str, payload=None) -> dict:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     body = json.dumps(payload) if payload is not None else None
     headers = {"Content-Type": "application/json"} if payload is not None else {}
+    headers["Authorization"] = f"Bearer {TOKEN}"
     conn.request(method, path, body=body, headers=headers)
     resp = conn.getresponse()
     data = json.loads(resp.read())
@@ -480,3 +490,49 @@ def test_state_dict_carries_the_individual_baseline_across_a_restart():
         finally:
             m.shutdown()
     assert StragglerDetectionManager().state_dict() == {}
+
+
+# -- faults (#22 item 2): the manager never runs a collective on the training group ------------
+
+
+def _manager_fault(rank: int, world_size: int, how: str) -> dict:
+    """A loop with a training all_reduce every step; `how` breaks rank 0 (a stall longer than
+    sync_timeout_s before a sync point) or rank 1 (its manager fails outside a sync point)."""
+    import torch
+    import torch.distributed as dist
+
+    m = StragglerDetectionManager(control_poll_s=0.1)
+    m.initialize(_config(report_time_interval=0.2, sync_timeout_s=1.0, stop_if_detected=True,
+                         enable_controller=False))
+    step = m.wrap_train_step(time.sleep)
+    stops, stalled, start = [], [], time.monotonic()
+    for it in range(60):
+        if it == 20 and how == "fail" and rank == 1:
+            m._fail("injected failure")
+        step(0.01)
+        t = torch.ones(1)
+        dist.all_reduce(t)  # the training's own collective: must keep working
+        tracker = m._schedule._tracker if m._schedule is not None else None
+        at_sync = tracker is not None and tracker.current_iter + 1 == tracker.next_report_iter
+        if it >= 20 and how == "stall" and rank == 0 and at_sync and not stalled:
+            stalled.append(it)  # once, just before a sync point
+            time.sleep(3.0)  # a checkpoint, a GC pause: longer than sync_timeout_s
+        if m.check_stragglers(it):
+            stops.append(it)
+    core = Detector.core()
+    result = {"stops": stops, "active": m.active, "sum": t.item(),
+              "detector_on": core is not None and core.enabled,
+              "seconds": time.monotonic() - start}
+    m.shutdown()
+    return result
+
+
+@pytest.mark.multirank
+@pytest.mark.parametrize("how", ["stall", "fail"])
+def test_one_ranks_stall_or_failure_leaves_the_job_running_and_every_rank_off(how):
+    results = run_ranks(_manager_fault, 3, how, timeout_s=150)
+    for result in results:
+        assert result["sum"] == 3.0 and result["stops"] == [], results  # the normal result
+        # The manager is off on every rank for the rest of the run (docs/integrations.md).
+        assert not result["active"] and not result["detector_on"], results
+        assert result["seconds"] < 30, results  # far from the old 60 s process-group timeout

@@ -1,7 +1,10 @@
-"""An HTTP server that cannot harm the process it lives in: a fixed pool of worker threads, a
-bounded queue of accepted connections, an idle timeout per connection and a deadline per request.
+"""The package's one HTTP server: it cannot harm the process it lives in (a fixed pool of
+worker threads, a bounded queue of accepted connections, an idle timeout per connection and a
+deadline per request, and nothing left running after `close`).
 
-It knows nothing of what it serves: the request handler class is given to it.
+It knows nothing of what it serves: the request handler class is given to it. The controller
+(`straggler.integrations.controller`) serves its JSON API with it, the Prometheus exporter
+(`straggler.sinks.prometheus`) its ready-made snapshot of the latest report.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from ..._checks import check_int, check_seconds
+from ._checks import check_int, check_seconds
 
 __all__ = ["PooledHTTPServer", "ServerLimits", "quiet_debug", "WORKERS", "MAX_PENDING",
            "IDLE_TIMEOUT_S", "REQUEST_DEADLINE_S", "LISTEN_BACKLOG"]
@@ -45,20 +48,25 @@ class ServerLimits:
     """A connection that sends nothing for this long is closed."""
     request_deadline_s: float = REQUEST_DEADLINE_S
     """A connection still open this long after it was accepted is closed."""
+    max_accept_per_s: float | None = None
+    """Connections accepted per second at most (None: no cap); more wait in the kernel's
+    listen backlog, then are refused by it, at no cost to this process."""
 
     def __post_init__(self) -> None:
         check_int("workers", self.workers)
         check_int("max_pending", self.max_pending)
         check_seconds("idle_timeout_s", self.idle_timeout_s)
         check_seconds("request_deadline_s", self.request_deadline_s)
+        if self.max_accept_per_s is not None:
+            check_seconds("max_accept_per_s", self.max_accept_per_s)
 
 
-def quiet_debug(what: str, exc: BaseException | None = None) -> None:
+def quiet_debug(what: str, exc: BaseException | None = None, who: str = "http") -> None:
     """One debug line, never a traceback: a client's misbehaviour is not the job's problem."""
     if exc is None:
-        log.debug("controller: %s", what)
+        log.debug("%s: %s", who, what)
     else:
-        log.debug("controller: %s: %s: %s", what, type(exc).__name__, exc)
+        log.debug("%s: %s: %s: %s", who, what, type(exc).__name__, exc)
 
 
 class PooledHTTPServer(HTTPServer):
@@ -68,15 +76,21 @@ class PooledHTTPServer(HTTPServer):
     closes it); ``limits.workers`` threads serve the queue. Every connection gets a deadline
     (read from ``clock``, seconds) when it is accepted; the accepting thread's poll loop shuts
     down the sockets past theirs, which also frees a worker stuck on a client that trickles
-    bytes. The idle timeout is the sockets' own (real time).
+    bytes. The idle timeout is the sockets' own (real time). ``name`` names the threads
+    (``straggler-<name>``, ``straggler-<name>-<i>``) and the debug lines.
+
+    `start` runs the accepting loop in its own daemon thread; `close` stops it, closes every
+    connection and joins every thread it started: nothing is left running afterwards.
     """
 
     allow_reuse_address = True
     request_queue_size = LISTEN_BACKLOG  # the listen() backlog
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
-                 limits: ServerLimits, clock: Callable[[], float] = time.monotonic) -> None:
+                 limits: ServerLimits, clock: Callable[[], float] = time.monotonic,
+                 name: str = "http") -> None:
         self.limits = limits
+        self.name = name
         self.idle_timeout_s = limits.idle_timeout_s
         self.request_deadline_s = limits.request_deadline_s
         self._clock = clock
@@ -85,11 +99,41 @@ class PooledHTTPServer(HTTPServer):
         self._deadlines: dict[socket.socket, float] = {}
         self._lock = threading.Lock()
         self._workers: list[threading.Thread] = []  # server_close() runs if binding fails
+        self._acceptor: threading.Thread | None = None
+        self._all_threads: list[threading.Thread] = []
+        self._next_accept_s = 0.0
         super().__init__(address, handler)
-        self._workers = [threading.Thread(target=self._work, name=f"straggler-controller-{i}",
+        self._workers = [threading.Thread(target=self._work, name=f"straggler-{name}-{i}",
                                           daemon=True) for i in range(limits.workers)]
         for worker in self._workers:
             worker.start()
+        self._all_threads = list(self._workers)
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful after binding port 0)."""
+        return int(self.server_address[1])
+
+    def start(self, poll_interval_s: float = 0.2) -> None:
+        """Accept connections in a daemon thread (deadlines are checked every poll)."""
+        if self._acceptor is None:
+            self._acceptor = threading.Thread(target=self.serve_forever,
+                                              kwargs={"poll_interval": poll_interval_s},
+                                              name=f"straggler-{self.name}", daemon=True)
+            self._acceptor.start()
+            self._all_threads.append(self._acceptor)
+
+    def close(self) -> None:
+        """Stop accepting, close every connection, join every thread; idempotent."""
+        acceptor, self._acceptor = self._acceptor, None
+        if acceptor is not None:
+            self.shutdown()  # returns once serve_forever has left its loop
+            acceptor.join(timeout=5.0)
+        self.server_close()
+
+    def threads(self) -> list[threading.Thread]:
+        """The threads this server started that are still alive (none after `close`)."""
+        return [t for t in [*self._all_threads] if t.is_alive()]
 
     def open_connections(self) -> int:
         """Connections accepted and not yet closed (queued or being answered)."""
@@ -97,14 +141,26 @@ class PooledHTTPServer(HTTPServer):
             return len(self._deadlines)
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        self._pace()
         with self._lock:
             self._deadlines[request] = self._clock() + self.request_deadline_s
         try:
             self._pending.put_nowait((request, client_address))
         except queue.Full:
             self._release(request)
-            _reject_busy(request)
+            _reject_busy(request, self.name)
             self.shutdown_request(request)
+
+    def _pace(self) -> None:
+        """Sleep (the GIL released) when connections come faster than ``max_accept_per_s``:
+        whatever clients do, this process spends at most that many accepts' work per second."""
+        rate = self.limits.max_accept_per_s
+        if rate is None:
+            return
+        now = time.monotonic()  # real time: this is a sleep, not a deadline
+        self._next_accept_s = max(self._next_accept_s, now - 1.0) + 1.0 / rate  # 1 s of burst
+        if self._next_accept_s > now:
+            time.sleep(min(self._next_accept_s - now, 1.0 / rate))
 
     def _work(self) -> None:
         while True:
@@ -136,26 +192,31 @@ class PooledHTTPServer(HTTPServer):
                 _shutdown_quietly(sock)
         if late:
             quiet_debug(f"closed {len(late)} connection(s) past the "
-                        f"{self.request_deadline_s:g} s deadline")
+                        f"{self.request_deadline_s:g} s deadline", who=self.name)
 
     def handle_error(self, request: Any, client_address: Any,
                      exc: BaseException | None = None) -> None:
         """One debug line instead of socketserver's traceback on stderr."""
-        quiet_debug(f"connection from {client_address} failed", exc)
+        quiet_debug(f"connection from {client_address} failed", exc, who=self.name)
 
     def server_close(self) -> None:
         super().server_close()
+        workers, self._workers = self._workers, []  # a second call has nothing to stop
         with self._lock:
             for sock in self._deadlines:
                 _shutdown_quietly(sock)
             self._deadlines.clear()
-        for _ in self._workers:
+        while True:  # connections still queued: never served
             try:
-                self._pending.put(None, timeout=1.0)
-            except queue.Full:
+                item = self._pending.get_nowait()
+            except queue.Empty:
                 break
-        for worker in self._workers:
-            worker.join(timeout=1.0)
+            if item is not None:
+                self.shutdown_request(item[0])
+        for _ in workers:
+            self._pending.put(None)  # a worker takes each: none blocks for long
+        for worker in workers:
+            worker.join(timeout=5.0)
 
 
 def _shutdown_quietly(sock: socket.socket) -> None:
@@ -163,9 +224,9 @@ def _shutdown_quietly(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def _reject_busy(sock: socket.socket) -> None:
+def _reject_busy(sock: socket.socket, name: str) -> None:
     """Answer 503 on a connection that will not be served, without ever blocking."""
-    body = json.dumps({"error": "the controller is busy; try again in a few seconds"}).encode()
+    body = json.dumps({"error": f"the {name} is busy; try again in a few seconds"}).encode()
     head = (f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body) + 1}\r\nConnection: close\r\n\r\n").encode()
     try:
@@ -173,4 +234,4 @@ def _reject_busy(sock: socket.socket) -> None:
         sock.send(head + body + b"\n")
     except OSError:
         pass
-    quiet_debug("busy: a connection was answered 503")
+    quiet_debug("busy: a connection was answered 503", who=name)

@@ -1,0 +1,62 @@
+"""Reports on time whatever the step time does, and early reports for suspects (gloo ranks).
+
+The report interval is counted in iterations; the deadline (straggler/dist/deadline.py) keeps
+reports coming when steps slow down 100x, with no collective per step. Time bounds here are the
+feature under test, with wide slack for a loaded machine: without the deadline the gap after
+the slowdown would be ~100 report intervals.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from _multirank import run_ranks
+
+pytestmark = [pytest.mark.multirank, pytest.mark.timeout(240)]
+
+INTERVAL_S = 1.0
+
+
+def _jump(rank, world_size, first_step_s, fast_s, slow_s, phase_s):
+    import torch
+    import torch.distributed as dist
+
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=INTERVAL_S, comm_timeout_s=60, telemetry=False)
+    core = Detector.core()
+    times, start = [], None
+    step_s = first_step_s  # a long first step (compilation, a cold cache)
+    it = 0
+    while start is None or time.monotonic() - start < 2 * phase_s:
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(step_s)
+        t = torch.ones(1)
+        dist.all_reduce(t)  # lockstep, like data-parallel training
+        if start is None:
+            start = time.monotonic()
+        step_s = fast_s if time.monotonic() - start < phase_s else slow_s
+        Detector.generate_report_if_interval_elapsed()
+        if Detector.is_interval_elapsed():
+            times.append((time.monotonic() - start, core.cycle.tracker.current_iter))
+        it += 1
+    result = {"reports": times, "enabled": core.enabled, "iterations": it,
+              "collectives": dict(core.comm.calls),
+              "deadline": core.cycle.deadline.triggered}
+    Detector.shutdown()
+    return result
+
+
+def test_reports_keep_their_interval_when_steps_get_100x_slower():
+    results = run_ranks(_jump, 2, 0.8, 0.0005, 0.05, 3.0, timeout_s=180)
+    reports = results[0]["reports"]
+    assert [it for _, it in reports] == [it for _, it in results[1]["reports"]]  # same iterations
+    assert all(r["enabled"] for r in results)
+    times = [t for t, _ in reports]
+    # The first report counts from the end of the (long) first step.
+    gaps = [b - a for a, b in zip([0.0, *times], times, strict=False)]
+    assert times and times[-1] > 3.0 + INTERVAL_S, reports  # reports after the slowdown
+    # 1.5x the interval is the target; +1 s of slack for a loaded machine (100x would be ~100 s).
+    assert max(gaps) < 1.5 * INTERVAL_S + 1.0, reports
+    assert results[0]["deadline"] >= 1  # the slowdown's reports came from the deadline
