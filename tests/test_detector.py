@@ -105,7 +105,9 @@ def test_a_healthy_one_rank_run_after_a_fast_warm_up_is_not_confirmed():
                 time.sleep(0.002 if window == 0 else 0.010)  # 5x slower steady state
         report = Detector.generate_report()
         nvrx_flagged.append(report.identify_stragglers()["straggler_sections_individual"])
-        flagged.append(report.robust_section_individual_scores["forward"][0] < 0.75)
+        # NVRx's score is about 0.2 (2 ms warm-up, 10 ms steps); ours about 1. The bound leaves
+        # room for a loaded machine's slow report (sleeps only overshoot).
+        flagged.append(report.robust_section_individual_scores["forward"][0] < 0.5)
         flagged.append(report.confirmed)
     assert len(flagged) == 12 and not any(flagged), flagged
     assert all(nvrx_flagged[1:]) and not nvrx_flagged[0], nvrx_flagged
