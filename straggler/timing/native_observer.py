@@ -64,7 +64,8 @@ class ObserverStatus:
 
 
 _lock = threading.Lock()
-_loaded: tuple[ModuleType | None, ObserverStatus] | None = None  # final: native, or build failed
+# The final answer of this process, once known (native, or building was tried): {"": answer}.
+_resolved: dict[str, tuple[ModuleType | None, ObserverStatus]] = {}
 
 
 def load(build: bool = True) -> ModuleType | None:
@@ -80,19 +81,18 @@ def status(build: bool = False) -> ObserverStatus:
 
 
 def _resolve(build: bool) -> tuple[ModuleType | None, ObserverStatus]:
-    global _loaded
     with _lock:
-        if _loaded is not None:
-            return _loaded
+        if "" in _resolved:
+            return _resolved[""]
         import torch
 
         module, why_not = _installed(torch.__version__)
         if module is not None:
-            _loaded = module, ObserverStatus(True, "installed", str(module.__file__))
-            return _loaded
-        result = _from_cache(torch, why_not, build)
+            result = module, ObserverStatus(True, "installed", str(module.__file__))
+        else:
+            result = _from_cache(torch, why_not, build)
         if result[0] is not None or build:  # final: loaded, or building was tried
-            _loaded = result
+            _resolved[""] = result
         return result
 
 

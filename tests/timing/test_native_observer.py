@@ -19,7 +19,7 @@ from straggler.timing import native_observer as no
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
     """A process that has not resolved its observer yet, with an empty cache."""
-    monkeypatch.setattr(no, "_loaded", None)
+    monkeypatch.setattr(no, "_resolved", {})
     monkeypatch.setenv("STRAGGLER_CACHE_DIR", str(tmp_path / "cache"))
     if "straggler._ops" in sys.modules:
         monkeypatch.setitem(sys.modules, "straggler._ops", sys.modules["straggler._ops"])
