@@ -31,13 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import simulator
 
 
-def report_times(world: int, timers: int, reports: int, policy: bool
+def report_times(world: int, timers: int, reports: int, policy: bool, waits: bool = False
                  ) -> tuple[float, float, float, dict, dict, float]:
     """Rank-0 ms of steady-state reports (median, best), first-report ms, steady and first
-    bytes per rank, and the median ms spent in the policy (NaN without one)."""
+    bytes per rank, and the median ms spent in the policy (NaN without one). ``waits``: every
+    rank also sends its collective waits and rank 0 attributes them (docs/culprits.md)."""
     import straggler.reporting.generator as reporting
 
-    sim = simulator.SimWorld(world, policy=policy)
+    sim = simulator.SimWorld(world, policy=policy, waits=waits)
     sc = simulator.scenario("slow20")
     times, first_ms, first_bytes, steady_bytes = [], 0.0, {}, {}
     policy_ms: list[float] = []
@@ -128,12 +129,31 @@ def memory_policy(world: int, reports: int) -> int:
     return held
 
 
+def waits_table(worlds: Sequence[int], reports: int) -> None:
+    """Rank-0 report time without and with collective waits, in the same run."""
+    print("Rank-0 ms of a report with the default policy and 100 GPU timers, without and with "
+          "collective waits (each rank sends its packed waits of 3 groups; rank 0 attributes "
+          "them): median / best of the steady-state reports, both in the same run.\n")
+    print("| ranks | without waits | with waits | ratio (medians) | bytes per rank (with) |")
+    print("|---|---|---|---|---|")
+    for world in worlds:
+        off, off_best, _, _, _, _ = report_times(world, 100, reports, True, waits=False)
+        on, on_best, _, steady, _, _ = report_times(world, 100, reports, True, waits=True)
+        print(f"| {world:,} | {off:.1f} / {off_best:.1f} | {on:.1f} / {on_best:.1f} | "
+              f"{on / off:.2f} | {sum(steady.values()):,} |", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Report time, bytes and memory at scale")
     parser.add_argument("--quick", action="store_true", help="1k ranks only, few reports")
     parser.add_argument("--reports", type=int, default=None)
+    parser.add_argument("--waits-only", action="store_true",
+                        help="only the table of collective waits (with vs without)")
     args = parser.parse_args(argv)
     worlds = (1024,) if args.quick else (1024, 4096, 16384)
+    if args.waits_only:
+        waits_table(worlds, args.reports or 5)
+        return 0
     reports = args.reports or (3 if args.quick else 5)
     t0 = time.perf_counter()
     print(f"## Scale ({platform.processor() or platform.machine()}, Python "

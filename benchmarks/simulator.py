@@ -293,6 +293,29 @@ def node_name(rank: int) -> str:
     return f"node{rank // GPUS_PER_NODE:04d}"
 
 
+def simulated_waits(world: int, slow: int = 5, seed: int = 0) -> np.ndarray:
+    """Every rank's packed collective waits (`straggler.analysis.waits.pack`) for a window of
+    100 steps of a job with the world group, tensor-parallel groups of 8 and data-parallel
+    groups (same index in the TP group), where rank ``slow`` is 20 ms late at each step."""
+    from straggler.analysis.waits import pack
+
+    rng = np.random.default_rng(seed)
+    n = 100
+    rows = []
+    for r in range(world):
+        groups = []
+        for name in ("world", f"tp{r // 8}", f"dp{r % 8}"):
+            waits = rng.lognormal(np.log(2e-4), 0.5, n)
+            if r != slow and (name == "world" or name == f"tp{slow // 8}"
+                              or name == f"dp{slow % 8}"):
+                waits = waits + 0.02
+            hist = np.bincount(np.minimum(1 + np.floor(np.log2(waits * 1e6)), 31).astype(int),
+                               minlength=32)
+            groups.append((name, n, float(waits.sum()), float(waits.min()), hist))
+        rows.append(pack(groups, 10.0))
+    return np.stack(rows)
+
+
 class SimComm:
     """`straggler.dist.comm.Comm` as seen from group rank 0 of a simulated world.
 
@@ -323,6 +346,7 @@ class SimComm:
         self._gpu_best: np.ndarray | None = None
         self._reference: np.ndarray | None = None  # the generator's relative reference
         self._reference_min: np.ndarray | None = None  # NVRx's (the smallest median)
+        self.waits: np.ndarray | None = None  # packed collective waits per rank, or None
 
     # The matrices of this report, columns in the generator's id order.
     def _id_matrix(self) -> tuple[np.ndarray, list[int], list[int]]:
@@ -427,6 +451,8 @@ class SimComm:
                 put(tail + 1 + n_sec, tail + 2 + n_sec, ref[sec_cols][None, :],
                     ref[gpu_cols][None, :])
         rows[:, 2 + 2 * n_sec + np.asarray(sec_cols)] = s.section_med
+        if self.waits is not None:
+            rows[:, -self.waits.shape[1]:] = self.waits
         _check_same("gather", rows[0], t.numpy())
         rows[0] = t.numpy()
         out = [torch.from_numpy(row) for row in rows]
@@ -462,10 +488,13 @@ class SimWorld:
     """
 
     def __init__(self, world: int, policy: Any = None, roles: Mapping[int, Any] | None = None,
-                 relative_reference: str = "min", individual_window: int = 20) -> None:
+                 relative_reference: str = "min", individual_window: int = 20,
+                 waits: bool = False) -> None:
         from straggler.reporting.generator import ReportGenerator
 
         self.comm = SimComm(world, individual_window)
+        # Collective waits (docs/culprits.md): each rank's packed row, fixed over reports.
+        self.comm.waits = simulated_waits(world) if waits else None
         self.generator = ReportGenerator("all", True, node_name=node_name(0), comm=self.comm,
                                          relative_reference=relative_reference,
                                          individual_window=individual_window,
@@ -478,8 +507,9 @@ class SimWorld:
         self.comm.sample = sample
         sim_before = self.comm.sim_ns
         t0 = time.perf_counter_ns()
+        waits = None if self.comm.waits is None else self.comm.waits[0]
         report = self.generator.generate_report(sample.section_summaries(0),
-                                                sample.gpu_summaries(0))
+                                                sample.gpu_summaries(0), waits=waits)
         self.last_rank0_ns = time.perf_counter_ns() - t0 - (self.comm.sim_ns - sim_before)
         return report
 

@@ -9,6 +9,7 @@ variable is one more `EnvVar` here, added to `VARIABLES`.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from typing import Any, Generic, TypeVar
 
 __all__ = ["EnvVar", "VARIABLES", "DISABLE", "REPORT_LOG", "REPORT_LOG_MAX_BYTES",
            "REPORT_LOG_BACKUPS", "PROMETHEUS_PORT", "PROMETHEUS_ADDR", "LIBCUDA", "LIBNVML",
-           "FT_STATE", "flag", "integer", "text"]
+           "FT_STATE", "RUN_ID", "CONTROLLER_TOKEN", "CONTROLLER_TOKEN_DIR", "AUTO",
+           "REPORT_INTERVAL", "STEP", "QUIET", "COMM_TIMEOUT", "STEP_MODES", "choice", "flag",
+           "integer", "seconds", "text"]
 
 T = TypeVar("T")
 
@@ -45,6 +48,30 @@ def integer(low: int, high: int | None = None) -> Callable[[str, str], int]:
         if value is None or value < low or (high is not None and value > high):
             what = f"between {low} and {high}" if high is not None else f">= {low}"
             raise ValueError(f"`{name}={raw!r}` must be an integer {what}")
+        return value
+    return parse
+
+
+def seconds(allow_zero: bool = False) -> Callable[[str, str], float]:
+    """A parser of a finite number of seconds, > 0 (>= 0 with `allow_zero`)."""
+    def parse(name: str, raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            what = "a number of seconds >= 0" if allow_zero else "a positive number of seconds"
+            raise ValueError(f"`{name}={raw!r}` must be {what}")
+        return value
+    return parse
+
+
+def choice(*options: str) -> Callable[[str, str], str]:
+    """A parser of one of `options` (any case)."""
+    def parse(name: str, raw: str) -> str:
+        value = raw.lower()
+        if value not in options:
+            raise ValueError(f"`{name}={raw!r}` must be one of {', '.join(options)}")
         return value
     return parse
 
@@ -100,7 +127,37 @@ LIBNVML: EnvVar[str | None] = EnvVar(
     "STRAGGLER_LIBNVML", text, None, "the NVML library to load (read by straggler._core)")
 FT_STATE: EnvVar[str | None] = EnvVar(
     "STRAGGLER_FT_STATE", text, None, "the FT bridge's state file or directory (docs/ft.md)")
+RUN_ID: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_RUN_ID", text, None,
+    "the run id in every report log record (default: torchrun's TORCHELASTIC_RUN_ID)")
+CONTROLLER_TOKEN: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_CONTROLLER_TOKEN", text, None,
+    "the HTTP controller's token (default: one generated per job, in a private file)")
+CONTROLLER_TOKEN_DIR: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_CONTROLLER_TOKEN_DIR", text, None,
+    "where generated controller tokens are written (default $XDG_RUNTIME_DIR/straggler)")
+
+# The zero-code attach (straggler/attach/, docs/attach.md); `straggler run` sets them.
+AUTO: EnvVar[bool] = EnvVar(
+    "STRAGGLER_AUTO", flag, False,
+    "1: attach the detector to every Python process that calls init_process_group "
+    "(docs/attach.md)")
+REPORT_INTERVAL: EnvVar[float] = EnvVar(
+    "STRAGGLER_REPORT_INTERVAL", seconds(allow_zero=True), 60.0,
+    "attached jobs: seconds between reports (0: every step)")
+#: The attach's step boundary: the optimizer's step, else (no optimizer stepped yet) every
+#: collective on the default group; or only one of the two.
+STEP_MODES = ("auto", "optimizer", "collective")
+STEP: EnvVar[str] = EnvVar(
+    "STRAGGLER_STEP", choice(*STEP_MODES), "auto",
+    "attached jobs: the step boundary, auto/optimizer/collective")
+QUIET: EnvVar[bool] = EnvVar(
+    "STRAGGLER_QUIET", flag, False, "attached jobs: no per-report line on stderr")
+COMM_TIMEOUT: EnvVar[float] = EnvVar(
+    "STRAGGLER_COMM_TIMEOUT", seconds(), 120.0,
+    "attached jobs: timeout of the detector's own collectives (s)")
 
 VARIABLES: tuple[EnvVar[Any], ...] = (
     DISABLE, REPORT_LOG, REPORT_LOG_MAX_BYTES, REPORT_LOG_BACKUPS, PROMETHEUS_PORT,
-    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE)
+    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, RUN_ID, CONTROLLER_TOKEN, CONTROLLER_TOKEN_DIR,
+    AUTO, REPORT_INTERVAL, STEP, QUIET, COMM_TIMEOUT)

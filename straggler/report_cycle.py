@@ -69,6 +69,9 @@ class ReportCycle:
         self.telemetry = telemetry
         self.observers = observers
         self.on_report: Callable[[], object] | None = None  # after each report (FT timeouts)
+        # Collective waits ride on the report's gather (docs/culprits.md); None: not sent.
+        self.collective_waits = options.collective_waits
+        self._waits_since_s = time.monotonic()
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
             self.reporter = ReportGenerator(options.scores_to_compute, options.gather_on_rank0,
@@ -199,7 +202,8 @@ class ReportCycle:
             # (-1: none yet) rides along, the group's MAX comes back in last_extra_max.
             wish = self.tracker.local_estimate()
             extra = [wish if math.isfinite(wish) else -1.0]
-        report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra)
+        report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra,
+                                               waits=self._waits())
         report = self.annotator(report)  # GPU identities and causes (collective)
         # Agreed on every rank before anything else can fail: a rank that fails later in this
         # report still holds the same decision as its peers.
@@ -228,6 +232,20 @@ class ReportCycle:
         if self.on_report is not None:
             self.on_report()  # learns FT timeouts; never raises
         return report
+
+    def _waits(self) -> Any:
+        """This window's collective waits (`straggler.analysis.waits.pack`), or None when
+        collectives are not observed; the window restarts."""
+        if not self.collective_waits:
+            return None
+        from .analysis.waits import pack
+        from .timing import collectives
+
+        now = time.monotonic()
+        window_s, self._waits_since_s = now - self._waits_since_s, now
+        groups = collectives.take_window()
+        return pack([(g.group, g.count, g.wait_sum_s, g.wait_min_s, g.histogram)
+                     for g in groups if g.size > 1], window_s)
 
     def _agree_decision(self, report: Any) -> Decision:
         """The decision of this report, the same on every rank (collective when reports
@@ -276,6 +294,16 @@ class ReportCycle:
             return self.generate_report("Detector.generate_report_if_interval_elapsed() on "
                                         f"iteration {self.tracker.current_iter}")
         return None
+
+    def restart_interval(self) -> None:
+        """Measure the report interval again from the next iteration (the steps changed kind,
+        e.g. the attach's boundary moved to the optimizer). Call on every rank at the same
+        iteration; the iteration count goes on."""
+        old = self.tracker
+        self.tracker = ReportIntervalTracker(
+            old.time_interval_s, old.profiling_interval,
+            reduce_max=self._reduce_max if self.agree_by_comm else None)
+        self.tracker.current_iter = old.current_iter
 
     def _start(self) -> None:
         """The first call, on every rank: agree on the iteration count (ranks restored from a

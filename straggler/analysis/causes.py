@@ -44,6 +44,12 @@ class Cause(str, enum.Enum):
     """GPU timers slow but the probe shows a GPU as fast as its peers: the rank has more work."""
     HOST_SIDE = "host_side"
     """Section (host) time slow while the rank's GPU timers are normal: CPU, data, Python."""
+    LATE_OUTSIDE_COMPUTE = "late_outside_compute"
+    """The job waits for this rank at its collectives (`Report.culprits`) while its compute
+    (GPU timers, sections) is as fast as its peers': the time goes outside the measured compute
+    (data loading, Python between sections, a host pause)."""
+    WAITING_FOR_PEERS = "waiting_for_peers"
+    """Slow scores explained by waiting at collectives for a culprit: a victim, not a cause."""
     UNKNOWN = "unknown"
     """Not enough evidence for any rule above (e.g. no GPU timers and no telemetry)."""
 
@@ -128,17 +134,61 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ..."), quoted by the evidence when it matters; a rank not in it gets the possible reasons.
     """
     ranks = set(flagged) if flagged is not None else flagged_ranks(report, threshold)
+    culprits = {c.rank: c for c in getattr(report, "culprits", ()) or ()}
+    ranks |= set(culprits)
     telemetry: Mapping[int, Mapping[str, float]] = getattr(report, "rank_telemetry", {}) or {}
     gpus: Mapping[int, Any] = getattr(report, "gpus", {}) or {}
     out = {}
     for rank in sorted(ranks):
         healthy = [t for r, t in telemetry.items() if r != rank and r not in ranks]
         peers = healthy or [t for r, t in telemetry.items() if r != rank]
-        cause, evidence, values = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
-                                                 (probe or {}).get(rank), rules,
-                                                 (no_gpu_timers or {}).get(rank))
+        found = _waits_rule(report, rank, culprits, rules)
+        if found is None:
+            found = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
+                                   (probe or {}).get(rank), rules,
+                                   (no_gpu_timers or {}).get(rank))
+        cause, evidence, values = found
         out[rank] = Diagnosis(rank, cause, evidence, values, gpus.get(rank))
     return out
+
+
+def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules
+                ) -> tuple[Cause, str, dict[str, float]] | None:
+    """The collective-waits evidence (docs/culprits.md), or None to use the other rules.
+
+    A culprit whose compute scores are normal (or absent) is late outside its compute; a
+    flagged rank that is no culprit but waited at collectives at least twice as long as it
+    made others wait, in a report with culprits, is slow because it waited for them.
+    """
+    gpu_score, sec_score, sec_name = _scores(report, rank)
+    compute_slow = any(_finite(x) and x < rules.slow_score for x in (gpu_score, sec_score))
+    values: dict[str, float] = {"gpu_score": gpu_score, "section_score": sec_score}
+    waits = (getattr(report, "waits", {}) or {}).get(rank)
+    culprit = culprits.get(rank)
+    if culprit is not None:
+        if compute_slow:
+            return None  # its compute explains it: the other rules say why
+        groups = "; ".join(f"{g.label} ({g.late_share:.0%} last)" for g in culprit.groups[:3])
+        values.update({"time_lost_s": culprit.time_lost_s, "share": culprit.share})
+        return (Cause.LATE_OUTSIDE_COMPUTE,
+                f"its peers lost {culprit.time_lost_s:.3g} s ({culprit.share:.1%} of the job's "
+                f"time) waiting for it at collectives in {groups}, while its compute scores are "
+                f"normal (GPU {_fmt(gpu_score)}, sections {_fmt(sec_score)}): the time goes "
+                "outside the measured compute (data loading, Python between sections, a host "
+                "pause)", values)
+    if culprits and waits is not None and waits.waited_s > 0 \
+            and waits.waited_s >= 2 * waits.time_lost_s:
+        names = ", ".join(str(r) for r in sorted(culprits)[:5])
+        values.update({"waited_s": waits.waited_s})
+        return (Cause.WAITING_FOR_PEERS,
+                f"it waited {waits.waited_s:.3g} s at collectives for rank(s) {names}; its slow "
+                f"scores ({sec_name or 'GPU'}) include those waits: a victim, not a cause",
+                values)
+    return None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}" if _finite(x) else "-"
 
 
 # -- the rules -------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
     straggler doctor                       what this host offers (CUDA, NVML, torch, env)
     straggler build-ops                    build the native op observer for this torch now
     straggler demo [DEMO ARGS]             the README demo (examples/demo.py)
+    straggler run [OPTIONS] -- COMMAND...  run an unchanged training command, attached
+    straggler env [OPTIONS]                the attach's variables, as shell export lines
 
 Exit status: 0 on success, 1 on an error (the message names the file, or ``FILE:LINE``), 2 on
 bad arguments (argparse), 141 (as a process killed by SIGPIPE) when the reader of the output
@@ -80,6 +82,25 @@ def _parser() -> argparse.ArgumentParser:
                                "cache (if the package has none for it) and say which observer "
                                "the detector gets; exits 1 when it is not the native one.")
 
+    r = sub.add_parser("run", help="run an unchanged training command with straggler detection",
+                       description="Run COMMAND (e.g. `torchrun --nproc-per-node 4 train.py`) "
+                                   "with the detector attached to every worker: no change to "
+                                   "the script (docs/attach.md). COMMAND's exit status is "
+                                   "returned unchanged.")
+    from .run import add_arguments
+
+    add_arguments(r)
+    r.add_argument("--no-summary", action="store_true",
+                   help="no summary of --report-log on stderr after COMMAND ended")
+    r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
+                   help="the command to run, after `--`")
+
+    e = sub.add_parser("env", help="the attach's variables as shell export lines",
+                       description="Print `export NAME=VALUE` lines that attach the detector "
+                                   "to every Python process started in this shell "
+                                   "(`eval \"$(straggler env ...)\"; srun python train.py`).")
+    add_arguments(e)
+
     d = sub.add_parser("demo", help="run the README demo (4 CPU ranks, one slowed)",
                        description="Run examples/demo.py; arguments after `demo` go to it "
                                    "(`straggler demo --help` shows them).", add_help=False)
@@ -92,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["demo"]:  # everything after `demo` is the demo's, in order
         args = argparse.Namespace(command="demo", demo_args=argv[1:])
+    elif argv[:1] == ["run"] and "--" in argv:  # options before `--`, the command after it
+        cut = argv.index("--")
+        args = _parser().parse_args(argv[:cut])
+        args.cmd = argv[cut + 1:]
     else:
         args = _parser().parse_args(argv)
     try:
@@ -116,6 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .doctor import run_build_ops
 
             return run_build_ops()
+        if args.command == "run":
+            from .run import run_attached
+
+            return run_attached(args)
+        if args.command == "env":
+            from .run import print_env
+
+            return print_env(args)
         from .demo import run_demo
 
         return run_demo(args.demo_args)

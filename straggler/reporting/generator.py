@@ -23,6 +23,8 @@ from .._log import WarnOnce
 from ..analysis import scoring
 from ..analysis.policy import make_policy
 from ..analysis.statistics import Statistic
+from ..analysis.waits import WIDTH as WAITS_WIDTH
+from ..analysis.waits import attribute as attribute_waits
 from ..dist.comm import Comm
 from .annotation import apply_policy
 from .layout import RankScores, pack, present, unpack
@@ -110,8 +112,8 @@ class ReportGenerator:
     ``all_gather_object`` of those names and the node names; one all_reduce(MIN) of
     ``3 * (sections + GPU timers)`` floats (``"median"``: an all_gather of
     ``sections + GPU timers`` floats instead); one gather of the scores to the first rank
-    (`straggler.reporting.layout`). Individual scores without gathering and without ``extra``
-    need no communication at all.
+    (`straggler.reporting.layout`; plus `straggler.analysis.waits.WIDTH` floats with ``waits``).
+    Individual scores without gathering and without ``extra`` need no communication at all.
 
     The name registry stays about as large as the names in use: the MAX reduction also carries
     each rank's count of names in this report, and when the registry holds more than
@@ -187,13 +189,17 @@ class ReportGenerator:
 
     def generate_report(self, section_summaries: Summaries, kernel_summaries: Summaries,
                         telemetry: Sequence[float] | None = None,
-                        extra: Sequence[float] | None = None) -> Report | None:
+                        extra: Sequence[float] | None = None,
+                        waits: Sequence[float] | None = None) -> Report | None:
         """Scores for this report interval; every rank of the group calls it together.
 
         ``section_summaries`` and ``kernel_summaries`` (NVRx's names; ours are GPU timers) map
         timer names to statistics in ms (GPU timers whose name marks communication are dropped
         first). ``telemetry`` holds one value
         per ``telemetry_fields`` entry (NaN: absent) and lands in ``Report.rank_telemetry``.
+        ``waits``: this rank's collective waits (`straggler.analysis.waits.pack`, every rank
+        passes them or none does); when gathering they become ``Report.waits`` and
+        ``Report.culprits`` (`straggler.analysis.waits.attribute`).
         Returns None on all but the first rank when gathering. A collective error propagates;
         the generator refuses further use after one, since its peers' state is then unknown.
         """
@@ -217,7 +223,8 @@ class ReportGenerator:
                             "report (no detection_section entries or GPU timers); its scores are "
                             "NaN", self._global_rank)
         try:
-            return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns)
+            waits_vec = None if waits is None else self._vector("waits", waits, WAITS_WIDTH)
+            return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec)
         except BaseException:
             self._broken = True
             raise
@@ -277,7 +284,8 @@ class ReportGenerator:
         return vec
 
     def _generate(self, sections: dict, gpus: dict, telemetry: np.ndarray,
-                  extra: np.ndarray | None, start_ns: int) -> Report | None:
+                  extra: np.ndarray | None, start_ns: int,
+                  waits: np.ndarray | None = None) -> Report | None:
         sec_names, gpu_names = list(sections), list(gpus)
         # A missing statistic is NaN (numpy turns None into NaN in a float64 array).
         med, num, avg = Statistic.MED, Statistic.NUM, Statistic.AVG
@@ -346,12 +354,18 @@ class ReportGenerator:
 
         ids = np.array([self.names.section_ids[n] for n in sec_names], dtype=np.int64)
         row = pack(sc, ids, len(self.names.section_ids), sec_med, telemetry)
+        if waits is not None:  # a fixed-size block at the end (docs/culprits.md)
+            row = np.concatenate([row, waits])
         gathered = self.comm.gather_to_first(torch.from_numpy(row))
         if gathered is None:
             return None
         ranks = self.comm.global_ranks
+        rows = torch.stack(gathered).numpy()
+        if waits is not None:
+            local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks)
+            rows = rows[:, :-WAITS_WIDTH]
         report = Report(
-            **unpack(torch.stack(gathered).numpy(), ranks, self.names.section_ids,
+            **unpack(rows, ranks, self.names.section_ids,
                      self.telemetry_fields, relative, self.is_computing_indiv_scores),
             rank_to_node={r: self.names.nodes.get(r, "<unknown>") for r in ranks},
             generate_report_elapsed_time=_elapsed_ms(start_ns), **local)

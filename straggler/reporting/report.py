@@ -15,6 +15,7 @@ from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
 from ..analysis.statistics import Statistic
+from ..analysis.waits import Culprit, RankWaits
 from .decision import below as _below  # the one threshold rule
 
 __all__ = ["Report", "StragglerId", "identify_stragglers"]
@@ -103,6 +104,12 @@ class Report:
       scores against the best median of the last ``individual_window`` reports that
       ``individual_support`` of them reached, so one fast report (a warm-up) is never the
       reference and a fast outlier leaves the window (docs/scores.md).
+    - ``waits``: global rank -> `straggler.analysis.waits.RankWaits`: its collectives in the
+      window, the time it waited for others, the time its peers lost waiting for it, how often it
+      arrived last. Empty without collective observation or without gathering.
+    - ``culprits``: the ranks the job waits for (`straggler.analysis.waits.Culprit`: time lost,
+      share of the job's time, the groups where it made the others wait), most costly first;
+      `culprit_ranks` is their set. See docs/culprits.md.
     """
 
     gpu_relative_perf_scores: Mapping[int, float]
@@ -129,6 +136,13 @@ class Report:
     robust_gpu_individual_scores: Mapping[int, float] = field(default_factory=dict)
     robust_section_individual_scores: Mapping[str, Mapping[int, float]] = field(
         default_factory=dict)
+    waits: Mapping[int, RankWaits] = field(default_factory=dict)
+    culprits: tuple[Culprit, ...] = ()
+
+    @property
+    def culprit_ranks(self) -> frozenset[int]:
+        """The global ranks the job waits for (``culprits``), for the verdict policy."""
+        return frozenset(c.rank for c in self.culprits)
 
     def identify_stragglers(self, gpu_rel_threshold: float = 0.75,
                             section_rel_threshold: float = 0.75,

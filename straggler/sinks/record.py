@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import _env
+
 __all__ = ["ENV_RUN_ID", "READ_VERSIONS", "SCHEMA", "SCHEMA_VERSION", "ReportContext",
            "default_run_id", "report_record"]
 
@@ -26,14 +28,13 @@ SCHEMA_VERSION = 2
 """Version 2 adds ``run_id`` (docs/reportlog.md)."""
 READ_VERSIONS = (1, 2)
 """Versions the readers accept (a version 1 record has no run id: its run reads as "")."""
-ENV_RUN_ID = "STRAGGLER_RUN_ID"
+ENV_RUN_ID = _env.RUN_ID.name
 
 
 def default_run_id() -> str:
     """The run id of this job: ``$STRAGGLER_RUN_ID``, else torchrun's ``$TORCHELASTIC_RUN_ID``
     (the same on every rank, and across a job's restarts), else a fresh random id."""
-    for name in (ENV_RUN_ID, "TORCHELASTIC_RUN_ID"):
-        value = os.environ.get(name, "").strip()
+    for value in (_env.RUN_ID.raw(), os.environ.get("TORCHELASTIC_RUN_ID", "").strip()):
         if value and value != "none":  # torchrun's default --rdzv-id is "none"
             return value[:128]
     return uuid.uuid4().hex[:16]

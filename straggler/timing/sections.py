@@ -11,8 +11,8 @@ the others are timed on the host only and cost what a host section costs.
 
 Each context is specialised for the detector's current state by switching its class (the
 object users hold stays the same): in the common case (detector enabled, no hooks, every entry
-profiled, a compute section) `_HostContext`, `_GpuContext` or `_GpuCaptureContext` (the op
-observer on) run a short path; otherwise (and for an expired section, which the general path
+profiled, a compute section) `_HostContext` or `_GpuContext` (with or without the op
+observer) run a short path; otherwise (and for an expired section, which the general path
 registers again) `SectionContext` runs the general one.
 `Section.specialise` picks the class; the detector calls it whenever that state changes. The
 stream is read once per entry and the stop is recorded on the stream the start used.
@@ -186,7 +186,7 @@ class Section:
         if not fast or tid == UNRESOLVED:
             cls: type = SectionContext  # the general path resolves the timer on first entry
         elif tid >= 0:
-            cls = _GpuCaptureContext if capture else _GpuContext
+            cls = _GpuContext  # with or without the op observer
         else:
             cls = SectionContext if capture else _HostContext
         self.gpu_ctx.__class__ = cls
@@ -318,7 +318,10 @@ def _drop_leaked_entry(owner: SectionOwner, gpu: GpuTimer, s: Section) -> None:
 
 
 class _HostContext(SectionContext):
-    """Short path: host time of every outermost entry; enabled, no hooks, no GPU timer."""
+    """Short path: host time of every outermost entry; enabled, no hooks, no GPU timer.
+
+    Kept because it pays (benchmarks/section_paths.py, same run, 2-core CPU): the general path
+    costs 1.6x this one per entry (1.43x a lean context manager here against 2.46x there)."""
 
     __slots__ = ()
 
@@ -348,8 +351,16 @@ class _HostContext(SectionContext):
 
 
 class _GpuContext(SectionContext):
-    """Short path: host time of every outermost entry, GPU time of every `gpu_interval`-th;
-    enabled, no hooks, no op observer."""
+    """Short path: host time of every outermost entry, GPU time of every `gpu_interval`-th (the
+    op observer, when on, opened inside the GPU timer); enabled, no hooks.
+
+    Why a short path at all (benchmarks/section_paths.py, 2-core CPU, simulated driver, every
+    entry GPU-timed): the general path costs 1.2-1.5x this one per entry (+1.3-1.6 µs of Python
+    on the loaded machine; the H100's event pair is 5.1-5.8 µs, so it would add a fifth or
+    more). One GPU short path serves with and without the op observer (it was two classes):
+    paired against the two, the merged one cost +0.5-0.8 % (noise) with the observer, the
+    product's case, and +5-7 % of the Python (about 0.1 µs here) without it, the degraded case
+    of a failed `_ops` (benchmarks/README.md, "Section short paths")."""
 
     __slots__ = ()
 
@@ -369,80 +380,20 @@ class _GpuContext(SectionContext):
         gpu = self._gpu
         try:
             stream = gpu.stream()
-            if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
-                gpu.engine.start(s.timer_id, stream)
-                s.stream = stream
-                s.profiled = _HOST_GPU
-            else:
-                s.profiled = _HOST
-                s.gpu_left = 0  # the GPU sample is taken on the next entry instead
-        except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
-            s.profiled = 0
-            self._owner.fail(exc)
-            return None
-        s.start_ns = perf_counter_ns()
-        return None
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
-        stop_ns = perf_counter_ns()
-        s = self._s
-        depth = s.depth
-        if depth == 1:
-            mode = s.profiled
-            if mode == _HOST:
-                s.depth = s.profiled = 0
-                if exc_type is None:
-                    s.samples.append(stop_ns - s.start_ns)
-                return False
-            if mode == _HOST_GPU:
-                s.depth = s.profiled = 0
-                try:
-                    self._gpu.engine.stop(s.timer_id, s.stream)
-                except Exception as err:  # noqa: BLE001 - fail open
-                    self._owner.fail(err)
-                    return False
-                if exc_type is None:
-                    s.samples.append(stop_ns - s.start_ns)
-                return False
-        elif depth > 1:
-            s.depth = depth - 1
-            return False
-        return SectionContext.__exit__(self, exc_type, exc, tb)  # entered by another path
-
-
-class _GpuCaptureContext(SectionContext):
-    """Short path of `_GpuContext` with the op observer on: a GPU sample opens it inside the
-    GPU timer; the other entries take the host-only path."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        s = self._s
-        if s.depth:  # nested, or an entry leaked across a report: the general path decides
-            return SectionContext.__enter__(self)
-        s.depth = 1
-        s.thread = _get_ident()
-        left = s.gpu_left
-        if left:  # not a GPU sample: what a host section costs
-            s.gpu_left = left - 1
-            s.profiled = _HOST
-            s.start_ns = perf_counter_ns()
-            return None
-        s.gpu_left = s.gpu_interval - 1
-        gpu = self._gpu
-        try:
-            stream = gpu.stream()
+            cap = gpu.capture
             if stream >= 0:  # -1: a CUDA graph is being captured, no GPU timing
                 gpu.engine.start(s.timer_id, stream)
                 s.stream = stream
                 s.profiled = _HOST_GPU  # so that a failing push() still stops the GPU timer
-                gpu.capture.push()
-                s.profiled = _HOST_GPU_OPS
+                if cap is not None:
+                    cap.push()
+                    s.profiled = _HOST_GPU_OPS
             else:
                 s.gpu_left = 0  # the GPU sample is taken on the next entry instead
                 s.profiled = _HOST
-                gpu.capture.push()
-                s.profiled = _HOST | _OPS
+                if cap is not None:
+                    cap.push()
+                    s.profiled = _HOST | _OPS
         except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
             self._owner.fail(exc)  # the general exit stops what did start
             return None
@@ -466,6 +417,16 @@ class _GpuCaptureContext(SectionContext):
                 try:
                     gpu.capture.pop()
                     gpu.engine.stop(s.timer_id, s.stream)
+                except Exception as err:  # noqa: BLE001 - fail open
+                    self._owner.fail(err)
+                    return False
+                if exc_type is None:
+                    s.samples.append(stop_ns - s.start_ns)
+                return False
+            if mode == _HOST_GPU:  # no op observer
+                s.depth = s.profiled = 0
+                try:
+                    self._gpu.engine.stop(s.timer_id, s.stream)
                 except Exception as err:  # noqa: BLE001 - fail open
                     self._owner.fail(err)
                     return False

@@ -24,15 +24,17 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
+
+from ... import _env
 from http import HTTPStatus
 from pathlib import Path
 
 __all__ = ["ENV_TOKEN", "ENV_TOKEN_DIR", "Denied", "RequestGuard", "new_token", "remove_token_file",
            "token_file_path", "write_token_file"]
 
-ENV_TOKEN = "STRAGGLER_CONTROLLER_TOKEN"
+ENV_TOKEN = _env.CONTROLLER_TOKEN.name
 """A token chosen by the user (every rank may have it; only the reporting rank serves)."""
-ENV_TOKEN_DIR = "STRAGGLER_CONTROLLER_TOKEN_DIR"
+ENV_TOKEN_DIR = _env.CONTROLLER_TOKEN_DIR.name
 """Where generated token files go (default: ``$XDG_RUNTIME_DIR/straggler``, else
 ``~/.cache/straggler``)."""
 MIN_TOKEN_CHARS = 16
@@ -56,7 +58,7 @@ def check_token(token: str, source: str) -> str:
 def token_file_path(port: int, directory: str | os.PathLike[str] | None = None) -> Path:
     """Where the generated token of the controller on `port` is written."""
     if directory is None:
-        directory = os.environ.get(ENV_TOKEN_DIR, "").strip() or None
+        directory = _env.CONTROLLER_TOKEN_DIR.read()
     if directory is None:
         runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
         directory = (Path(runtime) / "straggler" if runtime and os.path.isdir(runtime)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ... import _env
 from ..._checks import check_int, check_name
 from ..._http import IDLE_TIMEOUT_S, MAX_PENDING, REQUEST_DEADLINE_S, WORKERS, ServerLimits
 from .auth import (
@@ -60,8 +61,8 @@ class StragglerController:
         if token is not None:
             self.token = check_token(token, "token")
             self._token_given = True
-        elif os.environ.get(ENV_TOKEN, "").strip():
-            self.token = check_token(os.environ[ENV_TOKEN].strip(), ENV_TOKEN)
+        elif _env.CONTROLLER_TOKEN.is_set():
+            self.token = check_token(_env.CONTROLLER_TOKEN.raw(), ENV_TOKEN)
             self._token_given = True
         else:
             self.token = new_token()

@@ -1,0 +1,272 @@
+"""Who the job waits for: each rank's waits at collectives, read the other way round.
+
+Within one collective of a process group, the rank that arrived last waits least (only for the
+transfer); every other member's wait beyond that is time lost to it. Waits are local durations,
+so no clock synchronisation is needed. To keep what each rank sends small and fixed (no
+per-collective timelines), each rank summarises a report window per group in `FIELDS` numbers
+(`pack`), for its `SLOTS` busiest groups, and the report's first rank attributes (`attribute`):
+
+- the group's **floor** ``f``: the smallest median wait of a member, the collective's own
+  latency as the rank that waits least sees it;
+- a rank's **waited** time in the group: ``sum(waits) - count * f``, its waiting beyond that;
+- the group's **loss**: the members' waited times summed;
+- a rank's **late count**: its collectives whose wait is at most `LATE_FACTOR` times the floor
+  (it arrived last, or about with the last), read off the wait quantiles it sends;
+- the **time lost** to a rank in the group: the group's loss shared among its members in
+  proportion to their late counts.
+
+Exact for a rank that is late in every collective of a group (the usual straggler); the
+approximations (the floor is a median; quantiles from a log2 histogram; ties within a factor
+two count for both) are in docs/culprits.md.
+
+A rank is a **culprit** when the others lose at least `DOMINANCE` times as much time to it as
+it spends waiting itself (over all its groups: a rank late only because it waited for the
+culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and it arrived last
+in at least `MIN_LATE_SHARE` of a group's collectives; its groups are those where it did.
+
+Pure numpy: no process group, no torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["FIELDS", "MIN_LOST_FRACTION", "SLOTS", "WIDTH", "Culprit", "CulpritGroup",
+           "RankWaits", "WaitsTable", "attribute", "group_id", "pack"]
+
+SLOTS = 8
+"""Groups per rank in a report (the ones with the most collectives in the window)."""
+QUANTILES = (0.25, 0.5, 0.75, 0.9, 1.0)
+"""The wait quantiles each rank sends per group (1.0: the top of its highest histogram bin)."""
+FIELDS = 4 + len(QUANTILES)
+"""Per group: id, count, wait sum (s), wait min (s), the `QUANTILES` of the waits (s)."""
+WIDTH = 1 + SLOTS * FIELDS
+"""Numbers one rank sends per report: the window's length (s), then the slots."""
+MIN_LOST_FRACTION = 0.05
+"""A culprit costs the others at least this share of the window (in rank-seconds)."""
+MIN_LATE_SHARE = 0.5
+"""A culprit arrived last in at least this share of a group's collectives."""
+LATE_FACTOR = 2.0
+"""A wait within this factor of the group's floor counts as arriving last."""
+DOMINANCE = 2.0
+"""A culprit costs the others at least this many times the time it waits itself."""
+MAX_LISTED = 64
+"""Members listed per culprit group (``CulpritGroup.size`` counts them all)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RankWaits:
+    """One rank's collectives in a report window.
+
+    Attributes:
+        rank: the global rank.
+        collectives: collectives it finished in the window (its reported groups).
+        waited_s: time it spent waiting for others, beyond each collective's own latency.
+        time_lost_s: time its peers lost waiting for it.
+        late_share: the share of its collectives where it arrived last (within the floor band).
+    """
+
+    rank: int
+    collectives: int
+    waited_s: float
+    time_lost_s: float
+    late_share: float
+
+
+@dataclasses.dataclass(frozen=True)
+class CulpritGroup:
+    """A group where a culprit made the others wait.
+
+    ``ranks``: the members that reported the group (global ranks, sorted; the first
+    `MAX_LISTED` of a larger group), ``size`` how many they are; ``time_lost_s``:
+    their time lost to the culprit there; ``late_share``: how often it arrived last there.
+    """
+
+    ranks: tuple[int, ...]
+    size: int
+    time_lost_s: float
+    late_share: float
+
+    @property
+    def label(self) -> str:
+        """The members, short: ``"ranks 2,3"`` or ``"64 ranks from 0"``."""
+        r = self.ranks
+        if self.size <= 8:
+            return "ranks " + ",".join(map(str, r))
+        return f"{self.size} ranks from {r[0]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Culprit:
+    """A rank the job waits for.
+
+    Attributes:
+        rank: the global rank.
+        time_lost_s: time the other ranks lost waiting for it in the window.
+        share: that time over the job's rank-time in the window (ranks reporting waits x the
+            window's length): "the job waited `share` of its time for this rank".
+        groups: the groups where it made the others wait, most time lost first.
+    """
+
+    rank: int
+    time_lost_s: float
+    share: float
+    groups: tuple[CulpritGroup, ...]
+
+
+class WaitsTable(Mapping[int, RankWaits]):
+    """``{global rank: RankWaits}`` over columns: built in O(1) Python objects, a `RankWaits`
+    is made when looked up (a report at 16k ranks does not build 16k objects)."""
+
+    def __init__(self, ranks: np.ndarray, collectives: np.ndarray, waited_s: np.ndarray,
+                 time_lost_s: np.ndarray, late_share: np.ndarray) -> None:
+        self.ranks = np.asarray(ranks, dtype=np.int64)
+        self.collectives = np.asarray(collectives, dtype=np.float64)
+        self.waited_s = np.asarray(waited_s, dtype=np.float64)
+        self.time_lost_s = np.asarray(time_lost_s, dtype=np.float64)
+        self.late_share = np.asarray(late_share, dtype=np.float64)
+        self._index: dict[int, int] | None = None
+
+    def __getitem__(self, rank: int) -> RankWaits:
+        if self._index is None:
+            self._index = {int(r): i for i, r in enumerate(self.ranks)}
+        i = self._index[rank]
+        return RankWaits(int(self.ranks[i]), int(self.collectives[i]), float(self.waited_s[i]),
+                         float(self.time_lost_s[i]), float(self.late_share[i]))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ranks.tolist())
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"WaitsTable({len(self)} ranks)"
+
+
+def group_id(name: str) -> float:
+    """A group name as a float every member computes alike (48 bits of BLAKE2b: exact)."""
+    digest = hashlib.blake2b(name.encode(), digest_size=6).digest()
+    return float(int.from_bytes(digest, "little"))
+
+
+def _quantiles(hist: Sequence[int], wait_min_s: float) -> np.ndarray:
+    """The `QUANTILES` of waits (s) from a log2 histogram (geometric within a bin, never
+    below the smallest wait)."""
+    counts = np.asarray(hist, dtype=np.float64)
+    cum = np.cumsum(counts)
+    out = np.empty(len(QUANTILES))
+    for i, q in enumerate(QUANTILES):
+        target = q * cum[-1]
+        b = int(np.searchsorted(cum, target))
+        below = cum[b - 1] if b > 0 else 0.0
+        frac = (target - below) / counts[b] if counts[b] > 0 else 0.0
+        lo_us, hi_us = (0.5, 1.0) if b == 0 else (2.0 ** (b - 1), 2.0 ** b)
+        out[i] = max(lo_us * (hi_us / lo_us) ** frac * 1e-6, wait_min_s)
+    return out
+
+
+def pack(groups: Iterable[tuple[str, int, float, float, Sequence[int]]],
+         window_s: float) -> np.ndarray:
+    """This rank's `WIDTH` numbers: ``groups`` as (name, count, wait sum s, wait min s,
+    histogram) (e.g. `straggler.timing.collectives.take_window`), the busiest `SLOTS` kept."""
+    row = np.full(WIDTH, math.nan)
+    row[0] = window_s
+    kept = sorted((g for g in groups if g[1] > 0), key=lambda g: (-g[1], g[0]))[:SLOTS]
+    for i, (name, count, wait_sum, wait_min, hist) in enumerate(kept):
+        row[1 + i * FIELDS: 1 + (i + 1) * FIELDS] = (group_id(name), count, wait_sum, wait_min,
+                                                     *_quantiles(hist, wait_min))
+    return row
+
+
+def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
+    """Per entry, the share of its waits at most ``limit``: the piecewise-linear CDF through
+    (smallest wait, 0) and its `QUANTILES`, flat after the last one."""
+    xs = np.empty((len(limit), 1 + quantiles.shape[1]))
+    xs[:, 0], xs[:, 1:] = wait_min, quantiles
+    np.maximum.accumulate(xs, axis=1, out=xs)
+    ys = np.array([0.0, *QUANTILES])
+    k = (xs <= limit[:, None]).sum(axis=1) - 1  # the segment holding the limit
+    last = len(ys) - 1
+    seg = np.clip(k, 0, last - 1)
+    rows = np.arange(len(limit))
+    x0, x1 = xs[rows, seg], xs[rows, seg + 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(x1 > x0, (limit - x0) / (x1 - x0), 1.0)
+    inside = ys[seg] + (ys[seg + 1] - ys[seg]) * np.clip(frac, 0.0, 1.0)
+    return np.where(k < 0, 0.0, np.where(k >= last, ys[last], inside))
+
+
+def attribute(rows: np.ndarray, ranks: Sequence[int]
+              ) -> tuple[Mapping[int, RankWaits], tuple[Culprit, ...]]:
+    """Per-rank waits and the culprits, from the group's `pack` rows (row i: ``ranks[i]``).
+
+    Rows of all NaN (a rank that observed nothing) give no entry.
+    """
+    rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), WIDTH)
+    rank_arr = np.asarray(ranks, dtype=np.int64)
+    slots = rows[:, 1:].reshape(len(ranks), SLOTS, FIELDS)
+    who = np.repeat(np.arange(len(ranks)), SLOTS)
+    flat = slots.reshape(-1, FIELDS)
+    ok = np.isfinite(flat[:, 0]) & (flat[:, 1] > 0)
+    flat, who = flat[ok], who[ok]
+    if not len(flat):
+        return WaitsTable(*np.empty((5, 0))), ()
+    gid, count, wsum, wmin = flat[:, 0], flat[:, 1], flat[:, 2], flat[:, 3]
+    quantiles = flat[:, 4:]
+    median = quantiles[:, QUANTILES.index(0.5)]
+    order = np.argsort(gid, kind="stable")
+    starts = np.flatnonzero(np.r_[True, gid[order][1:] != gid[order][:-1]])
+    n_groups = len(starts)
+    group = np.empty(len(gid), dtype=np.int64)
+    group[order] = np.cumsum(np.r_[True, gid[order][1:] != gid[order][:-1]]) - 1
+    # The collective's own latency: the smallest median wait of a member.
+    floor = np.minimum.reduceat(median[order], starts)
+    members = np.bincount(group, minlength=n_groups)
+    late = count * _share_below(LATE_FACTOR * floor[group], wmin, quantiles)
+    waited = np.maximum(0.0, wsum - count * floor[group])
+    waited[members[group] < 2] = 0.0  # alone in a group: nobody to wait for
+    loss = np.bincount(group, weights=waited, minlength=n_groups)
+    late_total = np.bincount(group, weights=late, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lost = np.where(late_total[group] > 0, loss[group] * late / late_total[group], 0.0)
+
+    n_ranks = len(ranks)
+    r_count = np.bincount(who, weights=count, minlength=n_ranks)
+    r_waited = np.bincount(who, weights=waited, minlength=n_ranks)
+    r_lost = np.bincount(who, weights=lost, minlength=n_ranks)
+    r_late = np.bincount(who, weights=late, minlength=n_ranks)
+    seen = np.bincount(who, minlength=n_ranks) > 0
+    idx = np.flatnonzero(seen)
+    waits = WaitsTable(rank_arr[idx], r_count[idx], r_waited[idx], r_lost[idx],
+                       r_late[idx] / r_count[idx])
+
+    window_s = float(np.nanmax(rows[:, 0])) if np.isfinite(rows[:, 0]).any() else math.nan
+    rank_time = window_s * int(seen.sum())
+    floor_lost = MIN_LOST_FRACTION * window_s if math.isfinite(window_s) else 0.0
+    suspects = np.flatnonzero(seen & (r_lost >= DOMINANCE * r_waited) & (r_lost > floor_lost))
+    culprits = []
+    for i in suspects:
+        mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0))
+        if not len(mine):
+            continue
+        found = []
+        for e in mine:
+            members_e = np.sort(rank_arr[who[group == group[e]]])
+            found.append(CulpritGroup(tuple(members_e[:MAX_LISTED].tolist()), len(members_e),
+                                      float(lost[e]), float(late[e] / count[e])))
+        found.sort(key=lambda g: -g.time_lost_s)
+        share = float(r_lost[i] / rank_time) if rank_time > 0 else math.nan
+        culprits.append(Culprit(int(rank_arr[i]), float(r_lost[i]), share, tuple(found)))
+    culprits.sort(key=lambda c: -c.time_lost_s)
+    return waits, tuple(culprits)

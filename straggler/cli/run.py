@@ -1,0 +1,124 @@
+"""``straggler run [OPTIONS] -- COMMAND...``: run an unchanged training command, attached.
+
+COMMAND (``torchrun --nproc-per-node 4 train.py``, ``python train.py``, ``srun ...``) runs with
+the attach's environment (`straggler.attach.attach_env`): ``STRAGGLER_AUTO=1``, the settings,
+and the attach's ``sitecustomize`` first on ``PYTHONPATH``. Its standard streams, its exit
+status (a death by signal included) and its computation are its own; with ``--report-log``,
+the log's summary follows on stderr once it ended. ``straggler env [OPTIONS]`` prints the same
+variables as shell ``export`` lines, for launchers that take their own command line (Slurm's
+``srun``, ``ft_launcher``). docs/attach.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from ..attach import AttachSettings, attach_env
+from ..attach.settings import STEP_MODES
+
+__all__ = ["add_arguments", "run_attached", "print_env"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options `straggler run` and `straggler env` share."""
+    p.add_argument("--report-interval", type=float, default=60.0, metavar="S",
+                   help="seconds between reports (default 60)")
+    p.add_argument("--report-log", default=None, metavar="PATH",
+                   help="append one JSON line per report to PATH (docs/reportlog.md)")
+    p.add_argument("--prometheus", type=int, default=None, metavar="PORT",
+                   help="serve the latest report on 127.0.0.1:PORT (docs/metrics.md)")
+    p.add_argument("--step", choices=STEP_MODES, default="auto",
+                   help="the step boundary: the optimizer's step, else each collective on the "
+                        "default group (auto, the default), or only one of them")
+    p.add_argument("--comm-timeout", type=float, default=120.0, metavar="S",
+                   help="timeout of the detector's own collectives (default 120)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no per-report line on the reporting rank's stderr")
+
+
+def _settings(args: argparse.Namespace) -> AttachSettings:
+    return AttachSettings(report_interval_s=args.report_interval, step=args.step,
+                          quiet=args.quiet, comm_timeout_s=args.comm_timeout)
+
+
+def _env(args: argparse.Namespace) -> dict[str, str]:
+    if args.prometheus is not None and not 0 < args.prometheus < 65536:
+        raise ValueError(f"`--prometheus={args.prometheus!r}` must be a port between 1 and "
+                         "65535")
+    log = os.path.abspath(args.report_log) if args.report_log else None
+    return attach_env(_settings(args), report_log=log, prometheus=args.prometheus)
+
+
+def print_env(args: argparse.Namespace) -> int:
+    """`straggler env`: the attach's variables as ``export NAME=VALUE`` lines; 0."""
+    env = _env(args)
+    for name in sorted(env):
+        if (name.startswith("STRAGGLER_") or name == "PYTHONPATH") \
+                and os.environ.get(name) != env[name]:
+            print(f"export {name}={shlex.quote(env[name])}")
+    return 0
+
+
+def run_attached(args: argparse.Namespace) -> int:
+    """`straggler run`: COMMAND's exit status (128 + N, or the same signal, if it was killed)."""
+    command = list(args.cmd)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        raise ValueError("no command to run: `straggler run [OPTIONS] -- COMMAND...`")
+    env = _env(args)
+    try:
+        child = subprocess.Popen(command, env=env)
+    except FileNotFoundError:
+        print(f"straggler run: error: {command[0]!r}: command not found", file=sys.stderr)
+        return 127
+    except PermissionError:
+        print(f"straggler run: error: {command[0]!r}: permission denied", file=sys.stderr)
+        return 126
+    status = _wait(child)
+    log = env.get("STRAGGLER_REPORT_LOG")
+    if log and os.path.exists(log) and not args.no_summary:
+        _summary(log)
+    if status < 0:  # killed by a signal: end the same way, so the caller sees the same death
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(-status, signal.SIG_DFL)
+            os.kill(os.getpid(), -status)
+        return 128 - status
+    return status
+
+
+def _wait(child: subprocess.Popen[Any]) -> int:
+    """Wait for `child`; SIGTERM and SIGHUP are passed on, SIGINT reaches it from the
+    terminal (same process group), so here it is ignored while the child runs."""
+    def forward(signum: int, _frame: Any) -> None:
+        with contextlib.suppress(OSError):
+            child.send_signal(signum)
+
+    previous: dict[int, Any] = {}
+    for sig, handler in ((signal.SIGTERM, forward), (signal.SIGHUP, forward),
+                         (signal.SIGINT, signal.SIG_IGN)):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: leave them
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        return child.wait()
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def _summary(log: str) -> None:
+    from .summarize import run_summarize
+
+    print(f"\nstraggler run: summary of {log}", file=sys.stderr)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            run_summarize([log])
+    except (OSError, ValueError) as exc:
+        print(f"straggler run: no summary: {exc}", file=sys.stderr)

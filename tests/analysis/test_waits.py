@@ -1,0 +1,124 @@
+"""Attribution of collective waits (straggler.analysis.waits): pure, from per-collective waits
+built here, packed as each rank would, attributed as the report's first rank does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from straggler.analysis.waits import FIELDS, SLOTS, WIDTH, attribute, group_id, pack
+
+LATENCY_S = 100e-6
+
+
+def _histogram(waits):
+    us = np.maximum(np.asarray(waits) * 1e6, 1e-3)
+    bins = np.where(us < 1, 0, np.minimum(1 + np.floor(np.log2(us)), 31)).astype(int)
+    return np.bincount(bins, minlength=32)
+
+
+def _rows(groups, window_s=10.0, world=None):
+    """groups: {name: (member ranks, arrivals[collective, member])} -> packed rows."""
+    per_rank = {}
+    for name, (members, arrivals) in groups.items():
+        arrived = np.asarray(arrivals, dtype=float)
+        waits = arrived.max(axis=1, keepdims=True) + LATENCY_S - arrived
+        for j, r in enumerate(members):
+            w = waits[:, j]
+            per_rank.setdefault(r, []).append((name, len(w), w.sum(), w.min(), _histogram(w)))
+    world = world or max(per_rank) + 1
+    return np.stack([pack(per_rank.get(r, []), window_s) for r in range(world)])
+
+
+def _steps(n, members, late=None, delay_s=0.05, rng=None):
+    rng = rng or np.random.default_rng(0)
+    arrivals = np.cumsum(np.full((n, 1), 0.1), axis=0) + rng.uniform(0, 2e-3, (n, len(members)))
+    if late is not None:
+        arrivals[:, members.index(late)] += delay_s
+    return members, arrivals
+
+
+def test_a_rank_late_every_time_is_the_culprit_with_the_exact_time_lost():
+    rows = _rows({"0": _steps(100, [0, 1, 2, 3], late=2)})
+    waits, culprits = attribute(rows, [0, 1, 2, 3])
+    assert [c.rank for c in culprits] == [2]
+    # Three peers lose 50 ms (plus the jitter) in each of 100 collectives.
+    assert culprits[0].time_lost_s == pytest.approx(3 * 100 * 0.05, rel=0.05)
+    assert culprits[0].groups[0].ranks == (0, 1, 2, 3)
+    assert waits[2].late_share == 1.0 and waits[2].waited_s < 0.01
+    assert waits[0].waited_s == pytest.approx(100 * 0.05, rel=0.05)
+    assert culprits[0].share == pytest.approx(15 / (4 * 10.0), rel=0.05)
+
+
+def test_a_clean_job_names_nobody():
+    rng = np.random.default_rng(1)
+    rows = _rows({"0": _steps(200, [0, 1, 2, 3], rng=rng), "1": _steps(200, [0, 1], rng=rng),
+                  "2": _steps(200, [2, 3], rng=rng)})
+    waits, culprits = attribute(rows, [0, 1, 2, 3])
+    assert culprits == ()
+    assert set(waits) == {0, 1, 2, 3}
+
+
+def test_two_ranks_taking_turns_share_the_loss():
+    members, arrivals = _steps(100, [0, 1, 2, 3])
+    arrivals[::2, 0] += 0.05
+    arrivals[1::2, 1] += 0.05
+    waits, _ = attribute(_rows({"0": (members, arrivals)}), [0, 1, 2, 3])
+    assert waits[0].time_lost_s == pytest.approx(50 * 3 * 0.05, rel=0.1)
+    assert waits[1].time_lost_s == pytest.approx(50 * 3 * 0.05, rel=0.1)
+    assert waits[0].late_share == pytest.approx(0.5, abs=0.05)
+
+
+def test_in_a_grid_the_slow_rank_is_named_in_its_groups_and_its_victim_is_not_blamed():
+    # Rank 3 is 50 ms late at its tensor-parallel all-reduce {2, 3}; rank 2 leaves it late and
+    # makes rank 0 wait in their data-parallel pair {0, 2}; rank 1 waits for 3 in {1, 3}.
+    n, d = 100, 0.05
+    t = np.arange(n)[:, None] * 0.2
+    on_time, late = np.array([0.0, 0.0]), np.array([0.0, d])
+    tp01, tp23 = ([0, 1], t + on_time), ([2, 3], t + late)
+    dp02, dp13 = ([0, 2], t + 0.01 + late), ([1, 3], t + 0.01 + late)
+    rows = _rows({"tp0": tp01, "tp1": tp23, "dp0": dp02, "dp1": dp13})
+    waits, culprits = attribute(rows, [0, 1, 2, 3])
+    assert [c.rank for c in culprits] == [3]
+    assert sorted(g.ranks for g in culprits[0].groups) == [(1, 3), (2, 3)]
+    assert culprits[0].time_lost_s == pytest.approx(2 * n * d, rel=0.05)
+    assert waits[2].time_lost_s == pytest.approx(n * d, rel=0.05)  # passed on, not its own
+
+
+def test_pack_keeps_the_busiest_groups_and_a_fixed_width():
+    groups = [(f"g{i}", i + 1, 0.1, 0.001, _histogram([0.001] * (i + 1))) for i in range(12)]
+    row = pack(groups, 5.0)
+    assert row.shape == (WIDTH,) and row[0] == 5.0
+    ids = set(row[1::FIELDS][:SLOTS])
+    assert ids == {group_id(f"g{i}") for i in range(4, 12)}
+    assert group_id("g1") == group_id("g1") != group_id("g2")
+
+
+def test_ranks_without_waits_are_left_out():
+    rows = np.vstack([_rows({"0": _steps(10, [0, 1], late=1)}, window_s=2.0),
+                      np.full((1, WIDTH), np.nan)])
+    waits, culprits = attribute(rows, [0, 1, 7])
+    assert set(waits) == {0, 1} and [c.rank for c in culprits] == [1]
+
+
+def test_causes_name_a_culprit_with_normal_compute_and_its_victims():
+    from types import SimpleNamespace
+
+    from straggler.analysis.causes import Cause, diagnose
+
+    rows = _rows({"0": _steps(100, [0, 1, 2], late=2)})
+    waits, culprits = attribute(rows, [0, 1, 2])
+    # The victims' sections hold their waits: they score slow; the culprit's compute is normal.
+    report = SimpleNamespace(
+        gpu_relative_perf_scores={}, gpu_individual_perf_scores={},
+        section_relative_perf_scores={"step": {0: 0.5, 1: 0.5, 2: 1.0}},
+        section_individual_perf_scores={}, rank_telemetry={}, gpus={}, confirmed=(),
+        culprits=culprits, waits=waits,
+        identify_stragglers=lambda *a: {"straggler_gpus_relative": set(),
+                                        "straggler_gpus_individual": set(),
+                                        "straggler_sections_relative": {},
+                                        "straggler_sections_individual": {}})
+    causes = diagnose(report, flagged=[0, 1])
+    assert causes[2].cause is Cause.LATE_OUTSIDE_COMPUTE
+    assert "waiting for it" in causes[2].evidence
+    assert causes[0].cause is causes[1].cause is Cause.WAITING_FOR_PEERS

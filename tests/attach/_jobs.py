@@ -1,0 +1,53 @@
+"""Run an unmodified script of tests/attach/scripts through `straggler run` and read its log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+PY = sys.executable
+
+
+def job_env(**extra: str) -> dict[str, str]:
+    """The test's environment for a job: a CPU machine (no simulated driver or NVML), one
+    torch thread per rank, none of the attach's variables inherited."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("STRAGGLER_") and k != "PYTHONPATH"}
+    env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def torchrun(nproc: int, script: str) -> list[str]:
+    """torchrun's command line for `script` on `nproc` local ranks (a free port)."""
+    return [PY, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
+            str(SCRIPTS / script)]
+
+
+def launch(nproc: int, script: str) -> list[str]:
+    """The light launcher's command line (scripts/launch.py: no elastic agent)."""
+    return [PY, str(SCRIPTS / "launch.py"), str(nproc), str(SCRIPTS / script)]
+
+
+def straggler_run(command: list[str], options: list[str], env: dict[str, str],
+                  timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
+    """`straggler run OPTIONS -- COMMAND`, run in the scripts' folder, output captured."""
+    return subprocess.run([PY, "-m", "straggler.cli", "run", *options, "--", *command],
+                          cwd=SCRIPTS, env=env, capture_output=True, text=True,
+                          timeout=timeout_s, check=False)
+
+
+def records(log: Path) -> list[dict[str, Any]]:
+    """The report log's records (none when the file does not exist)."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def named_ranks(recs: list[dict[str, Any]]) -> set[int]:
+    """Every rank some report confirmed as a straggler."""
+    return {rank for r in recs for rank in r["confirmed"]}

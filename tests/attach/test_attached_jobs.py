@@ -1,0 +1,85 @@
+"""Unchanged training scripts (no import of straggler) run through `straggler run` on gloo.
+
+Each job's rank 2 loads its data slowly (scripts/_common.py); the report log must name it, and
+only it. The jobs run a few seconds of steps each; most of a test's time is the ranks importing
+torch (and Lightning).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from _jobs import job_env, launch, named_ranks, records, straggler_run, torchrun
+
+pytestmark = pytest.mark.multirank
+
+REPORT_LINE = re.compile(r"^straggler: report \d+ \(step \d+, (\w+) boundary\): stragglers: ",
+                         re.M)
+
+
+def _run(tmp_path, command, steps=80, options=()):
+    log = tmp_path / "reports.jsonl"
+    proc = straggler_run(command, ["--report-interval", "0.25", "--report-log", str(log),
+                                   *options], job_env(STEPS=str(steps), DELAY_S="0.01"))
+    # The output's errors first: a loaded machine's slow run shows in the traceback.
+    errors = "\n".join(line for line in proc.stderr.splitlines() if "rror" in line)
+    assert proc.returncode == 0, (errors[-3000:], proc.stderr[-3000:])
+    recs = records(log)
+    assert len(recs) >= 5, (len(recs), proc.stderr[-3000:])
+    return proc, recs
+
+
+def test_ddp_loop_slowed_in_data_loading_names_rank_2(tmp_path):
+    proc, recs = _run(tmp_path, torchrun(3, "ddp_loop.py"))
+    assert named_ranks(recs) == {2}
+    assert recs[-1]["confirmed"] == [2]
+    assert set(recs[-1]["ranks"]) == {0, 1, 2}
+    assert "final loss" in proc.stdout  # the script's own output, unchanged
+    assert set(REPORT_LINE.findall(proc.stderr)) == {"optimizer"}
+    assert "straggler run: summary of" in proc.stderr and "rank 2" in proc.stderr
+
+
+def test_lightning_trainer_fit_names_rank_2(tmp_path):
+    pytest.importorskip("lightning")
+    proc, recs = _run(tmp_path, torchrun(3, "lightning_fit.py"))
+    assert named_ranks(recs) == {2}
+    assert "fit done: 80 steps" in proc.stdout
+
+
+def test_optimizer_without_ddp_manual_all_reduce_names_rank_2(tmp_path):
+    proc, recs = _run(tmp_path, launch(3, "manual_allreduce.py"), steps=60)
+    assert named_ranks(recs) == {2}
+    # Before the first optimizer step the collectives were the boundary; then the optimizer.
+    assert set(REPORT_LINE.findall(proc.stderr)) <= {"collective", "optimizer"}
+    assert REPORT_LINE.findall(proc.stderr)[-1] == "optimizer"
+
+
+def test_fsdp2_on_cpu_gloo_names_rank_2(tmp_path):
+    _, recs = _run(tmp_path, launch(3, "fsdp2.py"), steps=60)
+    assert named_ranks(recs) == {2}
+
+
+def test_evaluation_without_optimizer_reports_at_collectives(tmp_path):
+    proc, recs = _run(tmp_path, launch(3, "evaluate.py"))
+    assert named_ranks(recs) == {2}
+    assert set(REPORT_LINE.findall(proc.stderr)) == {"collective"}
+    assert "mean error" in proc.stdout
+
+
+def test_script_with_its_own_detector_is_left_alone(tmp_path):
+    proc, recs = _run_own(tmp_path)
+    assert "own reports: 8" in proc.stdout  # its reports, every 5 of its 40 iterations
+    assert not REPORT_LINE.search(proc.stderr)
+    # The log holds the script's reports (STRAGGLER_REPORT_LOG configures its detector too):
+    # every 5th iteration; the attached detector (a report each step here) wrote none.
+    assert [r["iteration"] for r in recs] == [5, 10, 15, 20, 25, 30, 35, 40]
+
+
+def _run_own(tmp_path):
+    log = tmp_path / "reports.jsonl"
+    proc = straggler_run(launch(2, "own_detector.py"),
+                         ["--report-interval", "0", "--report-log", str(log)], job_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, records(log)

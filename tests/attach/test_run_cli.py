@@ -1,0 +1,107 @@
+"""`straggler run` and `straggler env`: what the command computes, prints and returns is its own.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from _jobs import PY, SCRIPTS, job_env, launch, records, straggler_run
+
+
+def _one_rank(**extra: str) -> dict[str, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return job_env(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), **extra)
+
+
+def _plain(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=SCRIPTS, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+QUIET = ["--quiet", "--no-summary"]
+
+
+def test_a_crash_and_the_computation_pass_through_unchanged(tmp_path):
+    """The script's printed weights (to the last digit), its traceback and its exit status are
+    those of the same script run without the attach; the attach did run (a report per step)."""
+    log = tmp_path / "r.jsonl"
+    command = [PY, str(SCRIPTS / "crash.py")]
+    attached = straggler_run(command, ["--report-interval", "0", "--report-log", str(log),
+                                       *QUIET], _one_rank(CRASH="raise"))
+    plain = _plain(command, _one_rank(CRASH="raise"))
+    assert plain.returncode == 1 and "weights " in plain.stdout
+    assert (attached.returncode, attached.stdout, attached.stderr) == \
+        (plain.returncode, plain.stdout, plain.stderr)
+    assert "ValueError: the script's own error after step 19" in attached.stderr
+    assert len(records(log)) >= 19
+
+
+def test_an_exit_status_passes_through():
+    attached = straggler_run([PY, str(SCRIPTS / "crash.py")], QUIET, _one_rank(CRASH="exit"))
+    assert attached.returncode == 7, attached.stderr
+    assert attached.stderr == ""
+
+
+def test_a_failing_start_prints_one_line_per_rank_and_the_job_runs():
+    """Every rank fails the same way before its detector exists: one line each, no wait."""
+    proc = straggler_run(launch(2, "tiny.py"), QUIET,
+                         job_env(STRAGGLER_PROMETHEUS_PORT="banana"), timeout_s=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr
+    for line in lines:
+        assert line.startswith("straggler: attach failed (starting the detector: ValueError: ")
+        assert "STRAGGLER_PROMETHEUS_PORT" in line
+    assert proc.stdout.count("loss ") == 2
+
+
+def test_a_signal_death_is_the_callers_too():
+    proc = subprocess.run([PY, "-m", "straggler.cli", "run", "--", PY, "-c",
+                           "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"],
+                          env=job_env(), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == -signal.SIGTERM
+
+
+def test_unknown_command_and_no_command():
+    missing = straggler_run(["no-such-command-xyz"], [], job_env())
+    assert missing.returncode == 127
+    assert "'no-such-command-xyz': command not found" in missing.stderr
+    empty = subprocess.run([PY, "-m", "straggler.cli", "run", "--"], env=job_env(),
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert empty.returncode == 1 and "no command to run" in empty.stderr
+
+
+def test_bad_options_exit_2():
+    proc = subprocess.run([PY, "-m", "straggler.cli", "run", "--step", "epoch", "--", "true"],
+                          env=job_env(), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 2 and "--step" in proc.stderr
+
+
+def test_straggler_env_attaches_a_command_line_of_its_own(tmp_path):
+    log = tmp_path / "r.jsonl"
+    shell = (f"eval \"$({PY} -m straggler.cli env --report-interval 0 --report-log {log} "
+             f"--quiet)\" && {PY} {SCRIPTS / 'tiny.py'}")
+    proc = subprocess.run(["bash", "-c", shell], cwd=SCRIPTS, env=_one_rank(),
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert len(records(log)) >= 29  # attached through the exported variables alone
+    exports = subprocess.run([PY, "-m", "straggler.cli", "env", "--step", "optimizer"],
+                             env=job_env(), capture_output=True, text=True, timeout=60,
+                             check=True).stdout
+    assert "export STRAGGLER_AUTO=1\n" in exports
+    assert "export STRAGGLER_STEP=optimizer\n" in exports
+    assert "export PYTHONPATH=" in exports
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__]))

@@ -1,0 +1,106 @@
+"""The attach's sitecustomize and import hook, in fresh interpreters.
+
+What a process of an attached job pays before it touches torch.distributed: nothing of torch
+is imported, the sitecustomize it shadows still runs, and a failure is one line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from straggler.attach import site_dir
+
+from _jobs import job_env
+
+PY = sys.executable
+
+
+def _python(code: str, env: dict[str, str], cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-c", code], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def _attached(**extra: str) -> dict[str, str]:
+    return job_env(STRAGGLER_AUTO="1", PYTHONPATH=site_dir(), **extra)
+
+
+def test_the_hook_imports_no_torch():
+    out = _python("import sys; print('torch' in sys.modules, "
+                  "any(type(f).__name__ == '_Finder' for f in sys.meta_path))", _attached())
+    assert out.stdout.split() == ["False", "True"], out.stderr
+    assert out.stderr == ""
+
+
+def test_without_straggler_auto_no_hook_and_no_torch():
+    env = job_env(PYTHONPATH=site_dir())
+    out = _python("import sys; print('torch' in sys.modules, "
+                  "any(type(f).__name__ == '_Finder' for f in sys.meta_path))", env)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+    assert out.stderr == ""
+
+
+def test_torch_distributed_is_wrapped_when_imported():
+    code = """
+import inspect, torch.distributed as dist
+from torch.distributed import init_process_group
+from torch.distributed.distributed_c10d import init_process_group as c10d_init
+orig = dist.init_process_group.__straggler_original__
+print(init_process_group is dist.init_process_group is c10d_init,
+      inspect.signature(init_process_group) == inspect.signature(orig),
+      dist.init_process_group.__name__, dist.init_process_group.__module__,
+      hasattr(dist.destroy_process_group, '__straggler_original__'),
+      dist.__loader__.__class__.__name__)
+"""
+    out = _python(code, _attached())
+    assert out.stdout.split() == ["True", "True", "init_process_group",
+                                  "torch.distributed.distributed_c10d", "True",
+                                  "SourceFileLoader"], out.stderr
+
+
+def test_the_shadowed_sitecustomize_still_runs(tmp_path):
+    other = tmp_path / "theirs"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import builtins\nbuiltins.THEIRS = 42\n")
+    for env in (_attached(), job_env()):
+        env["PYTHONPATH"] = f"{site_dir()}:{other}"
+        out = _python("import sitecustomize; print(THEIRS, sitecustomize.__file__)", env)
+        assert out.stdout.split() == ["42", str(other / "sitecustomize.py")], out.stderr
+
+
+def test_a_bad_variable_prints_one_line_and_the_program_runs():
+    out = _python("import torch.distributed as dist; print('ran', "
+                  "hasattr(dist.init_process_group, '__straggler_original__'))",
+                  _attached(STRAGGLER_REPORT_INTERVAL="banana"))
+    assert out.stdout.split() == ["ran", "False"]
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("straggler: attach failed (reading the environment: ValueError: "
+                               "`STRAGGLER_REPORT_INTERVAL='banana'` must be")
+    assert lines[0].endswith("the job runs without straggler detection")
+
+
+def test_straggler_auto_alone_attaches_through_the_installed_pth():
+    import site
+
+    pth = [p for d in site.getsitepackages() if (p := Path(d) / "straggler_attach.pth").exists()]
+    assert pth, "straggler_attach.pth is not installed (make install)"
+    out = _python("import torch.distributed as dist; print(hasattr(dist.init_process_group, "
+                  "'__straggler_original__'))", job_env(STRAGGLER_AUTO="1"))
+    assert out.stdout.strip() == "True" and out.stderr == ""
+    off = _python("import torch.distributed as dist; print(hasattr(dist.init_process_group, "
+                  "'__straggler_original__'))", job_env())
+    assert off.stdout.strip() == "False"
+
+
+def test_a_bad_straggler_auto_is_named():
+    out = _python("print('ran')", job_env(STRAGGLER_AUTO="banana"))
+    assert out.stdout.strip() == "ran"
+    assert out.stderr.count("`STRAGGLER_AUTO='banana'` must be one of") == 1, out.stderr
+
+
+def test_straggler_disable_leaves_the_process_unattached():
+    out = _python("import torch.distributed as dist; print(hasattr(dist.init_process_group, "
+                  "'__straggler_original__'))", _attached(STRAGGLER_DISABLE="1"))
+    assert out.stdout.strip() == "False" and out.stderr == ""
