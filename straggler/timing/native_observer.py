@@ -87,6 +87,7 @@ def _resolve(build: bool) -> tuple[ModuleType | None, ObserverStatus]:
         import torch
 
         module, why_not = _installed(torch.__version__)
+        result: tuple[ModuleType | None, ObserverStatus]
         if module is not None:
             result = module, ObserverStatus(True, "installed", str(module.__file__))
         else:
