@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,17 @@ def _run(cmd, **kwargs):
     return done.stdout
 
 
-def test_plain_pip_install_gets_the_native_observer(tmp_path):
+@pytest.fixture
+def work_dir():
+    # Not pytest's tmp_path: its root is shared by every pytest run of the user, and a run
+    # that starts meanwhile may delete the oldest directories (this test takes minutes).
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="install-test-", dir=ROOT / "build") as tmp:
+        yield Path(tmp)
+
+
+def test_plain_pip_install_gets_the_native_observer(work_dir):
+    tmp_path = work_dir
     clone = tmp_path / "clone"
     _run(["git", "clone", "--quiet", "--depth", "1", f"file://{ROOT}", str(clone)])
     venv = tmp_path / "venv"
@@ -45,7 +56,7 @@ def test_plain_pip_install_gets_the_native_observer(tmp_path):
     # A fresh environment: pip builds the wheel before it installs torch.
     _run([str(py), "-m", "pip", "install", "-q", str(clone)], env=env, cwd=tmp_path)
     first = json.loads(_run([str(py), "-c", STATUS], env=env, cwd=tmp_path))
-    assert first["native"] and first["source"] == "built", first
+    assert first["native"] and first["source"] == "built", f"{first['detail']}\n{first['fix']}"
     assert str(tmp_path / "cache") in first["detail"]
     doctor = _run([str(venv / "bin" / "straggler"), "doctor"], env=env, cwd=tmp_path)
     assert "[ok] op observer" in doctor and "(cache:" in doctor, doctor
@@ -54,4 +65,4 @@ def test_plain_pip_install_gets_the_native_observer(tmp_path):
     _run([str(py), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", str(clone)],
          env=env, cwd=tmp_path)
     again = json.loads(_run([str(py), "-c", STATUS], env=env, cwd=tmp_path))
-    assert again["native"] and again["source"] == "installed", again
+    assert again["native"] and again["source"] == "installed", f"{again['detail']}"
