@@ -51,11 +51,19 @@ def _run(fn: Any, world: int, *args: Any) -> list[Any]:
     return [results[r] for r in range(world)]
 
 
-def _jump(rank: int, interval_s: float, steps: tuple[float, float, float], switch_s: float,
-          run_s: float, deadline: bool) -> dict:
+def _stop(rank: int, start: float | None, limit_s: float) -> bool:
+    """The step's training all_reduce, carrying rank 0's "stop now" (every rank ends together)."""
     import torch
     import torch.distributed as dist
 
+    late = rank == 0 and start is not None and time.monotonic() - start >= limit_s
+    t = torch.tensor([1.0 if late else 0.0])
+    dist.all_reduce(t)
+    return t.item() > 0
+
+
+def _jump(rank: int, interval_s: float, steps: tuple[float, float, float], switch_s: float,
+          run_s: float, deadline: bool) -> dict:
     from straggler import Detector
 
     Detector.initialize(report_time_interval=interval_s, telemetry=False, comm_timeout_s=60)
@@ -65,11 +73,11 @@ def _jump(rank: int, interval_s: float, steps: tuple[float, float, float], switc
         core.cycle.deadline = None
     first, before, after = steps
     step_s, start, times = first, None, []
-    while start is None or time.monotonic() - start < run_s:
+    while True:
         with Detector.detection_section("step", profile_cuda=False):
             time.sleep(step_s)
-        t = torch.ones(1)
-        dist.all_reduce(t)
+        if _stop(rank, start, run_s):  # the training all_reduce: rank 0 says when to end
+            break
         if start is None:
             start = time.monotonic()  # the clock starts after the first step
         step_s = before if time.monotonic() - start < switch_s else after
@@ -82,9 +90,6 @@ def _jump(rank: int, interval_s: float, steps: tuple[float, float, float], switc
 
 
 def _verdict(rank: int, interval_s: float, slowdown: float, limit_s: float, early: bool) -> dict:
-    import torch
-    import torch.distributed as dist
-
     import straggler.report_cycle as cycle_module
     from straggler import Detector
 
@@ -93,11 +98,11 @@ def _verdict(rank: int, interval_s: float, slowdown: float, limit_s: float, earl
     Detector.initialize(report_time_interval=interval_s, telemetry=False, comm_timeout_s=60)
     step_s = 0.01 * (slowdown if rank == 2 else 1.0)
     start, reports, confirmed_at = None, 0, None
-    while start is None or time.monotonic() - start < limit_s:
+    while True:
         with Detector.detection_section("step", profile_cuda=False):
             time.sleep(step_s)
-        t = torch.ones(1)
-        dist.all_reduce(t)
+        if _stop(rank, start, limit_s if confirmed_at is None else 0.0):
+            break
         if start is None:
             start = time.monotonic()
         Detector.generate_report_if_interval_elapsed()
@@ -113,6 +118,7 @@ def _verdict(rank: int, interval_s: float, slowdown: float, limit_s: float, earl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
+    parser.add_argument("--only", choices=("gaps", "verdict"), help="one table only")
     args = parser.parse_args()
     interval = args.interval
     load = os.getloadavg()[0]
@@ -124,6 +130,8 @@ def main() -> None:
         ("100x faster at 3 s (50 -> 0.5 ms)", (0.05, 0.05, 0.0005), 3.0, 8.0),
         ("first step 5 s, then 2 ms", (5.0, 0.002, 0.002), 3.0, 6.0),
     ]
+    if args.only == "verdict":
+        scenarios = []
     print("| scenario | deadline | reports | first report (s after step 1) | largest gap "
           "(x interval) | reports by the deadline |")
     print("|---|---|---|---|---|---|")
@@ -136,6 +144,8 @@ def main() -> None:
             print(f"| {name} | {'on' if deadline else 'off'} | {len(times)} | {first} | "
                   f"{max(gaps) / interval:.2f} | {r['triggered']} |")
     print("\n(largest gap includes the stretch from the last report to the end of the run)\n")
+    if args.only == "gaps":
+        return
     vinterval = 2.0 * interval
     print(f"report_time_interval={vinterval:g} s; seconds (reports) from the end of the first "
           "step until rank 0's decision names rank 2; 'never' within 5x the interval\n")

@@ -19,7 +19,7 @@ __all__ = ["EnvVar", "VARIABLES", "DISABLE", "REPORT_LOG", "REPORT_LOG_MAX_BYTES
            "REPORT_LOG_BACKUPS", "PROMETHEUS_PORT", "PROMETHEUS_ADDR", "LIBCUDA", "LIBNVML",
            "FT_STATE", "RUN_ID", "CONTROLLER_TOKEN", "CONTROLLER_TOKEN_DIR", "AUTO",
            "REPORT_INTERVAL", "STEP", "QUIET", "COMM_TIMEOUT", "STEP_MODES", "choice", "flag",
-           "integer", "seconds", "text"]
+           "integer", "seconds", "text", "HANG_TIMEOUT", "seconds_or_word"]
 
 T = TypeVar("T")
 
@@ -79,6 +79,22 @@ def choice(*options: str) -> Callable[[str, str], str]:
 def text(name: str, raw: str) -> str:
     """Any non-blank string, stripped."""
     return raw
+
+
+def seconds_or_word(*words: str) -> Callable[[str, str], float | str]:
+    """A parser of positive seconds, or one of `words` (any case, returned lower-case)."""
+    def parse(name: str, raw: str) -> float | str:
+        if raw.lower() in words:
+            return raw.lower()
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if not value > 0 or value == float("inf"):
+            raise ValueError(f"`{name}={raw!r}` must be seconds (> 0) or one of "
+                             f"{', '.join(words)}")
+        return value
+    return parse
 
 
 @dataclass(frozen=True)
@@ -157,7 +173,11 @@ COMM_TIMEOUT: EnvVar[float] = EnvVar(
     "STRAGGLER_COMM_TIMEOUT", seconds(), 120.0,
     "attached jobs: timeout of the detector's own collectives (s)")
 
+HANG_TIMEOUT: EnvVar[float | str | None] = EnvVar(
+    "STRAGGLER_HANG_TIMEOUT", seconds_or_word("auto", "off"), None,
+    "hang timeout (seconds, auto or off) when initialize(hang_timeout_s='auto') (docs/hang.md)")
+
 VARIABLES: tuple[EnvVar[Any], ...] = (
     DISABLE, REPORT_LOG, REPORT_LOG_MAX_BYTES, REPORT_LOG_BACKUPS, PROMETHEUS_PORT,
     PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, RUN_ID, CONTROLLER_TOKEN, CONTROLLER_TOKEN_DIR,
-    AUTO, REPORT_INTERVAL, STEP, QUIET, COMM_TIMEOUT)
+    AUTO, REPORT_INTERVAL, STEP, QUIET, COMM_TIMEOUT, HANG_TIMEOUT)

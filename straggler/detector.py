@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ._core import TimerEngine
     from .analysis.policy import PolicyConfig, StragglerPolicy
     from .detector_options import ReportOptions
+    from .hang import HangWatchdog
     from .integrations.ft import FTBridge
     from .integrations.ft.options import FTOptions
     from .reporting.decision import Decision, DecisionRule
@@ -95,7 +96,8 @@ class DetectorCore:
     class-level state, so tests may build and close several in a row. Its parts are public
     attributes: `options`, `registry` (sections and hooks), `gpu` (engine, stream, op
     observer; `gpu.use_engine`/`use_capture` take test doubles), `cycle` (reports), `lifecycle`
-    (fail open), `comm`, `telemetry`, `observers`, `ft_bridge`, `wrapper` (wrapped callables).
+    (fail open), `comm`, `telemetry`, `observers`, `ft_bridge`, `wrapper` (wrapped callables),
+    `hang` (the hang watchdog, straggler/hang/, or None).
     """
 
     def __init__(self, options: DetectorOptions | None = None, **arguments: Any) -> None:
@@ -121,6 +123,7 @@ class DetectorCore:
         self.wrapper = CallableWrapper(self.registry.section)
         self.telemetry: TelemetryProvider | None = None
         self.ft_bridge: FTBridge | None = None
+        self.hang: HangWatchdog | None = None
         self.collectives_observed = False
         try:
             from .dist.comm import Comm
@@ -140,6 +143,7 @@ class DetectorCore:
             if self.ft_bridge is not None:
                 self.registry.hooks.append(self.ft_bridge)
                 self.cycle.on_report = self.ft_bridge.on_report
+            self.hang = self._create_hang_watchdog()
             self.gpu.prepare_observer()  # may build the C++ op observer once (never raises)
         except BaseException:
             Lifecycle.close_quietly(self._closing_steps())
@@ -175,6 +179,26 @@ class DetectorCore:
                      "involve every rank of the job")
             options = dataclasses.replace(options, calc_timeouts=False)
         return create_bridge(mode, options)
+
+    def _create_hang_watchdog(self) -> Any:
+        """Hang detection's watchdog thread (straggler/hang/, docs/hang.md), or None when off.
+        """
+        options = self.options.hang
+        if options is None:
+            return None
+        from .hang import start_hang_detection
+
+        telemetry = self.telemetry
+
+        def gpu() -> str:
+            identity = getattr(telemetry, "identity", None)
+            return (identity.uuid or identity.pci_bus_id) if identity is not None else ""
+
+        registry, tracker = self.registry, self.cycle.tracker
+        return start_hang_detection(options, node=self.options.node_name, gpu=gpu,
+                                    sections=registry.sections.values,
+                                    step=lambda: tracker.current_iter,
+                                    observers=self.observers, ft_bridge=self.ft_bridge)
 
     def _create_telemetry_provider(self) -> TelemetryProvider | None:
         """Telemetry provider: the per-report vector of device telemetry (NVML), or None."""
@@ -296,6 +320,8 @@ class DetectorCore:
     def forget_after_fork(self) -> None:
         """In a forked child: inert. Native objects are kept, never stopped (forksafe.py)."""
         comm = self.comm
+        if self.hang is not None:
+            self.hang.forget_after_fork()
         self.lifecycle.forget_after_fork(
             [*self.gpu.native_objects(), getattr(self.telemetry, "_sampler", None),
              self.telemetry, getattr(comm, "_backend", None), comm,
@@ -317,6 +343,7 @@ class DetectorCore:
 
     def _closing_steps(self) -> list[tuple[str, Callable[[], Any]]]:
         return [
+            ("hang watchdog", _closer(self.hang)),
             ("callables", self.wrapper.restore),
             ("collectives", collectives.stop if self.collectives_observed else _nothing),
             ("capture", self.gpu.close_capture),
@@ -387,7 +414,9 @@ class Detector:
                    max_names: int = DEFAULT_MAX_NAMES,
                    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
                    gpu_sample_interval: int | None = None,
-                   collective_waits: bool = True) -> None:
+                   collective_waits: bool = True,
+                   hang_timeout_s: float | str | None = "auto",
+                   hang_action: str = "none") -> None:
         """Set the detector up (on every rank of `process_group`); see docs/detector.md.
 
         ``policy`` (a `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the
@@ -406,6 +435,10 @@ class Detector:
         job waits for (``Report.waits``, ``Report.culprits``; docs/culprits.md).
         ``ft_options``: the FT bridge's options, an
         `straggler.integrations.ft.FTOptions` or a dict of its fields (docs/ft.md).
+        ``hang_timeout_s`` (``"auto"``, seconds, or None: off; env ``STRAGGLER_HANG_TIMEOUT``)
+        and ``hang_action`` (``"none"`` or ``"exit"``): when the job makes no progress for the
+        timeout, a rank names the rank(s) the others wait for, with their Python stacks
+        (docs/hang.md).
 
         Raises ValueError naming a bad parameter (TypeError for one of the wrong type; the
         detector stays uninitialized) and RuntimeError when already initialized. A no-op when
@@ -422,7 +455,8 @@ class Detector:
             ft_options=ft_options, telemetry=telemetry, policy=policy, roles=roles,
             report_log=report_log, prometheus=prometheus, max_names=max_names,
             name_ttl_reports=name_ttl_reports, gpu_sample_interval=gpu_sample_interval,
-            collective_waits=collective_waits)
+            collective_waits=collective_waits, hang_timeout_s=hang_timeout_s,
+            hang_action=hang_action)
         if disabled:
             log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
             return

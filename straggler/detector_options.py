@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from .analysis.policy import PolicyConfig, StragglerPolicy
     from .integrations.ft.options import FTOptions
+    from .hang.options import HangOptions
     from .sinks.prometheus import PrometheusOptions
     from .sinks.reportlog import ReportLogOptions
     from .telemetry.options import TelemetryOptions
@@ -86,6 +87,11 @@ class DetectorOptions:
     gpu_sample_interval: int | None
     """None: the default rate (`gpu_interval`)."""
     collective_waits: bool
+    hang_timeout_s: float | str | None
+    """As given ("auto", seconds, None/False/0/"off"); `hang` holds what it means."""
+    hang_action: str
+    hang: HangOptions | None
+    """Hang detection's settings (docs/hang.md); None: off."""
 
     def __init__(self, scores_to_compute: str | Sequence[str] = "all",
                  gather_on_rank0: bool = True, profiling_interval: int = 1,
@@ -103,7 +109,8 @@ class DetectorOptions:
                  max_names: int = DEFAULT_MAX_NAMES,
                  name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
                  gpu_sample_interval: int | None = None,
-                 collective_waits: bool = True) -> None:
+                 collective_waits: bool = True,
+                 hang_timeout_s: float | str | None = "auto", hang_action: str = "none") -> None:
         # Imported here, not at the top: `from straggler import Detector` stays free of numpy
         # and torch (tests/test_detector.py::test_import_touches_no_gpu_or_process_group).
         from .analysis.policy import make_policy
@@ -143,6 +150,11 @@ class DetectorOptions:
         # The sinks on the reporting rank; None here means off (the environment is read now).
         put("report_log", report_log_options(report_log))
         put("prometheus", prometheus_options(prometheus))
+        from .hang.options import hang_options
+
+        put("hang", hang_options(hang_timeout_s, hang_action))  # reads STRAGGLER_HANG_TIMEOUT
+        put("hang_timeout_s", hang_timeout_s)
+        put("hang_action", hang_action)
         if process_group is not None:
             import torch.distributed as dist
 

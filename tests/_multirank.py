@@ -42,16 +42,23 @@ _EXIT_GRACE_S = 3.0
 
 
 def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
-           payload: bytes, results: mp.Queue, timeout_s: float) -> None:
+           payload: bytes, results: mp.Queue, timeout_s: float,
+           tcp_store_port: int | None = None) -> None:
     """Body of one spawned rank: environment, process group, the function, the result."""
     os.environ.update(env)
     try:
         import torch.distributed as dist
 
         fn, args, kwargs = pickle.loads(payload)
-        dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank,
-                                world_size=world_size,
-                                timeout=datetime.timedelta(seconds=timeout_s))
+        timeout = datetime.timedelta(seconds=timeout_s)
+        if tcp_store_port is None:
+            dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank,
+                                    world_size=world_size, timeout=timeout)
+        else:  # a TCPStore served by the parent (tests of a store that goes away)
+            store = dist.TCPStore("127.0.0.1", tcp_store_port, world_size, is_master=False,
+                                  timeout=timeout)
+            dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size,
+                                    timeout=timeout)
         try:
             value = fn(rank, world_size, *args, **kwargs)
         finally:
@@ -66,12 +73,14 @@ def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
 def run_ranks(fn: Callable[..., Any], world_size: int, *args: Any, timeout_s: float = 90.0,
               env: Mapping[str, str] | None = None,
               rank_env: Mapping[int, Mapping[str, str]] | None = None,
-              may_die: Iterable[int] = (), **kwargs: Any) -> list[Any]:
+              may_die: Iterable[int] = (), tcp_store_port: int | None = None,
+              **kwargs: Any) -> list[Any]:
     """Run ``fn(rank, world_size, *args, **kwargs)`` on ``world_size`` gloo ranks.
 
     Returns the ranks' return values in rank order. Raises ``RuntimeError`` (with the child's
     traceback) when a rank raised or exited without a result, and ``TimeoutError`` when the ranks
     did not all finish within ``timeout_s``; leftover processes are killed in both cases.
+    ``tcp_store_port``: join through the TCPStore the caller serves on that port instead.
     """
     ctx = mp.get_context("spawn")
     tmpdir = tempfile.mkdtemp(prefix="straggler-mr-")
@@ -89,7 +98,7 @@ def run_ranks(fn: Callable[..., Any], world_size: int, *args: Any, timeout_s: fl
             child_env.update((rank_env or {}).get(rank, {}))
             p = ctx.Process(target=_child, name=f"rank{rank}", daemon=True,
                             args=(rank, world_size, store_path, child_env, payload, results,
-                                  timeout_s))
+                                  timeout_s, tcp_store_port))
             p.start()
             procs.append(p)
         values = _collect(procs, results, may_die, timeout_s)

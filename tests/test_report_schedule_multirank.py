@@ -29,11 +29,15 @@ def _jump(rank, world_size, first_step_s, fast_s, slow_s, phase_s):
     times, start = [], None
     step_s = first_step_s  # a long first step (compilation, a cold cache)
     it = 0
-    while start is None or time.monotonic() - start < 2 * phase_s:
+    while True:
         with Detector.detection_section("step", profile_cuda=False):
             time.sleep(step_s)
-        t = torch.ones(1)
-        dist.all_reduce(t)  # lockstep, like data-parallel training
+        # Lockstep, like data-parallel training; it also carries rank 0's "the run is over".
+        over = rank == 0 and start is not None and time.monotonic() - start >= 2 * phase_s
+        t = torch.tensor([1.0 if over else 0.0])
+        dist.all_reduce(t)
+        if t.item() > 0:
+            break
         if start is None:
             start = time.monotonic()
         step_s = fast_s if time.monotonic() - start < phase_s else slow_s

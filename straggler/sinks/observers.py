@@ -84,7 +84,10 @@ class PrometheusSink:
             self.exporter = PrometheusExporter(self.options)
             log.info("straggler: Prometheus metrics on http://%s:%d/metrics",
                      self.options.addr, self.exporter.port)
-        self.exporter.update(record)
+        if record.get("schema") == "straggler.hang":  # a hang finding (docs/hang.md)
+            self.exporter.update_hang(record)
+        else:
+            self.exporter.update(record)
         return True
 
     def close(self) -> None:
@@ -138,6 +141,26 @@ class ReportObservers:
                 on = False
             if not on:
                 self._drop(sink)
+
+    def emit_hang(self, record: dict[str, Any]) -> None:
+        """Hand a hang finding's record (`straggler.hang.hang_record`) to every sink; never
+        raises."""
+        rank = int(record.get("reporter", 0))
+        for sink in list(self.sinks):
+            try:
+                on = sink.write(record, rank)
+            except Exception as exc:  # noqa: BLE001 - e.g. the port is in use
+                log.error("straggler: the %s failed (%s); it is off for the rest of this run, "
+                          "detection and training go on", sink.what, exc)
+                on = False
+            if not on:
+                self._drop(sink)
+
+    def clear_hang(self) -> None:
+        """The job progresses again: the exporter's ``straggler_hang`` gauge goes to 0."""
+        sink = self.sink(PrometheusSink)
+        if sink is not None and sink.exporter is not None:
+            sink.exporter.clear_hang()
 
     def _drop(self, sink: ReportSink) -> None:
         self.sinks.remove(sink)

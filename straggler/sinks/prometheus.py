@@ -107,6 +107,8 @@ class _RecordCollector:
     def __init__(self) -> None:
         self.record: dict[str, Any] | None = None
         self.reports = 0
+        self.hang: dict[str, Any] | None = None  # the latest hang finding (straggler.hang)
+        self.hang_active = False
 
     def describe(self) -> list:
         return []  # no fixed set of series: rendered from the latest record
@@ -116,6 +118,7 @@ class _RecordCollector:
 
         record, reports = self.record, self.reports
         yield CounterMetricFamily("straggler_reports", "Reports exported so far.", value=reports)
+        yield from self._hang(self.hang, self.hang_active)
         if record is None:
             return
         ranks = record["ranks"]
@@ -153,6 +156,30 @@ class _RecordCollector:
         yield from self._decisions(record)
         yield from self._telemetry(record)
         yield from self._overhead(record)
+
+    @staticmethod
+    def _hang(hang: dict[str, Any] | None, active: bool) -> Iterator[Any]:
+        """``straggler_hang`` (1 while a hang found is unresolved) and its culprits."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        g = GaugeMetricFamily("straggler_hang", "1 from a hang finding (culprits named) until "
+                              "the job makes progress again, else 0 (docs/hang.md).",
+                              labels=["kind"])
+        kind = hang["kind"] if hang is not None else "hang"
+        g.add_metric([kind], 1.0 if active else 0.0)
+        yield g
+        if hang is None:
+            return
+        c = GaugeMetricFamily("straggler_hang_culprit", "1 per rank named by the latest hang "
+                              "finding, labels say its node and state.",
+                              labels=["rank", "node", "state"])
+        for culprit in hang.get("culprits", []):
+            c.add_metric([str(culprit["rank"]), str(culprit.get("node", "")),
+                          str(culprit["state"])], 1.0)
+        yield c
+        yield GaugeMetricFamily("straggler_hang_stalled_seconds", "How long the job had made "
+                                "no progress at the latest hang finding.",
+                                value=float(hang.get("stalled_s", 0.0)))
 
     @staticmethod
     def _sections(record: dict[str, Any]) -> Iterator[Any]:
@@ -340,7 +367,7 @@ class PrometheusExporter:
         self.registry.register(self._collector)
         self._snapshot: bytes = generate_latest(self.registry)
         self._wake = threading.Condition()
-        self._pending: tuple[dict[str, Any], int] | None = None
+        self._pending: tuple[dict[str, Any] | None, int] | None = None
         self._reports = self._rendered = 0
         self._stopping = False
         self.renders = 0
@@ -403,6 +430,26 @@ class PrometheusExporter:
         """The exporter's threads still alive (none after `close`)."""
         alive = self._started.threads()
         return [*alive, self._renderer] if self._renderer.is_alive() else alive
+
+    def update_hang(self, record: dict[str, Any]) -> None:
+        """Export a hang finding (`straggler.hang.hang_record`) from now on (rendered with the
+        latest report)."""
+        with self._wake:
+            self._collector.hang = record
+            self._collector.hang_active = record.get("kind") == "hang"
+            self._render_again()
+
+    def clear_hang(self) -> None:
+        """The job progresses again: ``straggler_hang`` reads 0 (the culprits stay)."""
+        with self._wake:
+            self._collector.hang_active = False
+            self._render_again()
+
+    def _render_again(self) -> None:
+        """Have the renderer draw the latest report again (hold `_wake`)."""
+        latest = self._pending[0] if self._pending is not None else self._collector.record
+        self._pending = (latest, self._reports)
+        self._wake.notify()
 
     def close(self) -> None:
         """Stop serving, release the port, stop the renderer; idempotent."""

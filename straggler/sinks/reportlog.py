@@ -339,7 +339,8 @@ def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True,
     its newline is a line being written: skipped. Anything else that is not a JSON object of
     schema ``straggler.report`` in a version this reader knows (`READ_VERSIONS`) raises
     `LogFormatError` naming ``FILE:LINE``; with ``on_bad``, the error is handed to it instead
-    and reading goes on (``straggler summarize --skip-bad``).
+    and reading goes on (``straggler summarize --skip-bad``). Hang findings (schema
+    ``straggler.hang``, docs/hang.md) share the file and are skipped: they are not reports.
     """
     from .record import READ_VERSIONS, SCHEMA
 
@@ -354,6 +355,8 @@ def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True,
                     break  # the writer's line in flight
                 if not raw.strip():
                     continue
+                if b'"schema":"straggler.hang"' in raw[:40]:
+                    continue  # a hang finding (docs/hang.md), not a report
                 try:
                     yield f, number, _parse_line(f, number, raw, SCHEMA, READ_VERSIONS)
                 except LogFormatError as exc:

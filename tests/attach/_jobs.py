@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +44,38 @@ def straggler_run(command: list[str], options: list[str], env: dict[str, str],
     return subprocess.run([PY, "-m", "straggler.cli", "run", *options, "--", *command],
                           cwd=SCRIPTS, env=env, capture_output=True, text=True,
                           timeout=timeout_s, check=False)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def scrape_while_running(command: list[str], options: list[str], env: dict[str, str],
+                         port: int, timeout_s: float = 240
+                         ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """`straggler_run`, scraping ``http://127.0.0.1:PORT/metrics`` (the reporting rank's
+    exporter) every 0.2 s while the job runs; returns the job and every page scraped."""
+    pages: list[str] = []
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([PY, "-m", "straggler.cli", "run", *options, "--", *command],
+                                cwd=SCRIPTS, env=env, stdout=out, stderr=err, text=True)
+        deadline = time.monotonic() + timeout_s
+        while proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(OSError), \
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                           timeout=2) as page:
+                pages.append(page.read().decode())
+            time.sleep(0.2)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
+    return done, pages
 
 
 def records(log: Path) -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from _jobs import job_env, launch, named_ranks, records, straggler_run, torchrun
+from _jobs import (free_port, job_env, launch, named_ranks, records, scrape_while_running,
+                   straggler_run, torchrun)
 
 pytestmark = pytest.mark.multirank
 
@@ -19,26 +20,40 @@ REPORT_LINE = re.compile(r"^straggler: report \d+ \(step \d+, (\w+) boundary\): 
                          re.M)
 
 
-def _run(tmp_path, command, steps=80, options=()):
+def _run(tmp_path, command, steps=80, options=(), prometheus=None):
     log = tmp_path / "reports.jsonl"
-    proc = straggler_run(command, ["--report-interval", "0.25", "--report-log", str(log),
-                                   *options], job_env(STEPS=str(steps), DELAY_S="0.01"))
+    opts = ["--report-interval", "0.25", "--report-log", str(log), *options]
+    env = job_env(STEPS=str(steps), DELAY_S="0.01")
+    pages: list[str] = []
+    if prometheus is None:
+        proc = straggler_run(command, opts, env)
+    else:
+        proc, pages = scrape_while_running(command, [*opts, "--prometheus", str(prometheus)],
+                                           env, prometheus)
     # The output's errors first: a loaded machine's slow run shows in the traceback.
     errors = "\n".join(line for line in proc.stderr.splitlines() if "rror" in line)
     assert proc.returncode == 0, (errors[-3000:], proc.stderr[-3000:])
     recs = records(log)
     assert len(recs) >= 5, (len(recs), proc.stderr[-3000:])
+    if prometheus is not None:
+        return proc, recs, pages
     return proc, recs
 
 
 def test_ddp_loop_slowed_in_data_loading_names_rank_2(tmp_path):
-    proc, recs = _run(tmp_path, torchrun(3, "ddp_loop.py"))
+    """The report log, the per-report line, the summary and the Prometheus exporter all name it.
+    """
+    proc, recs, pages = _run(tmp_path, torchrun(3, "ddp_loop.py"), steps=100,
+                             prometheus=free_port())
     assert named_ranks(recs) == {2}
     assert recs[-1]["confirmed"] == [2]
     assert set(recs[-1]["ranks"]) == {0, 1, 2}
     assert "final loss" in proc.stdout  # the script's own output, unchanged
     assert set(REPORT_LINE.findall(proc.stderr)) == {"optimizer"}
     assert "straggler run: summary of" in proc.stderr and "rank 2" in proc.stderr
+    # The reporting rank's exporter, scraped while the job ran (docs/metrics.md).
+    assert any('straggler_confirmed{rank="2"} 1.0' in page for page in pages), \
+        pages[-1:] or "no page"
 
 
 def test_lightning_trainer_fit_names_rank_2(tmp_path):

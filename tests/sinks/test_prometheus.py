@@ -350,3 +350,34 @@ def test_accepts_are_paced_so_a_flood_costs_a_bounded_amount_of_work():
     for k, t in enumerate(accepted):
         assert k <= rate * (t - accepted[0]) + rate + 1, (k, t - accepted[0])
     assert accepted[-1] - accepted[0] >= (25 - rate - 1) / rate * 0.9  # and it did pace
+
+
+def _scrape_until(port: int, name: str, want: list, timeout_s: float = 10.0) -> dict:
+    """Scrape until `name` reads `want` (the renderer redraws on its own thread)."""
+    deadline = time.monotonic() + timeout_s
+    metrics = _scrape(port)
+    while metrics.get(name) != want and time.monotonic() < deadline:
+        time.sleep(0.02)
+        metrics = _scrape(port)
+    return metrics
+
+
+def test_hang_finding_sets_the_gauge_and_names_the_culprits_until_cleared():
+    from straggler.hang import HANG, Culprit, HangFinding, hang_record
+
+    finding = HangFinding(HANG, 4, 12.5, 10.0, culprits=(Culprit(2, "not arrived", "n1"),))
+    exporter = PrometheusExporter(PrometheusOptions(0))
+    try:
+        metrics = _scrape(exporter.port)
+        assert metrics["straggler_hang"] == [({"kind": "hang"}, 0.0)]
+        exporter.update_hang(hang_record(finding, 1.0))
+        metrics = _scrape_until(exporter.port, "straggler_hang", [({"kind": "hang"}, 1.0)])
+        assert metrics["straggler_hang"] == [({"kind": "hang"}, 1.0)]
+        assert metrics["straggler_hang_culprit"] == [
+            ({"rank": "2", "node": "n1", "state": "not arrived"}, 1.0)]
+        assert metrics["straggler_hang_stalled_seconds"] == [({}, 12.5)]
+        exporter.clear_hang()
+        metrics = _scrape_until(exporter.port, "straggler_hang", [({"kind": "hang"}, 0.0)])
+        assert metrics["straggler_hang"] == [({"kind": "hang"}, 0.0)]
+    finally:
+        exporter.close()

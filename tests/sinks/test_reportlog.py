@@ -372,3 +372,15 @@ def test_observers_hand_each_record_to_every_sink_and_drop_one_that_fails(caplog
         "detection and training go on"]
     observers.close()
     assert observers.sinks == [] and good.closed == 1
+
+
+def test_reading_reports_skips_hang_findings_in_the_same_file(tmp_path):
+    from straggler.hang import STALL, HangFinding, hang_record
+
+    path = tmp_path / "r.jsonl"
+    report = {"schema": SCHEMA, "version": SCHEMA_VERSION, "time": 1.0}
+    hang = hang_record(HangFinding(STALL, 4, 5.0, 3.0, sections=(("eval", 4),)), 2.0)
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n"
+                            for r in (report, hang, report)))
+    records = [r for _, _, r in read_records(path)]
+    assert records == [report, report]

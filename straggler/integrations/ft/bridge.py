@@ -183,6 +183,10 @@ class FTBridge(BridgeHooks):
         """
         return control.request_workload_action(self._conn, action, description)
 
+    def note(self, description: str) -> bool:
+        """Hand ``ft_launcher`` `description` to log, without an action (a hang finding)."""
+        return control.send_note(self._conn, description)
+
     def act_on_stragglers(self, straggler_ranks: Collection[int], *, description: str = "",
                           exit_code: int = 1, exit_process: bool = True,
                           agree: bool = False) -> bool:

@@ -14,7 +14,7 @@ from .. import _common
 from .monitor import FTConnection, load_ft_api
 from .options import STRAGGLER_ACTIONS
 
-__all__ = ["request_workload_action", "agree_on_ranks"]
+__all__ = ["request_workload_action", "send_note", "agree_on_ranks"]
 
 log = logging.getLogger("straggler")
 
@@ -44,6 +44,30 @@ def request_workload_action(conn: FTConnection, action: str, description: str) -
         log.warning("straggler: asking ft_launcher to %s failed: %s", action, exc)
         return False
     log.error("straggler: asked ft_launcher to %s: %s", action, description)
+    return True
+
+
+def send_note(conn: FTConnection, description: str) -> bool:
+    """Hand ``ft_launcher`` a message it logs without acting (``WorkloadAction.Continue``).
+
+    The launcher reads requests at its next rendezvous, so a hang named here appears in its log
+    when its own timeout has acted ("Received request from rank=N: ..."). Returns False when FT
+    is off or this NVRx has no workload control.
+    """
+    if not conn.enabled:
+        return False
+    api = conn.api
+    if api is None:
+        with contextlib.suppress(ImportError):
+            api = conn.api = load_ft_api()
+    action = getattr(getattr(api, "workload_action", None), "Continue", None)
+    if api is None or api.workload_request is None or action is None:
+        return False
+    try:
+        conn.client.send_workload_control_request(api.workload_request(action, description))
+    except Exception as exc:  # noqa: BLE001 - e.g. no $FT_LAUNCHER_IPC_SOCKET
+        log.warning("straggler: handing ft_launcher a message failed: %s", exc)
+        return False
     return True
 
 

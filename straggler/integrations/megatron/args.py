@@ -96,8 +96,12 @@ def add_straggler_args(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     g.add_argument("--straggler-node-name", type=_non_empty, default=None,
                    help="Name of this node in reports. Default: the host name.")
     g.add_argument("--straggler-sync-timeout", type=_timeout_seconds, default=d.sync_timeout_s,
-                   help="Longest wait, in seconds, in a report-point collective. "
-                        "Default: %(default)s.")
+                   help="Longest wait, in seconds, in any of the detector's collectives "
+                        "(sync points, reports). Default: %(default)s.")
+    g.add_argument("--straggler-verdict", choices=("confirmed", "single_report"),
+                   default=d.verdict,
+                   help="Act (stop) on the policy's confirmed stragglers, or on NVRx's "
+                        "single-report rule. Default: %(default)s.")
     return parser
 
 
@@ -137,4 +141,5 @@ def config_from_args(args: argparse.Namespace) -> StragglerDetectionConfig:
         enable_controller=not get("straggler_disable_ctrlr", False),
         node_name=get("straggler_node_name", None),
         sync_timeout_s=get("straggler_sync_timeout", d.sync_timeout_s),
+        verdict=get("straggler_verdict", d.verdict),
     )

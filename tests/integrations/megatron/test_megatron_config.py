@@ -55,7 +55,7 @@ BAD_CONFIG_VALUES = [
     ("report_time_interval", 0), ("report_time_interval", -1.0),
     ("report_time_interval", float("inf")), ("report_time_interval", float("nan")),
     ("report_time_interval", "300"), ("report_time_interval", True),
-    ("sync_timeout_s", 0), ("sync_timeout_s", float("nan")),
+    ("sync_timeout_s", 0), ("sync_timeout_s", float("nan")), ("verdict", "majority"),
     ("gpu_relative_perf_threshold", 1.01), ("gpu_relative_perf_threshold", -0.01),
     ("gpu_relative_perf_threshold", float("nan")), ("gpu_relative_perf_threshold", "0.7"),
     ("gpu_individual_perf_threshold", 2), ("gpu_individual_perf_threshold", True),
@@ -135,7 +135,8 @@ def test_our_flags_map_to_config_fields():
         "--straggler-profiling-interval", "4", "--straggler-num-scores-to-print", "0",
         "--straggler-disable-logging", "--straggler-logger-name", "my.log",
         "--straggler-ctrlr-host", "0.0.0.0", "--straggler-disable-ctrlr",
-        "--straggler-node-name", "node7", "--straggler-sync-timeout", "30"])
+        "--straggler-node-name", "node7", "--straggler-sync-timeout", "30",
+        "--straggler-verdict", "single_report"])
     c = config_from_args(args)
     expected = StragglerDetectionConfig(
         enabled=True, report_time_interval=2.5, calc_relative_gpu_perf=False,
@@ -143,7 +144,7 @@ def test_our_flags_map_to_config_fields():
         gpu_individual_perf_threshold=0.6, stop_if_detected=True, profiling_interval=4,
         num_gpu_perf_scores_to_print=0, enable_logging=False, logger_name="my.log",
         straggler_ctrlr_host="0.0.0.0", enable_controller=False, node_name="node7",
-        sync_timeout_s=30.0)
+        sync_timeout_s=30.0, verdict="single_report")
     assert c == expected
     assert config_from_args(_parser().parse_args(["--straggler-scores", "relative"])) \
         .scores_to_compute == ["relative_perf_scores"]

@@ -1,0 +1,219 @@
+"""From everyone's progress records to a finding: who the job waits for, or a whole-job stall.
+
+Pure: records in, a `HangFinding` out (no store, no process group), so it is tested with
+hand-made records. The rules (docs/hang.md, "How a culprit is named"):
+
+1. A rank whose record is older than ``gone_after_s`` (or whose process is known to have
+   exited) is *gone*; a rank that never published is gone too.
+2. Ranks whose training thread is inside a torch.distributed call publish it
+   (``op``/``group``/``seq``). The collective most ranks wait in is *the* collective; the
+   members of its group whose sequence number there is lower have *not arrived*: culprits.
+3. Ranks wait but nobody is behind (a backend without sequence numbers): the ranks that are
+   in no collective are the culprits.
+4. Nobody waits and nobody is gone: every rank stalls outside collectives, a *whole-job stall*
+   (a long evaluation, checkpoint, data stall everywhere): reported, nobody blamed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .progress import ProgressRecord
+from .stacks import CollectiveWait
+
+__all__ = ["Culprit", "HangFinding", "analyse", "HANG", "STALL", "NOT_ARRIVED", "GONE",
+           "EXITED", "MAX_CULPRITS_SHOWN"]
+
+HANG = "hang"  # culprits named
+STALL = "stall"  # the whole job stalls together: nobody blamed
+NOT_ARRIVED = "not arrived"  # alive, has not reached the collective the others wait in
+GONE = "gone"  # no progress record for gone_after_s: dead, or its interpreter is frozen
+EXITED = "exited"  # its process no longer exists (checked on the reporter's own host)
+MAX_CULPRITS_SHOWN = 16  # in the log block; the record lists them all
+
+
+@dataclasses.dataclass(frozen=True)
+class Culprit:
+    """A rank the others wait for, with everything known about it."""
+
+    rank: int
+    state: str  # NOT_ARRIVED, GONE or EXITED
+    node: str = ""
+    gpu: str = ""
+    step: int = -1
+    section: str = ""
+    section_s: float = 0.0
+    seq: int = -1  # its sequence number in the waited-in group (-1: unknown)
+    waiting_in: CollectiveWait | None = None  # where it waits itself, if anywhere
+    location: str = ""
+    last_seen_s: float = float("nan")  # age of its latest record
+    stack: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the ``hang`` record's ``culprits`` items)."""
+        d = dataclasses.asdict(self)
+        d["waiting_in"] = dataclasses.asdict(self.waiting_in) if self.waiting_in else None
+        seen = d["last_seen_s"]
+        d["last_seen_s"] = None if math.isnan(seen) else round(seen, 3)  # never published
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class HangFinding:
+    """What the reporter found. ``kind`` is `HANG` (``culprits`` named) or `STALL`."""
+
+    kind: str
+    world_size: int
+    stalled_s: float  # how long the job has made no progress (the longest stall seen)
+    timeout_s: float
+    wait: CollectiveWait | None = None  # the collective the others wait in
+    waiting: tuple[int, ...] = ()  # the ranks waiting in it
+    culprits: tuple[Culprit, ...] = ()
+    sections: tuple[tuple[str, int], ...] = ()  # (section, ranks in it), most ranks first
+    reporter: int = 0
+
+    @property
+    def culprit_ranks(self) -> list[int]:
+        """The ranks blamed (empty for a whole-job stall)."""
+        return [c.rank for c in self.culprits]
+
+    def with_stacks(self, stacks: Mapping[int, str]) -> HangFinding:
+        """This finding with the culprits' stacks filled in from `stacks`."""
+        culprits = tuple(dataclasses.replace(c, stack=stacks.get(c.rank, c.stack))
+                         for c in self.culprits)
+        return dataclasses.replace(self, culprits=culprits)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields of the ``hang`` record (docs/reportlog.md)."""
+        return {
+            "kind": self.kind, "world_size": self.world_size,
+            "stalled_s": round(self.stalled_s, 3), "timeout_s": round(self.timeout_s, 3),
+            "wait": dataclasses.asdict(self.wait) if self.wait else None,
+            "waiting": list(self.waiting),
+            "culprits": [c.to_dict() for c in self.culprits],
+            "sections": [{"section": s, "ranks": n} for s, n in self.sections],
+            "reporter": self.reporter,
+        }
+
+    def format(self) -> str:
+        """The log block: one headline, then one paragraph per culprit."""
+        if self.kind == STALL:
+            where = ", ".join(f"{s!r} ({n} rank{'s' if n != 1 else ''})" if s else
+                              f"no section ({n} rank{'s' if n != 1 else ''})"
+                              for s, n in self.sections[:8])
+            return (f"straggler: whole-job stall: all {self.world_size} ranks have made no "
+                    f"progress for {self.stalled_s:.1f} s (hang timeout {self.timeout_s:.0f} s)"
+                    f", none inside a collective; in {where}. No rank is blamed.")
+        names = ", ".join(str(r) for r in self.culprit_ranks[:MAX_CULPRITS_SHOWN])
+        more = len(self.culprits) - MAX_CULPRITS_SHOWN
+        if more > 0:
+            names += f" and {more} more"
+        if self.wait is not None:
+            head = (f"straggler: HANG: {len(self.waiting)} of {self.world_size} ranks have "
+                    f"waited {self.stalled_s:.1f} s in {_wait_text(self.wait)} for rank(s) "
+                    f"{names} (hang timeout {self.timeout_s:.0f} s)")
+        else:
+            head = (f"straggler: HANG: the job has made no progress for {self.stalled_s:.1f} s "
+                    f"(hang timeout {self.timeout_s:.0f} s); rank(s) {names} gone")
+        lines = [head]
+        for c in self.culprits[:MAX_CULPRITS_SHOWN]:
+            lines += _culprit_lines(c, self.wait)
+        if self.waiting:
+            lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}")
+        return "\n".join(lines)
+
+
+def _wait_text(w: CollectiveWait) -> str:
+    group = "WORLD (group 0)" if w.group == "0" else f"group {w.group}"
+    seq = f", collective #{w.seq}" if w.seq >= 0 else ""
+    return f"{w.op} on {group}{seq}"
+
+
+def _ranks_text(ranks: tuple[int, ...] | list[int]) -> str:
+    shown = ",".join(str(r) for r in ranks[:32])
+    return shown + (f",... ({len(ranks)} ranks)" if len(ranks) > 32 else "")
+
+
+def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
+    where = f"node {c.node or '?'}" + (f", GPU {c.gpu}" if c.gpu else "")
+    if c.state == NOT_ARRIVED and wait is not None:
+        at = f" (it has issued #{c.seq} there)" if c.seq >= 0 else ""
+        what = f"has not reached {wait.op} #{wait.seq}{at}"
+    elif c.state == EXITED:
+        what = f"is gone: its process exited (last heard of {c.last_seen_s:.1f} s ago)"
+    elif c.state == GONE:
+        what = ("is gone: never published progress" if math.isnan(c.last_seen_s) else
+                f"is gone: no progress record for {c.last_seen_s:.1f} s (the process died, "
+                "or a call holding the GIL froze it)")
+    else:
+        what = "is not in any collective"
+    lines = [f"  rank {c.rank} ({where}) {what}"]
+    doing = (f"in section {c.section!r} for {c.section_s:.1f} s" if c.section
+             else "in no section")
+    lines.append(f"    doing: {doing}, step {c.step}"
+                 + (f", waiting itself in {_wait_text(c.waiting_in)}" if c.waiting_in else "")
+                 + (f", at {c.location}" if c.location else ""))
+    if c.stack:
+        lines.append("    Python stack of its training thread (innermost last):")
+        lines += ["      " + line for line in c.stack.rstrip("\n").splitlines()]
+    elif c.state == NOT_ARRIVED:
+        lines.append("    Python stack: not published (its watchdog did not answer in time)")
+    return lines
+
+
+def _culprit(rank: int, rec: ProgressRecord | None, state: str, now: float,
+             group: str | None) -> Culprit:
+    if rec is None:
+        return Culprit(rank, state)
+    return Culprit(rank, state, rec.node, rec.gpu, rec.step, rec.sec, rec.sec_s,
+                   rec.g.get(group, -1) if group is not None else -1, rec.waiting, rec.loc,
+                   max(0.0, now - rec.t))
+
+
+def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, *,
+            gone_after_s: float, timeout_s: float, reporter: int = 0,
+            exited: Callable[[ProgressRecord], bool] = lambda rec: False) -> HangFinding:
+    """The finding for `records` (global rank -> latest record) read at wall time `now`."""
+    gone: dict[int, str] = {}
+    for r in range(world_size):
+        rec = records.get(r)
+        if rec is None or now - rec.t > gone_after_s:
+            gone[r] = EXITED if rec is not None and exited(rec) else GONE
+        elif exited(rec):
+            gone[r] = EXITED
+    alive = {r: rec for r, rec in records.items() if r not in gone and 0 <= r < world_size}
+    stalled_s = max((rec.stall_s + max(0.0, now - rec.t) for rec in alive.values()),
+                    default=0.0)
+    waiters = {r: w for r, rec in alive.items() if (w := rec.waiting) is not None}
+    waits = Counter((w.group, w.seq) for w in waiters.values())
+    wait: CollectiveWait | None = None
+    waiting: tuple[int, ...] = ()
+    behind: list[int] = []
+    if waits:
+        (group, seq), _ = min(waits.items(), key=lambda kv: (-kv[1], kv[0]))
+        waiting = tuple(sorted(r for r, w in waiters.items() if (w.group, w.seq) == (group, seq)))
+        # The op as most of them name it (a stack says "all_reduce", the observer "allreduce_").
+        op = Counter(waiters[r].op for r in waiting).most_common(1)[0][0]
+        wait = CollectiveWait(op, group, seq)
+        if seq >= 0:
+            behind = sorted(r for r, rec in alive.items()
+                            if group in rec.g and rec.g[group] < seq)
+        if not behind and not gone:  # no sequence numbers: the ranks in no collective
+            behind = sorted(r for r, rec in alive.items() if rec.waiting is None)
+        group_of_wait: str | None = group
+    else:
+        group_of_wait = None
+    culprits = [_culprit(r, records.get(r), gone[r], now, group_of_wait) for r in sorted(gone)]
+    culprits += [_culprit(r, alive[r], NOT_ARRIVED, now, group_of_wait) for r in behind]
+    culprits.sort(key=lambda c: c.rank)
+    if not culprits:
+        sections = Counter(rec.sec for rec in alive.values())
+        return HangFinding(STALL, world_size, stalled_s, timeout_s,
+                           sections=tuple(sorted(sections.items(), key=lambda kv: -kv[1])),
+                           reporter=reporter)
+    return HangFinding(HANG, world_size, stalled_s, timeout_s, wait, waiting, tuple(culprits),
+                       reporter=reporter)

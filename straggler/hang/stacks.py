@@ -1,0 +1,100 @@
+"""A thread's Python stack, read from another thread, and the collective it waits in.
+
+`sys._current_frames()` needs the GIL, so the watchdog thread can read the main thread's stack
+while the main thread runs Python or sits in a call that released the GIL (``time.sleep``, a
+pipe or socket read, a ``torch.distributed`` wait, a CUDA synchronize). A C extension that
+holds the GIL and never returns stops the watchdog thread as well: the rank then stops
+publishing and is reported as silent (docs/hang.md, "What it cannot see").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+__all__ = ["CollectiveWait", "thread_frame", "format_stack", "innermost_location",
+           "collective_wait", "group_name"]
+
+# The module whose public functions are the torch.distributed collectives.
+_C10D_FILE = os.path.join("torch", "distributed", "distributed_c10d.py")
+_NOT_COLLECTIVES = frozenset({"is_initialized", "get_rank", "get_world_size", "get_backend",
+                              "new_group", "destroy_process_group", "init_process_group"})
+
+
+@dataclass(frozen=True)
+class CollectiveWait:
+    """The torch.distributed call a thread is in: ``op`` (``all_reduce``), the group's name
+    (as ``ProcessGroup.group_name``) and the group's sequence number there (issued so far)."""
+
+    op: str
+    group: str
+    seq: int
+
+
+def thread_frame(ident: int) -> FrameType | None:
+    """The current frame of thread `ident` (None when it has ended)."""
+    return sys._current_frames().get(ident)
+
+
+def format_stack(frame: FrameType, max_bytes: int, max_frames: int = 40) -> str:
+    """The stack from the outermost call to `frame`, as ``traceback`` prints it, innermost last;
+    cut to the innermost frames that fit in `max_bytes`."""
+    lines = traceback.format_list(traceback.extract_stack(frame, limit=max_frames))
+    out: list[str] = []
+    size = 0
+    for line in reversed(lines):
+        size += len(line)
+        if size > max_bytes and out:
+            out.append("  ...\n")
+            break
+        out.append(line)
+    return "".join(reversed(out))
+
+
+def innermost_location(frame: FrameType) -> str:
+    """``file:line in function`` of the innermost frame."""
+    code = frame.f_code
+    return f"{code.co_filename}:{frame.f_lineno} in {code.co_name}"
+
+
+def group_name(group: Any) -> str:
+    """The name torch gives a process group (the same on every member); ``"0"`` is WORLD."""
+    import torch.distributed as dist
+
+    if group is None or group is dist.GroupMember.WORLD:
+        group = dist.distributed_c10d._get_default_group()
+    return str(group.group_name)
+
+
+def collective_wait(frame: FrameType) -> CollectiveWait | None:
+    """The torch.distributed collective that `frame`'s thread is in, or None.
+
+    The outermost frame in ``torch/distributed/distributed_c10d.py`` is the public call (an
+    ``all_reduce``, ``barrier``...); its ``group`` argument names the group.
+    """
+    found: FrameType | None = None
+    f: FrameType | None = frame
+    while f is not None:
+        code = f.f_code
+        if code.co_filename.endswith(_C10D_FILE) and not code.co_name.startswith("_") \
+                and code.co_name not in _NOT_COLLECTIVES:
+            found = f
+        f = f.f_back
+    if found is None:
+        return None
+    try:
+        group = found.f_locals.get("group")
+        if group is None:
+            group = found.f_locals.get("pg")
+        name = group_name(group)
+        import torch.distributed as dist
+
+        pg = dist.distributed_c10d._get_default_group() if group is None else group
+        seq = int(pg._get_sequence_number_for_group())  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001 - a group we cannot read: the op alone
+        return CollectiveWait(found.f_code.co_name, "?", -1)
+    return CollectiveWait(found.f_code.co_name, name, seq)

@@ -1,0 +1,85 @@
+"""The finding from hand-made progress records (pure: no process group, no store)."""
+
+from __future__ import annotations
+
+from straggler.hang import EXITED, GONE, HANG, NOT_ARRIVED, STALL, ProgressRecord, analyse
+
+NOW = 1000.0
+
+
+def _rec(r: int, *, seq: int = 5, wait: bool = True, sec: str = "step", age: float = 0.5,
+         stall: float = 10.0, group: str = "0") -> ProgressRecord:
+    w = {"op": "all_reduce", "group": group, "seq": seq} if wait else None
+    return ProgressRecord(r=r, node=f"n{r // 2}", pid=100 + r, t=NOW - age, sec=sec,
+                          sec_s=stall, g={group: seq}, stall_s=stall, wait=w)
+
+
+def _analyse(records: dict[int, ProgressRecord], world: int = 4, **kw: object):
+    return analyse(records, world, NOW, gone_after_s=5.0, timeout_s=3.0, **kw)  # type: ignore
+
+
+def test_rank_behind_in_the_waited_collective_is_the_culprit() -> None:
+    recs = {r: _rec(r) for r in (0, 1, 3)}
+    recs[2] = _rec(2, seq=4, wait=False, sec="data")
+    f = _analyse(recs)
+    assert f.kind == HANG
+    assert f.culprit_ranks == [2]
+    assert f.culprits[0].state == NOT_ARRIVED and f.culprits[0].section == "data"
+    assert f.culprits[0].node == "n1" and f.culprits[0].seq == 4
+    assert f.waiting == (0, 1, 3)
+    assert f.wait is not None and (f.wait.op, f.wait.group, f.wait.seq) == ("all_reduce", "0", 5)
+
+
+def test_the_collective_most_ranks_wait_in_decides() -> None:
+    # rank 2 skipped collective #5 of group 0 and waits in group 7, where rank 3 is behind
+    recs = {r: _rec(r) for r in (0, 1)}
+    recs[3] = _rec(3)
+    recs[3].g["7"] = 1
+    recs[2] = _rec(2, seq=2, group="7")
+    recs[2].g["0"] = 4
+    f = _analyse(recs)
+    assert f.culprit_ranks == [2]
+    assert f.culprits[0].waiting_in is not None and f.culprits[0].waiting_in.group == "7"
+
+
+def test_silent_rank_is_gone_and_an_exited_one_is_named_so() -> None:
+    recs = {r: _rec(r) for r in (0, 1, 3)}
+    recs[2] = _rec(2, seq=5, wait=False, age=30.0)
+    f = _analyse(recs)
+    assert [(c.rank, c.state) for c in f.culprits] == [(2, GONE)]
+    assert f.culprits[0].last_seen_s == 30.0
+    f = _analyse(recs, exited=lambda rec: rec.r == 2)
+    assert f.culprits[0].state == EXITED
+    assert "its process exited" in f.format()
+
+
+def test_rank_that_never_published_is_gone() -> None:
+    recs = {r: _rec(r) for r in (0, 1, 2)}
+    f = _analyse(recs)
+    assert [(c.rank, c.state) for c in f.culprits] == [(3, GONE)]
+    assert "never published" in f.format()
+    assert f.to_dict()["culprits"][0]["last_seen_s"] is None
+
+
+def test_whole_job_stall_in_one_section_blames_nobody() -> None:
+    recs = {r: _rec(r, wait=False, sec="checkpoint") for r in range(4)}
+    f = _analyse(recs)
+    assert f.kind == STALL and f.culprits == ()
+    assert f.sections == (("checkpoint", 4),)
+    assert "No rank is blamed" in f.format()
+
+
+def test_without_sequence_numbers_the_ranks_outside_collectives_are_named() -> None:
+    recs = {r: _rec(r, seq=-1) for r in (0, 1, 3)}
+    recs[2] = _rec(2, seq=-1, wait=False)
+    assert _analyse(recs).culprit_ranks == [2]
+
+
+def test_stacks_are_attached_and_formatted() -> None:
+    recs = {r: _rec(r) for r in (0, 1, 3)}
+    recs[2] = _rec(2, seq=4, wait=False)
+    f = _analyse(recs).with_stacks({2: '  File "x.py", line 3, in stuck\n'})
+    text = f.format()
+    assert "rank 2 (node n1) has not reached all_reduce #5" in text
+    assert 'File "x.py", line 3, in stuck' in text
+    assert f.to_dict()["culprits"][0]["stack"].endswith("in stuck\n")
