@@ -178,7 +178,8 @@ def build_command(compiler: str, root: Path, output: Path, torch_module: ModuleT
     lib = torch_dir / "lib"
     abi = int(torch_module._C._GLIBCXX_USE_CXX11_ABI)
     # NDEBUG as torch: RecordFunction's layout differs without it (csrc/ops/observer.cpp).
-    return [compiler, "-std=c++17", "-O2", "-shared", "-fPIC", "-fvisibility=hidden",
+    # C++20 as torch.utils.cpp_extension: torch 2.14's headers need it.
+    return [compiler, "-std=c++20", "-O2", "-shared", "-fPIC", "-fvisibility=hidden",
             "-DNDEBUG", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
             f'-DSTRAGGLER_TORCH_VERSION="{torch_module.__version__}"', f"-I{root}",
             "-isystem", str(torch_dir / "include"), "-isystem", sysconfig.get_paths()["include"],

@@ -104,7 +104,7 @@ def test_the_cache_key_changes_with_torch(fresh, monkeypatch):
 
 def test_the_build_command_uses_cmakes_flags(tmp_path):
     cmd = no.build_command("g++", Path("/src"), tmp_path / "_ops.so", torch)
-    assert "-DNDEBUG" in cmd and "-std=c++17" in cmd
+    assert "-DNDEBUG" in cmd and "-std=c++20" in cmd
     assert "/src/ops/observer.cpp" in cmd and "/src/ops/collectives.cpp" in cmd
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     assert f"-D_GLIBCXX_USE_CXX11_ABI={abi}" in cmd
