@@ -44,6 +44,26 @@ GPUS_PER_NODE = 8
 
 
 @dataclass(frozen=True)
+class NoiseModel:
+    """Report-to-report noise of each rank's log time, fitted to real traces.
+
+    ``rank_offset``: sd of each rank's lasting offset; ``jitter``: robust sd (1.4826 MAD) of its
+    report-to-report noise; ``tail_df``: Student-t degrees of freedom of that noise (heavy
+    tails: a window in which a rank was descheduled). `benchmarks.replay.fit_noise` fits them.
+    """
+
+    rank_offset: float
+    jitter: float
+    tail_df: float
+
+
+#: Fitted by ``python benchmarks/replay.py --fit`` to the recorded gloo traces (3-4 CPU ranks,
+#: idle and loaded, tests/data/traces) at 5 s per report (120-300 steps): the noise of a shared
+#: 2-core machine, far above the simulator's default (REPORT_JITTER, Gaussian).
+REAL_CPU_GLOO = NoiseModel(rank_offset=0.0098, jitter=0.0175, tail_df=2.1)
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A fault pattern: per-rank slowdown factors per report, plus what counts as a straggler.
 
@@ -251,9 +271,25 @@ def _summary(median: float, num: int) -> dict[Statistic, float]:
             Statistic.STD: spread, Statistic.NUM: float(num)}
 
 
-def generate(sc: Scenario, world: int, reports: int, seed: int, gpu_timers: int = 10
-             ) -> Iterator[WindowSample]:
-    """Yield one `WindowSample` per report of scenario ``sc`` for ``world`` ranks."""
+class _TMad(dict):
+    """1.4826 x median |t| of a Student-t with the given degrees of freedom (cached)."""
+
+    def __missing__(self, df: float) -> float:
+        draws = np.random.default_rng(0).standard_t(df, 200_000)
+        value = self[df] = 1.4826 * float(np.median(np.abs(draws)))
+        return value
+
+
+_T_MAD = _TMad()
+
+
+def generate(sc: Scenario, world: int, reports: int, seed: int, gpu_timers: int = 10,
+             noise: NoiseModel | None = None) -> Iterator[WindowSample]:
+    """Yield one `WindowSample` per report of scenario ``sc`` for ``world`` ranks.
+
+    ``noise``: a fitted `NoiseModel` (e.g. `REAL_CPU_GLOO`) instead of the scenario's Gaussian
+    jitter and the silicon spread.
+    """
     rng = np.random.default_rng(seed)
     memo: dict = {}
     silicon = np.exp(SILICON_SPREAD * rng.standard_normal(world))
@@ -271,7 +307,13 @@ def generate(sc: Scenario, world: int, reports: int, seed: int, gpu_timers: int 
         spike = sc.transient(t, rng, world) if sc.transient else np.ones(world)
         drift = 1.0 + DIURNAL_AMPLITUDE * math.sin(2 * math.pi * t / DIURNAL_PERIOD + phase)
         rank_factor = silicon * structure * slow * spike * drift
-        rank_factor *= 1.0 + jitter * rng.standard_normal(world)
+        if noise is None:
+            rank_factor *= 1.0 + jitter * rng.standard_normal(world)
+        else:
+            if "offset" not in memo:
+                memo["offset"] = np.exp(noise.rank_offset * rng.standard_normal(world))
+            draw = rng.standard_t(noise.tail_df, world) * (noise.jitter / _T_MAD[noise.tail_df])
+            rank_factor *= memo["offset"] / silicon * np.exp(draw)
         gpu = timer_base[None, :] * rank_factor[:, None]
         gpu *= 1.0 + median_noise * rng.standard_normal((world, gpu_timers))
         # "step" follows the GPU; "data" (the data loader) does not slow down with the GPU.

@@ -21,9 +21,10 @@ evens out the whole step, only sections that exclude communication can see this.
 
 Output: ``injected straggler: rank R`` (or ``none``), each report as a table, then for each
 confirmed straggler its cause (``Report.format_causes()``: node, label, evidence), then the
-verdict, one line ``stragglers: rank R (node N): CAUSE, ...`` naming the ranks the persistence
-policy has confirmed at the last report (``Report.confirmed``: slow in 4 of the last 5 reports,
-beyond the rank's own noise; docs/policy.md), each with the cause most of its reports gave, or
+verdict, one line ``stragglers: rank R (node N): CAUSE, ...`` naming the ranks the policy has
+confirmed at the last report (``Report.confirmed``: enough evidence over successive reports
+against the peers, beyond the job's noise; docs/policy.md), each with the cause most of its
+reports gave, or
 ``stragglers: none``. One report flagging a rank (a score below ``--threshold``, starred in the
 table) is not a verdict: ranks sharing a GPU dip each other's scores now and then.
 
@@ -53,8 +54,13 @@ forward). The slow rank is made by ``--gpu-slow``:
   loading), its GPU work is the same. Expected cause: ``host_side`` (also where ranks share a GPU
   and time-slicing dips the stalled rank's GPU score: its host section is far slower still).
 
-``--duration S`` bounds the training time (S seconds from the first step, agreed by the ranks
-each step; ``--steps`` stays the maximum): a run of known length on a GPU of unknown speed.
+The demo runs until it has its verdict, not for a fixed number of steps, so it names its
+straggler on a fast GPU node and on a loaded laptop alike: it stops at the report that confirms a
+rank, or, with nobody confirmed, once ``CLEAN_REPORTS`` reports have come and the last
+``QUIET_REPORTS`` had no suspect (a rank that looks slow but is not confirmed yet; the detector
+then reports early to settle it). Rank 0 decides after each report and the ranks agree each step
+(a broadcast on a gloo group of its own, outside the sections). ``--duration S`` caps the
+training time (default 120 s) and ``--steps`` the steps.
 
 The first line after ``injected straggler`` names the GPUs and versions (GPU, driver, CUDA, torch).
 In the CPU and simulated modes the real GPUs, if any, are hidden from the ranks
@@ -97,6 +103,9 @@ SIM_GPU_MS = {"forward": 5.0, "optimizer": 2.0}
 GPU_DATA_S = 0.002
 GPU_HIDDEN, GPU_BATCH = 2048, 4096
 CPU_HIDDEN, CPU_BATCH = 256, 64
+# Without a confirmed rank the demo stops after this many reports, the last QUIET_REPORTS of them
+# without a suspect; with one, at the report that confirms it.
+CLEAN_REPORTS, QUIET_REPORTS = 6, 3
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -105,10 +114,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--slow-rank", type=int, default=2, help="rank to slow down (default 2)")
     p.add_argument("--slowdown", type=float, default=3.0,
                    help="factor on the slow rank's forward time; 1.0 = no straggler (default 3)")
-    p.add_argument("--steps", type=int, default=1000, help="training steps (default 1000)")
-    p.add_argument("--duration", type=float, default=None, metavar="S",
-                   help="stop after S seconds of training (the ranks agree each step; "
-                        "default: run every --steps)")
+    p.add_argument("--steps", type=int, default=1_000_000,
+                   help="training steps at most (default: until the verdict)")
+    p.add_argument("--duration", type=float, default=120.0, metavar="S",
+                   help="stop after S seconds of training at most (default 120; the demo "
+                        "stops at its verdict, usually far sooner)")
     p.add_argument("--report-interval", type=float, default=2.0,
                    help="seconds between reports (Detector report_time_interval, default 2)")
     p.add_argument("--threshold", type=float, default=0.75,
@@ -252,9 +262,9 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     x = torch.randn(args.batch, args.hidden, generator=gen).to(device)
     y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
 
-    # --duration: rank 0's clock decides, broadcast on a gloo group each step (outside the
-    # sections) so every rank runs the same number of DDP steps.
-    stop_group = dist.new_group(backend="gloo") if args.duration is not None else None
+    # Rank 0 decides when to stop (the verdict is in, or --duration is up), broadcast on a gloo
+    # group each step (outside the sections) so every rank runs the same number of DDP steps.
+    stop_group = dist.new_group(backend="gloo")
     stop = torch.zeros(1)
     start = time.monotonic()
     reports = []
@@ -290,11 +300,11 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
         if report is not None:  # rank 0 only (gather_on_rank0=True)
             reports.append(report)
             print(report.format_table(threshold=args.threshold), flush=True)
-        if stop_group is not None:
-            stop[0] = float(rank == 0 and time.monotonic() - start >= args.duration)
-            dist.broadcast(stop, src=0, group=stop_group)
-            if stop[0] > 0:
-                break
+        stop[0] = float(rank == 0 and (verdict_is_in(reports)
+                                       or time.monotonic() - start >= args.duration))
+        dist.broadcast(stop, src=0, group=stop_group)
+        if stop[0] > 0:
+            break
     Detector.shutdown()
     if rank == 0:
         named = confirmed_stragglers(reports)
@@ -302,6 +312,16 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
             print(line, flush=True)
         print(verdict(reports), flush=True)
     dist.destroy_process_group()
+
+
+def verdict_is_in(reports) -> bool:
+    """Whether the demo can stop: a rank is confirmed, or enough quiet reports came."""
+    if not reports:
+        return False
+    if reports[-1].confirmed:
+        return True
+    recent = reports[-QUIET_REPORTS:]
+    return len(reports) >= CLEAN_REPORTS and not any(r.suspects for r in recent)
 
 
 def confirmed_stragglers(reports) -> list:
@@ -336,7 +356,7 @@ def cause_lines(reports, named) -> list[str]:
 def verdict(reports) -> str:
     """The final line: the confirmed stragglers, each with its node and usual cause."""
     if not reports:
-        return "stragglers: none (no report was generated: run more --steps)"
+        return "stragglers: none (no report was generated: raise --duration or --steps)"
     named = confirmed_stragglers(reports)
     if not named:
         return "stragglers: none"

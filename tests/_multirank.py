@@ -7,6 +7,7 @@ Every multi-rank test in the project uses :func:`run_ranks`::
     def _worker(rank, world_size, scale):          # module level, so spawn can pickle it
         return rank * scale
 
+    @pytest.mark.multirank                         # required: `make test-fast` skips them
     def test_something():
         assert run_ranks(_worker, 3, 10) == [0, 10, 20]
 
@@ -35,6 +36,11 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+# Whether the running test carries the `multirank` marker (set by tests/conftest.py for each
+# test): run_ranks refuses to run without it, so `make test-fast` (-m "not multirank") stays
+# free of spawned ranks. None outside pytest (benchmarks call run_ranks too).
+CURRENT_TEST_MARKED: bool | None = None
 
 # A rank that exited without a result is declared failed after this grace period, which lets its
 # last queue message (flushed by a feeder thread) reach the parent first.
@@ -82,6 +88,9 @@ def run_ranks(fn: Callable[..., Any], world_size: int, *args: Any, timeout_s: fl
     did not all finish within ``timeout_s``; leftover processes are killed in both cases.
     ``tcp_store_port``: join through the TCPStore the caller serves on that port instead.
     """
+    if CURRENT_TEST_MARKED is False:
+        raise RuntimeError("a test that spawns ranks must carry @pytest.mark.multirank "
+                           "(make test-fast deselects them)")
     ctx = mp.get_context("spawn")
     tmpdir = tempfile.mkdtemp(prefix="straggler-mr-")
     store_path = os.path.join(tmpdir, "store")

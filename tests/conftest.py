@@ -85,3 +85,13 @@ def clean_detector(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     Detector.shutdown()
     yield
     Detector.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _multirank_marker_is_required(request: pytest.FixtureRequest) -> Iterator[None]:
+    """`_multirank.run_ranks` runs only in a test marked `multirank` (see its docstring)."""
+    import _multirank
+
+    _multirank.CURRENT_TEST_MARKED = request.node.get_closest_marker("multirank") is not None
+    yield
+    _multirank.CURRENT_TEST_MARKED = None

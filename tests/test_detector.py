@@ -62,6 +62,19 @@ def test_profile_cuda_must_be_a_boolean():
     assert math.sqrt(4.0) == 2.0 and not hasattr(math.sqrt, "__wrapped__")
 
 
+def test_a_refused_section_call_registers_nothing():
+    Detector.initialize(telemetry=False)
+    with pytest.raises(TypeError, match=r"^`profile_cuda='yes'` must be True or False$"):
+        Detector.detection_section("z", profile_cuda="yes")
+    with pytest.raises(ValueError, match=r"^`kind='comm'` must be one of \['compute', "):
+        Detector.detection_section("z", kind="comm")
+    assert "z" not in Detector.core().sections
+    Detector.detection_section("z", kind="communication")  # registered now, with its kind
+    with pytest.raises(ValueError, match=r"^`kind='compute'` differs from the kind of section "
+                                         r"'z' \('communication'\)$"):
+        Detector.detection_section("z")
+
+
 @pytest.mark.parametrize("state", [None, [], "state"])
 def test_load_state_dict_refuses_what_is_not_a_state(state):
     Detector.initialize(telemetry=False)

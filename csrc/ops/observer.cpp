@@ -1,8 +1,8 @@
 // straggler._ops: the per-op observer. An at::RecordFunction callback reports every outermost
 // torch op that touches the watched device to the timing engine's busy-time API
 // (engine_api.h): op_begin/op_end around compute ops, comm_end after collectives. Built against
-// the installed torch (CMakeLists.txt); optional: straggler/capture.py falls back to a Python
-// TorchDispatchMode when this module is missing.
+// the installed torch (CMakeLists.txt); optional: straggler/timing/capture.py falls back to a
+// Python TorchDispatchMode when this module is missing.
 //
 // Cost per op: the callback (inputs are needed to tell device tensors from CPU ones), one
 // cuEventQuery and one cuEventRecord in the engine; with per-op timers also one hash lookup of

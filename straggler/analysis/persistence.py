@@ -28,8 +28,9 @@ _LINEAR_TERM = 3.0
 
 _CONFIRMED_BY = {1: "relative", 2: "individual"}  # MetricState.confirmed_by codes
 
-# A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks.
-Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
+# the window's steps.
+Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -73,7 +74,7 @@ class MetricState:
 
     #: The arrays `state` saves and `from_state` restores, in that order.
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
-              "rel_obs", "ind_prev", "ind_sigma", "ind_obs")
+              "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev")
 
     def __init__(self, n: int, size: int) -> None:
         # Persistence windows as bit fields: bit i set = slow i reports ago (for ranks with data).
@@ -91,6 +92,15 @@ class MetricState:
         self.ind_prev = np.full(size, np.nan)
         self.ind_sigma = np.zeros(size)
         self.ind_obs = np.zeros(size, dtype=np.int64)
+        # The sequential test (rule "evidence"): each rank's one-sided CUSUM of its standardised
+        # log ratio to its peers, and the pooled per-step noise of that ratio (one scalar: every
+        # rank's log ratio estimates it, so a straggler cannot raise its own bar).
+        self.evidence = np.zeros(size)
+        self.ratio_prev = np.full(size, np.nan)
+        self.typical_steps = math.nan
+        self.noise_reports = 0
+        self.step_noise = math.nan
+        self.step_noise_obs = 0
         self.groups: np.ndarray | None = None
         self.warmup_levels: list[np.ndarray] = []
         self.pending: list[Pending] = []
@@ -104,9 +114,9 @@ class MetricState:
         self.ind_window = np.concatenate([self.ind_window, np.zeros(extra, np.uint32)])
         self.baseline = np.concatenate([self.baseline, np.full(extra, np.nan)])
         self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
-        for name in ("rel_prev", "ind_prev"):
+        for name in ("rel_prev", "ind_prev", "ratio_prev"):
             setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
-        for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs"):
+        for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
         if self.groups is not None:
@@ -132,6 +142,10 @@ class MetricState:
         """The arrays and groups as plain lists (pending warm-up reports are not kept)."""
         entry: dict[str, Any] = {k: getattr(self, k).tolist() for k in self.ARRAYS}
         entry["groups"] = None if self.groups is None else self.groups.tolist()
+        entry["step_noise"] = None if math.isnan(self.step_noise) else self.step_noise
+        entry["step_noise_obs"] = self.step_noise_obs
+        entry["noise_reports"] = self.noise_reports
+        entry["typical_steps"] = None if math.isnan(self.typical_steps) else self.typical_steps
         return entry
 
     @classmethod
@@ -141,6 +155,8 @@ class MetricState:
         ms = cls(n, size)
         for key in cls.ARRAYS:
             old = getattr(ms, key)
+            if key not in entry and key in ("evidence", "ratio_prev"):  # saved before the rule
+                continue
             value = np.asarray(entry[key], dtype=old.dtype)
             if value.shape != old.shape:
                 raise ValueError(f"{key} has shape {value.shape}")
@@ -153,6 +169,12 @@ class MetricState:
             ms.ind_window &= ms.mask
         if entry["groups"] is not None:
             ms.groups = np.asarray(entry["groups"], dtype=np.int64)
+        noise = entry.get("step_noise")
+        ms.step_noise = math.nan if noise is None else float(noise)
+        ms.step_noise_obs = int(entry.get("step_noise_obs", 0))
+        ms.noise_reports = int(entry.get("noise_reports", 0))
+        typical = entry.get("typical_steps")
+        ms.typical_steps = math.nan if typical is None else float(typical)
         return ms
 
     # -- one report ----------------------------------------------------------------------------
@@ -180,8 +202,13 @@ class MetricState:
 
     def judge(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, x: np.ndarray,
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
-              groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks."""
+              groups: np.ndarray, steps: float = math.nan
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
+
+        ``steps``: the steps behind each rank's value in this window (NaN: unknown, then the
+        noise is per report); the evidence rule's noise scales as ``1 / sqrt(steps)``.
+        """
         has = ~np.isnan(x)
         med = median_of_others(x, groups)
         ref = med if cfg.reference == "median" else group_min(x, groups)
@@ -190,8 +217,18 @@ class MetricState:
             log_ratio = np.log(x / med)
             rel_sigma = update_noise(self.rel_prev, self.rel_sigma, self.rel_obs, slots,
                                      log_ratio, alpha, math.log1p(cfg.min_effect))
-            rel_slow = ((peer < cfg.threshold) & (log_ratio >= math.log1p(cfg.min_effect))
-                        & (log_ratio >= cfg.noise_z * rel_sigma))
+            effect = log_ratio >= math.log1p(cfg.min_effect)
+            if cfg.rule == "evidence":
+                # The job's noise, or a part of the rank's own when larger (a noisy but healthy
+                # rank). Its own estimate is robust to a step change (update_noise), so a
+                # straggler raises its bar only by a part of its noise, never by its slowdown.
+                noise = np.maximum(self._report_noise(cfg, alpha, slots, log_ratio, steps),
+                                   cfg.own_noise_weight * rel_sigma)
+                z = log_ratio / noise
+                rel_slow = (peer < cfg.threshold) & effect & (z >= cfg.slow_z)
+                self._accumulate(cfg, slots, z, effect)
+            else:
+                rel_slow = (peer < cfg.threshold) & effect & (log_ratio >= cfg.noise_z * rel_sigma)
             use_ind = np.full(x.shape, cfg.individual == "always")
             if cfg.individual == "no_peers":
                 use_ind = np.isnan(med)
@@ -200,15 +237,81 @@ class MetricState:
             # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
             # rank's own noise, so a noisy rank that recovered can still clear.
             band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
-            bad = has & (((peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
+            # Unhealthy: a slow report under the evidence rule; beyond one sigma of the rank's
+            # own noise under k_of_n.
+            rel_bad = ((peer < cfg.clear_threshold) & effect & (z >= 0.75 * cfg.slow_z)
+                       if cfg.rule == "evidence"
+                       else (peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
+            bad = has & (rel_bad
                          | (use_ind & (ind < cfg.clear_threshold)
                             & ~(ind_within_noise & (band > 0))))
         # Persistence windows: shift in this report's marks for the ranks that have data.
         sl = slots[has]
         for window, marks in ((self.rel_window, rel_slow), (self.ind_window, ind_slow)):
             window[sl] = ((window[sl] << np.uint32(1)) | marks[has].astype(np.uint32)) & self.mask
-        newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
+        if cfg.rule == "evidence":
+            full_slow = np.zeros(self.confirmed_by.shape, dtype=bool)
+            full_slow[slots[has]] = rel_slow[has]
+            newly_rel = (self.evidence >= cfg.evidence_threshold) & full_slow \
+                & (self.confirmed_by == 0)
+        else:
+            newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_rel] = 1
         newly_ind = (popcount(self.ind_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_ind] = 2
         return peer, rel_slow | ind_slow, bad
+
+    def _report_noise(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray,
+                      log_ratio: np.ndarray, steps: float) -> float:
+        """The noise of a healthy rank's log ratio in this report, pooled over the ranks.
+
+        From successive reports: ``median |d_t - d_t-1| / (0.6745 sqrt 2)`` over the ranks
+        (``d``: log ratio to the peers), so a straggler (one rank, or a few) does not raise the
+        bar it is judged by, its onset counts once, and job-wide changes cancel. Averaged over
+        reports (running mean, then weight ``alpha``), each report's value clipped at 3 times
+        the estimate; ``typical_steps`` follows the windows' step counts the same way. A report
+        is judged with the estimate before it, inflated by ``1 + 1/sqrt(m)`` for ``m`` pooled
+        differences and by ``sqrt(typical / steps)`` for a shorter window than usual (an early
+        report), and at least ``noise_floor``. Real traces (docs/policy.md) show the noise of a
+        window's median shrinking far slower than ``1/sqrt(steps)``: a longer window is not
+        trusted more.
+        """
+        n = steps if steps > 0 and math.isfinite(steps) else math.nan
+        prev = self.ratio_prev[slots]
+        diffs = np.abs(log_ratio - prev)
+        diffs = diffs[np.isfinite(diffs)]
+        before, m, typical = self.step_noise, self.step_noise_obs, self.typical_steps
+        weight = max(alpha, 1.0 / (self.noise_reports + 1.0))
+        if diffs.size >= 1:
+            now = float(np.median(diffs)) / (0.6745 * math.sqrt(2.0))
+            if not math.isnan(before) and before > 0:
+                now = min(now, 3.0 * before)
+            self.step_noise = now if math.isnan(before) else before + weight * (now - before)
+            self.step_noise_obs = m + int(diffs.size)
+            self.noise_reports += 1
+        if not math.isnan(n):
+            self.typical_steps = n if math.isnan(typical) else typical + weight * (n - typical)
+        self.ratio_prev[slots] = np.where(np.isfinite(log_ratio), log_ratio, prev)
+        if math.isnan(before):
+            return math.inf  # nothing to judge with yet
+        shorter = math.sqrt(typical / n) if n < typical else 1.0
+        return max(before * (1.0 + 1.0 / math.sqrt(max(m, 1))) * shorter, cfg.noise_floor)
+
+    def _accumulate(self, cfg: PolicyConfig, slots: np.ndarray, z: np.ndarray,
+                    effect: np.ndarray) -> None:
+        """One step of each rank's CUSUM: ``S = max(0, S + min(z, z_cap) - drift)``.
+
+        A report below the effect-size gate adds at most 0 (weather never builds evidence).
+        """
+        ok = np.isfinite(z)
+        step = np.minimum(np.where(ok, z, 0.0), cfg.evidence_z_cap) - cfg.evidence_drift
+        step = np.where(effect | (step < 0), step, 0.0)
+        sl = slots[ok]
+        self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[ok])
+
+    def clear(self, hit: np.ndarray) -> None:
+        """Forget the confirmation and the evidence of the ``hit`` slots (they recovered)."""
+        self.confirmed_by[hit] = 0
+        self.rel_window[hit] = 0
+        self.ind_window[hit] = 0
+        self.evidence[hit] = 0.0

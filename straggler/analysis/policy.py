@@ -41,9 +41,10 @@ from .._checks import OptionTypeError
 from .peers import RankSlots, learn_clusters, nan_mean_rows
 from .persistence import MetricState
 from .policy_config import PolicyConfig
+from .statistics import Statistic
 
 __all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "StragglerPolicy",
-           "make_policy", "observation_from_report"]
+           "make_policy", "observation_from_report", "window_steps"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
@@ -171,8 +172,13 @@ class StragglerPolicy:
 
     # ---------------------------------------------------------------------------------- update
     def update(self, ranks: Iterable[int] | np.ndarray,
-               times: Mapping[str, Iterable[float] | np.ndarray]) -> PolicyDecision:
-        """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none)."""
+               times: Mapping[str, Iterable[float] | np.ndarray],
+               steps: Mapping[str, float] | None = None) -> PolicyDecision:
+        """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none).
+
+        ``steps[metric]``: how many steps each value summarises (the window's sample count);
+        the evidence rule weighs a report by it. Absent: every report weighs the same.
+        """
         ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
                                dtype=np.int64)
         slots = self._ranks.slots(ranks_arr)
@@ -194,6 +200,7 @@ class StragglerPolicy:
                 raise ValueError(f"`times[{metric!r}]` has {x.size} values for "
                                  f"{ranks_arr.size} ranks")
             x = np.where(x > 0, x, np.nan)  # zero or negative times carry no information
+            n_steps = float((steps or {}).get(metric, math.nan))
             ms = self._metrics.get(metric)
             if ms is None:
                 ms = self._metrics[metric] = MetricState(cfg.n, self._ranks.size)
@@ -211,7 +218,7 @@ class StragglerPolicy:
             groups = self._groups_for(ms)
             if groups is None:  # still learning the structure of this metric
                 judged = self._warm_up(ms, slots, x, logx, ind, ind_above_noise,
-                                       ind_within_noise)
+                                       ind_within_noise, n_steps)
                 ready = judged is not None
                 if judged is None:
                     peer_out[metric] = np.full(x.shape, np.nan)
@@ -219,7 +226,7 @@ class StragglerPolicy:
                     continue
             else:
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
-                                  ind_within_noise, groups[slots])
+                                  ind_within_noise, groups[slots], n_steps)
             peer, slow, bad = judged
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
@@ -234,10 +241,7 @@ class StragglerPolicy:
         for metric in tuple(self._flagged):  # unflagged metrics have nothing to clear
             ms = self._metrics[metric]
             ms.grow(self._ranks.size)
-            hit = clear & (ms.confirmed_by > 0)
-            ms.confirmed_by[hit] = 0
-            ms.rel_window[hit] = 0
-            ms.ind_window[hit] = 0
+            ms.clear(clear & (ms.confirmed_by > 0))
             self._mark(metric, ms)
         self._reports += 1
         self._forget_stale()
@@ -252,8 +256,8 @@ class StragglerPolicy:
             structure_ready=ready)
 
     def _warm_up(self, ms: MetricState, slots: np.ndarray, x: np.ndarray, logx: np.ndarray,
-                 ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                 ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
+                 n_steps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Keep one report of a metric whose peer groups are not learned yet.
 
         After ``structure_warmup`` reports the groups are learned and the kept reports replayed
@@ -265,7 +269,8 @@ class StragglerPolicy:
         full = np.full(self._ranks.size, np.nan)
         full[slots] = level
         ms.warmup_levels.append(full)
-        ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise, ind_within_noise))
+        ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise, ind_within_noise,
+                           n_steps))
         if len(ms.warmup_levels) < cfg.structure_warmup:
             return None
         ms.grow(self._ranks.size)
@@ -275,9 +280,9 @@ class StragglerPolicy:
         ms.warmup_levels = []
         pending, ms.pending = ms.pending, []
         judged = None
-        for p_slots, p_x, p_ind, p_above, p_within in pending:
+        for p_slots, p_x, p_ind, p_above, p_within, p_steps in pending:
             judged = ms.judge(cfg, self._alpha, p_slots, p_x, p_ind, p_above, p_within,
-                              ms.groups[p_slots])
+                              ms.groups[p_slots], p_steps)
         return judged
 
     # ------------------------------------------------------------------------------- helpers
@@ -382,6 +387,21 @@ def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarr
                 values = np.where(np.isfinite(values) & (values > 0), 1.0 / values, np.nan)
         times[metric] = values
     return ranks, times
+
+
+def window_steps(report: Any) -> dict[str, float]:
+    """Steps behind each section metric of a `Report`: the reporting rank's sample count.
+
+    Ranks of a data-parallel job run the same steps, so the reporting rank's ``NUM`` of a section
+    stands for every rank's. The GPU metric (many timers) has none.
+    """
+    local = getattr(report, "local_section_summaries", None) or {}
+    out = {}
+    for name, stats in local.items():
+        n = stats.get(Statistic.NUM) if isinstance(stats, Mapping) else None
+        if n is not None and n > 0:
+            out[f"section:{name}"] = float(n)
+    return out
 
 
 def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,

@@ -9,10 +9,14 @@ from dataclasses import dataclass
 
 from .._checks import check_bool, check_choice, check_fraction, check_int, check_number
 
-__all__ = ["INDIVIDUAL_MODES", "PolicyConfig", "REFERENCES"]
+__all__ = ["INDIVIDUAL_MODES", "PolicyConfig", "REFERENCES", "RULES"]
 
 #: What a rank's peer score divides by: the peers' median time, or the group's fastest (NVRx).
 REFERENCES = ("median", "fastest")
+#: How slow reports become a confirmation: a sequential test of the evidence (a CUSUM of each
+#: report's log ratio to the peers, in units of the pooled noise of a window of that many
+#: steps), or NVRx-era persistence (``k`` slow reports among the last ``n``, own-noise gate).
+RULES = ("evidence", "k_of_n")
 #: When a rank is compared with its own decaying baseline.
 INDIVIDUAL_MODES = ("no_peers", "always", "off")
 
@@ -30,13 +34,29 @@ class PolicyConfig:
     min_effect: float = 0.04
     #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: the group's fastest).
     reference: str = "median"
-    #: A rank is confirmed after ``k`` slow reports among its last ``n``.
+    #: ``"evidence"`` (the sequential test) or ``"k_of_n"`` (the earlier rule, for comparison).
+    rule: str = "evidence"
+    #: Evidence rule: a report is slow for a rank (a suspect) when its log ratio to the peer
+    #: median is at least ``slow_z`` times the pooled noise of a window of that many steps ...
+    slow_z: float = 2.0
+    #: ... each report adds ``min(z, evidence_z_cap) - evidence_drift`` to the rank's evidence
+    #: (never below 0; a report under the effect-size gate adds nothing positive) ...
+    evidence_z_cap: float = 4.0
+    evidence_drift: float = 0.5
+    #: ... and a slow report confirms the rank once its evidence reaches this.
+    evidence_threshold: float = 6.0
+    #: A rank is judged with the job's noise or this fraction of its own noise, the larger:
+    #: a noisy but healthy rank stays quiet, a noisy straggler is still seen.
+    own_noise_weight: float = 0.5
+    #: Smallest noise (log ratio) a report is judged with, whatever its steps.
+    noise_floor: float = 0.005
+    #: Rule ``"k_of_n"``: a rank is confirmed after ``k`` slow reports among its last ``n``.
     k: int = 4
     n: int = 5
     #: Scores at or above this count as healthy for clearing (hysteresis: above ``threshold``).
     clear_threshold: float = 0.97
     #: Consecutive healthy reports needed to clear a confirmed rank.
-    clear_reports: int = 3
+    clear_reports: int = 2
     #: When to compare a rank with its own decaying baseline: ``"no_peers"`` (only ranks without
     #: peers in the report, e.g. with ``gather_on_rank0=False`` or alone in their role; a slowdown
     #: of the whole job is then not a straggler), ``"always"`` or ``"off"``.
@@ -69,6 +89,13 @@ class PolicyConfig:
         check_fraction("threshold", self.threshold)
         check_number("min_effect", self.min_effect, 0.0, 10.0)
         check_choice("reference", self.reference, REFERENCES)
+        check_choice("rule", self.rule, RULES)
+        check_number("slow_z", self.slow_z, 0.0)
+        check_number("evidence_z_cap", self.evidence_z_cap, 0.0, low_open=True)
+        check_number("evidence_drift", self.evidence_drift, 0.0)
+        check_number("evidence_threshold", self.evidence_threshold, 0.0, low_open=True)
+        check_number("noise_floor", self.noise_floor, 0.0, 1.0)
+        check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)
         check_int("n", self.n)
         if self.n > 32:
             raise ValueError(f"`n={self.n!r}` must be at most 32 reports")

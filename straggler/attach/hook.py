@@ -39,8 +39,10 @@ def report_failure(what: str, exc: BaseException) -> None:
     if _reported:
         return
     _reported.append(what)
-    print(f"straggler: attach failed ({what}: {type(exc).__name__}: {exc}); the job runs "
-          "without straggler detection", file=sys.stderr, flush=True)
+    # One write per line: ranks sharing a stderr (a launcher's pipe) never interleave halves.
+    sys.stderr.write(f"straggler: attach failed ({what}: {type(exc).__name__}: {exc}); the job "
+                     "runs without straggler detection\n")
+    sys.stderr.flush()
 
 
 class _Loader(importlib.abc.Loader):

@@ -128,17 +128,17 @@ class AttachedJob:
 
     # -- boundaries --------------------------------------------------------------------------
     def _on_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        pacer = self._pacer() if self._pacer is not None else None
-        if pacer is None:
-            self._pacer = weakref.ref(optimizer)
-        elif pacer is not optimizer:
-            return
-        if self.mode != "optimizer":
-            try:
+        try:
+            pacer = self._pacer() if self._pacer is not None else None
+            if pacer is None:
+                self._pacer = weakref.ref(optimizer)
+            elif pacer is not optimizer:
+                return
+            if self.mode != "optimizer":
                 self._switch_to_optimizer()
-            except Exception as exc:  # noqa: BLE001 - never into the optimizer's step
-                self.mode = "optimizer"
-                self.core.fail(exc)
+        except Exception as exc:  # noqa: BLE001 - never into the optimizer's step
+            self.mode = "optimizer"
+            self.core.fail(exc)  # off; this rank still counts and reports "off" below
         self.boundary()
 
     def _switch_to_optimizer(self) -> None:
@@ -193,10 +193,15 @@ class AttachedJob:
                 verdict = "stragglers: " + ", ".join(parts)
             else:
                 verdict = "stragglers: none"
+            culprits = getattr(report, "culprits", ())  # who the job waited for (culprits.md)
+            if culprits:
+                verdict += "; the job waited for " + ", ".join(
+                    f"rank {c.rank} ({c.time_lost_s:.2f} s, {c.share:.0%})" for c in culprits[:4])
             it = self.core.cycle.tracker.current_iter
             out = self._out if self._out is not None else sys.stderr
-            print(f"straggler: report {self.reports} (step {it}, {self.mode} boundary): "
-                  f"{verdict}", file=out, flush=True)
+            out.write(f"straggler: report {self.reports} (step {it}, {self.mode} boundary): "
+                      f"{verdict}\n")  # one write: never interleaved with another rank's
+            out.flush()
         except Exception as exc:  # noqa: BLE001 - a line is not worth the job
             self.core.fail(exc)
 

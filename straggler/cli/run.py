@@ -41,6 +41,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="timeout of the detector's own collectives (default 120)")
     p.add_argument("--quiet", action="store_true",
                    help="no per-report line on the reporting rank's stderr")
+    p.add_argument("--hang-timeout", default=None, metavar="S",
+                   help="name the rank(s) a hung job waits for after S seconds without "
+                        "progress: seconds, auto (the default: learned from the steps) or off "
+                        "(docs/hang.md)")
 
 
 def _settings(args: argparse.Namespace) -> AttachSettings:
@@ -53,7 +57,13 @@ def _env(args: argparse.Namespace) -> dict[str, str]:
         raise ValueError(f"`--prometheus={args.prometheus!r}` must be a port between 1 and "
                          "65535")
     log = os.path.abspath(args.report_log) if args.report_log else None
-    return attach_env(_settings(args), report_log=log, prometheus=args.prometheus)
+    env = attach_env(_settings(args), report_log=log, prometheus=args.prometheus)
+    if args.hang_timeout is not None:
+        from .._env import HANG_TIMEOUT
+
+        HANG_TIMEOUT.parse("--hang-timeout", args.hang_timeout)  # ValueError naming the value
+        env[HANG_TIMEOUT.name] = args.hang_timeout.strip()
+    return env
 
 
 def print_env(args: argparse.Namespace) -> int:

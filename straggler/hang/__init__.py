@@ -30,9 +30,21 @@ __all__ = ["HangOptions", "HangTimeout", "hang_options", "EXIT_CODE", "HangFindi
 log = logging.getLogger("straggler")
 
 
-def job_timeout_s(ft_bridge: Any = None) -> float:
-    """The shortest timeout that ends the job on a hang: the default process group's, and
-    FT's section timeouts when FT is on (inf when none is known)."""
+def job_timeout_s(ft_bridge: Any = None, pg_timeout_s: float | None = None) -> float:
+    """The shortest timeout that ends the job on a hang: the default process group's (read now
+    unless given), and FT's section timeouts when FT is on (inf when none is known)."""
+    out = pg_timeout_s if pg_timeout_s is not None else _pg_timeout_s()
+    if ft_bridge is not None and getattr(ft_bridge, "enabled", False):
+        try:
+            ft = [float(v) for v in ft_bridge.current_timeouts().values() if v]
+            out = min([out, *ft])
+        except Exception:  # noqa: BLE001 - FT's timeouts unknown
+            pass
+    return out
+
+
+def _pg_timeout_s() -> float:
+    """The default process group's timeout (inf when unknown)."""
     import torch
     import torch.distributed as dist
 
@@ -48,12 +60,6 @@ def job_timeout_s(ft_bridge: Any = None) -> float:
                 continue
     except Exception:  # noqa: BLE001 - no default group
         pass
-    if ft_bridge is not None and getattr(ft_bridge, "enabled", False):
-        try:
-            ft = [float(v) for v in ft_bridge.current_timeouts().values() if v]
-            out = min([out, *ft])
-        except Exception:  # noqa: BLE001 - FT's timeouts unknown
-            pass
     return out
 
 
@@ -77,6 +83,7 @@ def start_hang_detection(options: HangOptions, *, node: str, gpu: Callable[[], s
         log.warning("straggler: hang detection is off: no torch.distributed store (%s)", exc)
         return None
     output = HangOutput(observers, ft_bridge)
+    pg_timeout = _pg_timeout_s()  # fixed for the job; FT's are read every tick
     try:
         gpu_name = gpu()
     except Exception:  # noqa: BLE001 - the GPU is a detail of the report
@@ -84,6 +91,6 @@ def start_hang_detection(options: HangOptions, *, node: str, gpu: Callable[[], s
     progress = LocalProgress(rank, node, gpu_name, sections, step)
     watchdog = HangWatchdog(options, progress, store, rank, world, output.finding,
                             on_exit=output.exit, on_clear=output.clear,
-                            cap_s=lambda: job_timeout_s(ft_bridge))
+                            cap_s=lambda: job_timeout_s(ft_bridge, pg_timeout))
     watchdog.start()
     return watchdog

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._checks import check_choice, check_name
+from .._checks import check_bool, check_choice, check_name
 from ..analysis.statistics import Statistic
 from .gpu import GpuTiming
 from .sections import (NULL_CONTEXT, UNRESOLVED, NullContext, Section, SectionContext,
@@ -157,19 +157,24 @@ class SectionRegistry:
         A `NullContext` when `max_names` live names are in use (logged once).
         """
         check_name("name", name)  # None (a `with` statement's location) never comes here
+        # Every argument is checked before a name is registered: a bad call leaves nothing.
+        check_bool("profile_cuda", profile_cuda)
+        kind = check_kind(kind)
         s = self.sections.get(name)
         if s is None:
             s = self._new_section(name, kind)
             if s is None:
                 return NULL_CONTEXT
-        elif kind is not s.kind and kind != s.kind:
-            raise ValueError(f"`kind={kind!r}` differs from section {name!r}'s kind "
-                             f"{s.kind.value!r}")
+        elif kind is not s.kind:
+            raise ValueError(f"`kind={kind.value!r}` differs from the kind of section {name!r} "
+                             f"({s.kind.value!r})")
         return _context(s, profile_cuda)
 
     def located_section(self, code: Any, line: int, profile_cuda: bool,
                         kind: SectionKind | str) -> SectionContext | NullContext:
         """The section named after a `with` statement's `file:line` (cached per location)."""
+        check_bool("profile_cuda", profile_cuda)
+        kind = check_kind(kind)
         by_line = self._by_location.get(code)
         s = by_line.get(line) if by_line is not None else None
         if s is None:
@@ -180,9 +185,9 @@ class SectionRegistry:
                     return NULL_CONTEXT
             s.location = (code, line)
             self._by_location.setdefault(code, {})[line] = s
-        elif kind is not s.kind and kind != s.kind:
-            raise ValueError(f"`kind={kind!r}` differs from section {s.name!r}'s kind "
-                             f"{s.kind.value!r}")
+        elif kind is not s.kind:
+            raise ValueError(f"`kind={kind.value!r}` differs from the kind of section "
+                             f"{s.name!r} ({s.kind.value!r})")
         return _context(s, profile_cuda)
 
     def _new_section(self, name: str, kind: Any) -> Section | None:

@@ -83,7 +83,8 @@ def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
 
     # Rank 1 >= 3x slower in every section (_lockstep_section); k=2 of n=2 keeps the run short.
     Detector.initialize(report_time_interval=3600, node_name=simulator.node_name(rank),
-                        telemetry=False, policy=PolicyConfig(k=2, n=2, structure_warmup=1),
+                        telemetry=False, policy=PolicyConfig(rule="k_of_n", k=2, n=2,
+                                                            structure_warmup=1),
                         roles={0: "a", 1: "a"})
     confirmed = []
     try:
@@ -206,3 +207,26 @@ def test_report_generator_state_dict_carries_the_policy():
     fresh = ReportGenerator("all", True, node_name="n0", policy=True)
     fresh.load_state_dict(state)
     assert {s.rank for s in confirmed} == fresh.policy.confirmed
+
+
+def test_the_simulators_real_noise_model_is_fitted_to_the_recorded_traces_and_matches_them():
+    import numpy as np
+    import replay
+
+    traces = replay.traces()
+    fitted = replay.fit_noise(traces, 5.0)
+    model = simulator.REAL_CPU_GLOO
+    assert fitted["tail_df"] == model.tail_df
+    assert fitted["jitter"] == pytest.approx(model.jitter, rel=0.1)
+    assert fitted["rank_offset"] == pytest.approx(model.rank_offset, rel=0.1)
+    # The simulated reports' log ratios to the peers have the real ones' spread and tails.
+    samples = simulator.generate(simulator.scenario("clean"), 4, 400, 0, gpu_timers=2,
+                                 noise=model)
+    logs = np.log(np.stack([s.section_med[:, 0] for s in samples], axis=1))
+    sim = np.stack([logs[r] - np.median(np.delete(logs, r, axis=0), axis=0) for r in range(4)])
+    real = np.concatenate([replay.log_ratios(t, 5.0, s).ravel() for t in traces
+                           for s in replay.SCORED])
+    for q in (50, 95):
+        assert np.percentile(np.abs(sim), q) == pytest.approx(np.percentile(np.abs(real), q),
+                                                              rel=0.35)
+    assert replay.tail_ratio(sim) > 3.2 and replay.tail_ratio(real) > 3.2  # Gaussian: 2.9

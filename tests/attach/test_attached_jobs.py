@@ -56,6 +56,17 @@ def test_ddp_loop_slowed_in_data_loading_names_rank_2(tmp_path):
         pages[-1:] or "no page"
 
 
+def test_ddp_loop_stalled_outside_the_dataloader_names_rank_2_at_the_collectives(tmp_path):
+    """Rank 2 stalls in the loop body, outside any section: its step and data scores stay
+    normal, and the waits at DDP's all-reduces name it (culprit attribution, docs/culprits.md).
+    """
+    proc, recs = _run(tmp_path, launch(3, "ddp_host_stall.py"), steps=100)
+    diagnosed = {(c["rank"], c["cause"]) for r in recs for c in r["causes"]}
+    assert (2, "late_outside_compute") in diagnosed
+    assert {rank for rank, _ in diagnosed} == {2}
+    assert "the job waited for rank 2 (" in proc.stderr
+
+
 def test_lightning_trainer_fit_names_rank_2(tmp_path):
     pytest.importorskip("lightning")
     proc, recs = _run(tmp_path, torchrun(3, "lightning_fit.py"))

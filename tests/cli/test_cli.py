@@ -176,6 +176,25 @@ def test_demo_finds_the_readme_demo_and_passes_arguments(capsys):
     assert main(["demo", "--world-size", "1"]) == 2
 
 
+def test_version_prints_the_package_version(capsys):
+    import straggler
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"straggler {straggler.__version__}\n"
+
+
+def test_demo_outside_a_source_tree_says_it_needs_one(monkeypatch, tmp_path, capsys):
+    import straggler
+
+    # A plain `pip install .`: the package sits in site-packages, examples/ is not there.
+    monkeypatch.setattr(straggler, "__file__", str(tmp_path / "straggler" / "__init__.py"))
+    assert main(["demo"]) == 1
+    err = capsys.readouterr().err
+    assert "the demo ships with the source tree" in err and "pip install -e ." in err
+
+
 def test_demo_arguments_keep_their_order(monkeypatch):
     from straggler.cli import demo
 

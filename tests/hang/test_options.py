@@ -60,3 +60,16 @@ def test_publish_interval_stretches_with_the_world() -> None:
     o = HangOptions()
     assert o.publish_interval_s(8) == 1.0
     assert o.publish_interval_s(16384) == pytest.approx(16384 / 2000)
+
+
+def test_the_jobs_timeout_is_the_shortest_of_the_group_and_ft() -> None:
+    from straggler.hang import job_timeout_s
+
+    class _Bridge:
+        enabled = True
+
+        def current_timeouts(self) -> dict[str, float | None]:
+            return {"step": 40.0, "checkpointing": None, "out_of_section": 90.0}
+
+    assert job_timeout_s(_Bridge(), 600.0) == 40.0
+    assert job_timeout_s(None, 600.0) == 600.0

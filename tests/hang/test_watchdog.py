@@ -187,3 +187,38 @@ def test_process_exited_checks_this_hosts_pids_only() -> None:
     assert not process_exited(me, "here")
     assert not process_exited(ProgressRecord(r=0, node="there", pid=2**22 + 7), "here")
     assert process_exited(ProgressRecord(r=0, node="here", pid=2**22 + 7), "here")
+
+
+def test_exit_action_makes_the_named_rank_exit_and_only_it() -> None:
+    import json
+
+    store, clock = _CountingStore(), _Clock()
+    ranks, _ = _world(3, store, clock, action="exit")
+    exits: dict[int, list[str]] = {}
+    for r in ranks:
+        r.dog.on_exit = lambda why, rank=r.progress.rank: exits.setdefault(rank, []).append(why)
+    _tick_all(ranks, clock, 6)  # every rank stalled past half the timeout: they poll
+    ranks[0].store.put("finding", json.dumps({"episode": 1, "exit": [1], "reporter": 0}))
+    _tick_all(ranks, clock, 2)
+    assert list(exits) == [1] and len(exits[1]) == 1
+    assert "named by rank 0" in exits[1][0]
+
+
+def test_output_exit_asks_ft_to_exclude_the_node_then_exits_with_75() -> None:
+    from straggler.hang import EXIT_CODE, HangOutput
+
+    class _Bridge:
+        enabled = True
+
+        def __init__(self) -> None:
+            self.asked: list[tuple[str, str]] = []
+
+        def request_workload_action(self, action: str, description: str) -> bool:
+            self.asked.append((action, description))
+            return True
+
+    codes: list[int] = []
+    bridge = _Bridge()
+    HangOutput(None, bridge, exit_process=codes.append).exit("rank 2 is named")
+    assert codes == [EXIT_CODE] == [75]
+    assert bridge.asked[0][0] == "exclude_node" and "rank 2 is named" in bridge.asked[0][1]

@@ -123,7 +123,7 @@ def test_why_a_rank_has_no_gpu_timers_rides_with_the_identities_into_the_evidenc
 
 
 def test_apply_policy_fills_confirmed_with_nodes_and_keeps_nvrx_fields():
-    policy = StragglerPolicy(PolicyConfig(k=1, n=1, learn_structure=False))
+    policy = StragglerPolicy(PolicyConfig(rule="k_of_n", k=1, n=1, learn_structure=False))
     report = _report(gpu={3: 0.5}, ranks=6)
     report = apply_policy(policy, report)
     assert report.confirmed == frozenset({StragglerId(3, "node3")})

@@ -472,7 +472,7 @@ def test_a_bad_name_is_refused_by_the_by_name_lookup(bad):
 def test_by_name_a_known_section_of_another_kind_is_refused():
     _detector_with_engine([])
     Detector.detection_section("ar", kind="communication")
-    with pytest.raises(ValueError, match="differs from section 'ar'"):
+    with pytest.raises(ValueError, match="differs from the kind of section 'ar'"):
         Detector.detection_section("ar")
     assert Detector.detection_section("ar", kind="communication") is not None
 

@@ -19,8 +19,9 @@ def _attach() -> None:
 
         start()
     except Exception as exc:  # noqa: BLE001 - the program must run whatever happens here
-        print(f"straggler: attach failed (loading straggler: {type(exc).__name__}: {exc}); "
-              "the job runs without straggler detection", file=sys.stderr, flush=True)
+        sys.stderr.write(f"straggler: attach failed (loading straggler: {type(exc).__name__}: "
+                         f"{exc}); the job runs without straggler detection\n")
+        sys.stderr.flush()
 
 
 def _chain() -> None:

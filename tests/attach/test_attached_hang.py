@@ -1,0 +1,29 @@
+"""`straggler run --hang-timeout`: an unchanged script whose rank 1 stops is named, with its
+stack, in the report log (docs/hang.md)."""
+
+from __future__ import annotations
+
+import subprocess
+
+from _jobs import PY, SCRIPTS, job_env, launch, records, straggler_run
+
+
+def test_hang_timeout_names_the_stopped_rank_of_an_attached_job(tmp_path):
+    log = tmp_path / "r.jsonl"
+    proc = straggler_run(launch(2, "hang.py"),
+                         ["--hang-timeout", "3", "--report-log", str(log), "--quiet",
+                          "--no-summary"], job_env(HANG_S="20"))
+    assert proc.returncode == 0, proc.stderr
+    hangs = [r for r in records(log) if r.get("schema") == "straggler.hang"]
+    assert hangs, proc.stderr
+    culprit = hangs[0]["culprits"][0]
+    assert [c["rank"] for c in hangs[0]["culprits"]] == [1]
+    assert "stuck_reading_data" in culprit["stack"]
+    assert "straggler: HANG:" in proc.stderr
+
+
+def test_a_bad_hang_timeout_is_named():
+    proc = subprocess.run([PY, "-m", "straggler.cli", "env", "--hang-timeout", "soon"],
+                          cwd=SCRIPTS, env=job_env(), capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 1 and "`--hang-timeout='soon'`" in proc.stderr
