@@ -2,6 +2,7 @@
 
     straggler summarize LOG [LOG ...]      top stragglers, causes, time slow, time lost
     straggler plot LOG -o heatmap.png      ranks x reports heat map of scores
+    straggler plot LOG --waits -o waits.png   who the job waits for, per report
     straggler doctor                       what this host offers (CUDA, NVML, torch, env)
     straggler demo [DEMO ARGS]             the README demo (examples/demo.py)
     straggler run [OPTIONS] -- COMMAND...  run an unchanged training command, attached
@@ -77,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--max-cols", type=_int_at_least(2, "an integer >= 2"), default=400,
                     help="columns drawn at most; more reports are aggregated (default 400)")
     pl.add_argument("--title", default=None, help="figure title")
+    pl.add_argument("--waits", action="store_true",
+                    help="plot who the job waits for at its collectives instead: time lost to "
+                         "each culprit rank per report (docs/culprits.md)")
     _read_options(pl)
 
     sub.add_parser("doctor", help="what this host offers for straggler detection, and fixes",
@@ -133,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_plot(args.logs, args.output, max_rows=args.max_rows,
                             max_cols=args.max_cols, title=args.title, skip_bad=args.skip_bad,
-                            run=args.run)
+                            run=args.run, waits=args.waits)
         if args.command == "doctor":
             from .doctor import run_doctor
 

@@ -53,6 +53,8 @@ class ReportRow:
     """The whole `generate_report` call on the reporting rank (``overhead.report_ms``)."""
     scores_ms: float
     """Its scoring and exchange part (``overhead.scores_ms``)."""
+    culprits: list[tuple[int, float, float]] = field(default_factory=list)
+    """(rank, time lost to it in s, share of the job's time) per culprit (version 3)."""
 
 
 @dataclass
@@ -135,6 +137,9 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
         causes={int(r): (str(c["cause"]), str(c.get("evidence", "")))
                 for r, c in zip(_rank_list([c["rank"] for c in record["causes"]]).tolist(),
                                 record["causes"], strict=True)},
+        culprits=[(int(c["rank"]), float(c.get("time_lost_s") or 0.0),
+                   float(c["share"]) if c.get("share") is not None else math.nan)
+                  for c in record.get("culprits", [])],
         report_ms=float(overhead.get("report_ms") or math.nan),
         scores_ms=float(overhead.get("scores_ms") or math.nan))
 

@@ -163,9 +163,68 @@ def plot_heatmap(data: LogData, output: str, max_rows: int = 256, max_cols: int 
     return "; ".join(notes)
 
 
+MAX_CULPRITS_DRAWN = 8
+"""Culprit ranks drawn on their own in the waits plot; the others are summed as "other"."""
+
+
+def waits_arrays(data: LogData) -> tuple[list[int], np.ndarray]:
+    """The culprit ranks (most time lost first) and the time lost to each per report (s)."""
+    total: dict[int, float] = {}
+    for row in data.reports:
+        for rank, seconds, _ in row.culprits:
+            total[rank] = total.get(rank, 0.0) + seconds
+    ranks = sorted(total, key=lambda r: (-total[r], r))
+    index = {r: i for i, r in enumerate(ranks)}
+    lost = np.zeros((len(ranks), len(data.reports)))
+    for j, row in enumerate(data.reports):
+        for rank, seconds, _ in row.culprits:
+            lost[index[rank], j] += seconds
+    return ranks, lost
+
+
+def plot_waits(data: LogData, output: str, title: str | None = None) -> str:
+    """Write the plot of who the job waits for: per report, the time the other ranks lost
+    waiting at collectives for each culprit rank (stacked). Returns a note ("" if none)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ranks, lost = waits_arrays(data)
+    note = ""
+    if len(ranks) > MAX_CULPRITS_DRAWN:
+        note = f"{len(ranks) - MAX_CULPRITS_DRAWN + 1} culprit ranks summed as 'other'"
+        lost = np.vstack([lost[:MAX_CULPRITS_DRAWN - 1], lost[MAX_CULPRITS_DRAWN - 1:].sum(0)])
+        labels = [f"rank {r} ({data.nodes.get(r, '?')})" for r in ranks[:MAX_CULPRITS_DRAWN - 1]]
+        labels.append("other")
+    else:
+        labels = [f"rank {r} ({data.nodes.get(r, '?')})" for r in ranks]
+    n = len(data.reports)
+    fig, ax = plt.subplots(figsize=(min(max(7.0, 3.0 + 0.1 * n), 16.0), 4.5), dpi=110)
+    x = np.arange(1, n + 1)
+    bottom = np.zeros(n)
+    for values, label in zip(lost, labels, strict=True):
+        ax.bar(x, values, bottom=bottom, label=label, width=0.9)
+        bottom += values
+    if n <= 40:
+        ax.set_xticks(x)
+    ax.set_xlabel(f"report (1..{n})")
+    ax.set_ylabel("rank time lost waiting for it (s)")
+    head = title or "who the job waits for at its collectives"
+    ax.set_title(head + (f"\n{note}" if note else "") + ("" if ranks else "\nno culprit named"),
+                 fontsize=10)
+    if ranks:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(output, bbox_inches="tight")
+    plt.close(fig)
+    return note
+
+
 def run_plot(logs: Sequence[str], output: str, max_rows: int = 256, max_cols: int = 400,
-             title: str | None = None, skip_bad: bool = False, run: str | None = None) -> int:
-    """Read `logs`, write the heat map to `output`; 0."""
+             title: str | None = None, skip_bad: bool = False, run: str | None = None,
+             waits: bool = False) -> int:
+    """Read `logs`, write the heat map (``waits``: who the job waits for) to `output`; 0."""
     for name, value in (("--max-rows", max_rows), ("--max-cols", max_cols)):
         if value < 2:
             raise ValueError(f"`{name}={value!r}` must be at least 2")
@@ -180,6 +239,11 @@ def run_plot(logs: Sequence[str], output: str, max_rows: int = 256, max_cols: in
 
         print(f"straggler: skipped {len(data.bad_lines)} bad line(s); the first: "
               f"{data.bad_lines[0]}", file=sys.stderr)
+    if waits:
+        note = plot_waits(data, output, title)
+        print(f"wrote {output}: who the job waits for over {len(data.reports)} reports"
+              + (f" ({note})" if note else ""))
+        return 0
     note = plot_heatmap(data, output, max_rows, max_cols, title)
     print(f"wrote {output}: {len(data.nodes)} ranks x {len(data.reports)} reports"
           + (f" ({note})" if note else ""))

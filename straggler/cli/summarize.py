@@ -23,7 +23,8 @@ import numpy as np
 
 from .logdata import LogData, load_runs
 
-__all__ = ["RankSummary", "Summary", "format_summary", "run_summarize", "summarize"]
+__all__ = ["RankSummary", "Summary", "WaitedFor", "format_summary", "run_summarize",
+           "summarize"]
 
 
 @dataclass
@@ -48,6 +49,18 @@ class RankSummary:
 
 
 @dataclass
+class WaitedFor:
+    """A rank the job waited for at its collectives, over the log (docs/culprits.md)."""
+
+    rank: int
+    node: str
+    lost_s: float = 0.0
+    """Rank time the others lost waiting for it, summed over the reports naming it (s)."""
+    reports: int = 0
+    """Reports that named it a culprit."""
+
+
+@dataclass
 class Summary:
     """The whole log."""
 
@@ -66,6 +79,8 @@ class Summary:
     """Median of its scoring and exchange part (``Report.generate_report_elapsed_time``, ms)."""
     stragglers: list[RankSummary]
     run_id: str = ""
+    waited_for: list[WaitedFor] = field(default_factory=list)
+    """The ranks the job waited for at its collectives (report log version 3), most first."""
     skipped_lines: int = 0
     """Bad lines skipped while reading (``--skip-bad``), over all the files."""
 
@@ -84,8 +99,13 @@ def _window_lost_s(row: Any) -> float:
 def summarize(data: LogData, top: int = 10) -> Summary:
     """The `Summary` of `data`, at most `top` stragglers (most reports flagged first)."""
     by_rank: dict[int, RankSummary] = {}
+    waited: dict[int, WaitedFor] = {}
     lost = run = 0.0
     for row in data.reports:
+        for rank, lost_s, _ in row.culprits:
+            w = waited.setdefault(rank, WaitedFor(rank, data.nodes.get(rank, "<unknown>")))
+            w.lost_s += lost_s
+            w.reports += 1
         lost += _window_lost_s(row)
         if math.isfinite(row.window_s):
             run += len(row.ranks) * row.window_s
@@ -115,6 +135,7 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                    report_ms_median=_median([r.report_ms for r in data.reports]),
                    scores_ms_median=_median([r.scores_ms for r in data.reports]),
                    stragglers=ranked[:top], run_id=data.run_id,
+                   waited_for=sorted(waited.values(), key=lambda w: -w.lost_s)[:top],
                    skipped_lines=len(data.bad_lines))
 
 
@@ -150,6 +171,10 @@ def format_summary(s: Summary) -> str:
         f"time lost waiting for the slowest rank: {_duration(s.lost_rank_s)} of rank time"
         f"{share}",
     ]
+    for w in s.waited_for:  # from the collective waits (docs/culprits.md)
+        pct = f" ({100 * w.lost_s / s.run_rank_s:.1f} %)" if s.run_rank_s else ""
+        lines.append(f"the job waited {_duration(w.lost_s)}{pct} for rank {w.rank} ({w.node}) "
+                     f"at its collectives, named in {w.reports} report(s)")
     if not s.stragglers:
         lines.append("stragglers: none")
         return "\n".join(lines)

@@ -82,15 +82,20 @@ def start_hang_detection(options: HangOptions, *, node: str, gpu: Callable[[], s
     except Exception as exc:  # noqa: BLE001 - no store: no hang detection
         log.warning("straggler: hang detection is off: no torch.distributed store (%s)", exc)
         return None
-    output = HangOutput(observers, ft_bridge)
-    pg_timeout = _pg_timeout_s()  # fixed for the job; FT's are read every tick
     try:
-        gpu_name = gpu()
-    except Exception:  # noqa: BLE001 - the GPU is a detail of the report
-        gpu_name = ""
-    progress = LocalProgress(rank, node, gpu_name, sections, step)
-    watchdog = HangWatchdog(options, progress, store, rank, world, output.finding,
-                            on_exit=output.exit, on_clear=output.clear,
-                            cap_s=lambda: job_timeout_s(ft_bridge, pg_timeout))
-    watchdog.start()
+        output = HangOutput(observers, ft_bridge)
+        pg_timeout = _pg_timeout_s()  # fixed for the job; FT's are read every tick
+        try:
+            gpu_name = gpu()
+        except Exception:  # noqa: BLE001 - the GPU is a detail of the report
+            gpu_name = ""
+        progress = LocalProgress(rank, node, gpu_name, sections, step)
+        watchdog = HangWatchdog(options, progress, store, rank, world, output.finding,
+                                on_exit=output.exit, on_clear=output.clear,
+                                cap_s=lambda: job_timeout_s(ft_bridge, pg_timeout))
+        watchdog.start()
+    except Exception as exc:
+        log.warning("straggler: hang detection is off on this rank: %s: %s",
+                    type(exc).__name__, exc, exc_info=exc)
+        return None
     return watchdog

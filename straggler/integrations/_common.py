@@ -178,6 +178,8 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
         from straggler.analysis.causes import format_causes
 
         logger.warning("straggler detection: causes:\n%s", format_causes(report))
+    if getattr(report, "culprits", None):  # who the job waits for (docs/culprits.md)
+        logger.warning("straggler detection: %s", report.format_culprits())
     return ev
 
 

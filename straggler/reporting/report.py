@@ -174,6 +174,10 @@ class Report:
         for name in fields:
             by_rank = {r: v[name] for r, v in self.rank_telemetry.items() if name in v}
             columns.append((name, by_rank, False))
+        if self.culprits:  # who the job waits for at its collectives (docs/culprits.md)
+            columns.append(("lost s", {r: w.time_lost_s for r, w in self.waits.items()
+                                       if w.time_lost_s > 0}, False))
+            columns.append(("waited s", {r: w.waited_s for r, w in self.waits.items()}, False))
         if self.causes:  # the label of each diagnosed rank; format_causes() has the evidence
             columns.append(("cause", {r: d.cause.value for r, d in self.causes.items()}, False))
 
@@ -203,11 +207,34 @@ class Report:
         lines = [title, fmt(header), *(fmt(row) for row in rows)]
         if len(shown) < len(ranks):
             lines.append(f"... {len(ranks) - len(shown)} more rank(s) with higher scores")
+        culprits = self.format_culprits()
+        if self.culprits:
+            lines.append(culprits)
         return "\n".join(lines)
+
+    def format_culprits(self) -> str:
+        """One line per culprit: "the job waited X s (Y %) for rank R", with its groups."""
+        return format_culprits(self.culprits, self.rank_to_node)
 
     def format_causes(self) -> str:
         """One line per diagnosed rank: node, GPU identity, cause label and its evidence."""
         return _format_causes(self)
+
+
+def format_culprits(culprits: Any, rank_to_node: Mapping[int, str]) -> str:
+    """The lines of `Report.format_culprits` (also for reports read back from a log)."""
+    if not culprits:
+        return "no rank made the others wait"
+    lines = []
+    for c in culprits:
+        groups = "; ".join(f"{g.label}: {g.time_lost_s:.3g} s, last in {g.late_share:.0%}"
+                           for g in c.groups[:4])
+        more = f"; {len(c.groups) - 4} more group(s)" if len(c.groups) > 4 else ""
+        share = f" ({c.share:.1%})" if math.isfinite(c.share) else ""
+        lines.append(f"the job waited {c.time_lost_s:.3g} s{share} for rank {c.rank} "
+                     f"({rank_to_node.get(c.rank, _UNKNOWN_NODE)}) at collectives: "
+                     f"{groups}{more}")
+    return "\n".join(lines)
 
 
 def _cell(value: Any, threshold: float | None) -> str:

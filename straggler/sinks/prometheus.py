@@ -79,6 +79,11 @@ def prometheus_options(value: Any) -> PrometheusOptions | None:
     return PrometheusOptions(check_int("prometheus", value, low=0, high=65535), addr)
 
 
+def _nan(x: Any) -> float:
+    """``x`` as a float, NaN when it is None (null in the record)."""
+    return math.nan if x is None else float(x)
+
+
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
@@ -154,6 +159,7 @@ class _RecordCollector:
             yield g
         yield from self._sections(record)
         yield from self._decisions(record)
+        yield from self._culprits(record)
         yield from self._telemetry(record)
         yield from self._overhead(record)
 
@@ -248,6 +254,32 @@ class _RecordCollector:
         yield GaugeMetricFamily("straggler_confirmed_ranks",
                                 "Ranks confirmed as stragglers after the latest report.",
                                 value=len(record["confirmed"]))
+
+    @staticmethod
+    def _culprits(record: dict[str, Any]) -> Iterator[Any]:
+        """Who the job waits for (docs/culprits.md): at most `TOP_K` culprit ranks, and the
+        job's total wait, with no per-group labels."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        culprits = record.get("culprits", [])[:TOP_K]
+        lost = GaugeMetricFamily("straggler_culprit_time_lost_seconds",
+                                 "Time the other ranks lost waiting at collectives for each "
+                                 "culprit rank in the latest window.", labels=["rank"])
+        share = GaugeMetricFamily("straggler_culprit_share",
+                                  "That time over the job's rank-time in the window.",
+                                  labels=["rank"])
+        for c in culprits:
+            lost.add_metric([str(c["rank"])], _nan(c.get("time_lost_s")))
+            share.add_metric([str(c["rank"])], _nan(c.get("share")))
+        yield lost
+        yield share
+        yield GaugeMetricFamily("straggler_culprit_ranks",
+                                "Ranks the job waited for in the latest window.",
+                                value=len(record.get("culprits", [])))
+        waited = [v for v in record.get("waits", {}).get("waited_s", []) if v is not None]
+        yield GaugeMetricFamily("straggler_collective_wait_seconds",
+                                "Time all ranks together waited for others at collectives in "
+                                "the latest window.", value=float(sum(waited)))
 
     @staticmethod
     def _telemetry(record: dict[str, Any]) -> Iterator[Any]:

@@ -24,9 +24,9 @@ __all__ = ["ENV_RUN_ID", "READ_VERSIONS", "SCHEMA", "SCHEMA_VERSION", "ReportCon
            "default_run_id", "report_record"]
 
 SCHEMA = "straggler.report"
-SCHEMA_VERSION = 2
-"""Version 2 adds ``run_id`` (docs/reportlog.md)."""
-READ_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+"""Version 2 adds ``run_id``, 3 ``waits`` and ``culprits`` (docs/reportlog.md)."""
+READ_VERSIONS = (1, 2, 3)
 """Versions the readers accept (a version 1 record has no run id: its run reads as "")."""
 ENV_RUN_ID = _env.RUN_ID.name
 
@@ -112,6 +112,21 @@ def _ranks(report: Any) -> list[int]:
     return sorted(ranks)
 
 
+def _waits(waits: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float | None]]:
+    """`Report.waits` as columns aligned with ``ranks`` ({} without waits)."""
+    if not waits:
+        return {}
+    rows = [waits.get(r) for r in ranks]
+    return {key: [_num(getattr(w, key)) if w is not None else None for w in rows]
+            for key in ("collectives", "waited_s", "time_lost_s", "late_share")}
+
+
+def _culprit(c: Any) -> dict[str, Any]:
+    return {"rank": c.rank, "time_lost_s": _num(c.time_lost_s), "share": _num(c.share),
+            "groups": [{"ranks": list(g.ranks), "size": g.size, "time_lost_s": _num(g.time_lost_s),
+                        "late_share": _num(g.late_share)} for g in c.groups]}
+
+
 def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
     """The report-log record (schema ``straggler.report``, `SCHEMA_VERSION`) of `report`."""
     ranks = _ranks(report)
@@ -153,6 +168,8 @@ def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
         "suspects": sorted(s.rank for s in getattr(report, "suspects", ())),
         "policy": states,
         "causes": causes,
+        "waits": _waits(report.waits, ranks),
+        "culprits": [_culprit(c) for c in report.culprits],
         "telemetry": _telemetry_summary(report.rank_telemetry),
         "telemetry_flagged": {str(r): {k: _num(v) for k, v in report.rank_telemetry[r].items()}
                               for r in sorted(watched) if r in report.rank_telemetry},

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from _jobs import PY, SCRIPTS, job_env, launch, records, straggler_run
+
+pytestmark = pytest.mark.multirank
 
 
 def test_hang_timeout_names_the_stopped_rank_of_an_attached_job(tmp_path):

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from _multirank import run_ranks
 
+pytestmark = pytest.mark.multirank
+
 HANG_TIMEOUT_S = 3.0
 # Detection is the timeout + up to ~3 watchdog ticks (1 s each) + a stack round trip; the
 # machine is shared and loaded, so the bound is generous.

@@ -3,6 +3,7 @@ training goes on (2 gloo ranks joined through a TCPStore the test serves and the
 
 from __future__ import annotations
 
+import pytest
 import datetime
 import threading
 import time
@@ -10,6 +11,9 @@ from typing import Any
 
 import torch.distributed as dist
 from _multirank import run_ranks
+
+
+pytestmark = pytest.mark.multirank
 
 STEPS_AFTER = 40
 

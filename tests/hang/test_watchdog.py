@@ -222,3 +222,26 @@ def test_output_exit_asks_ft_to_exclude_the_node_then_exits_with_75() -> None:
     HangOutput(None, bridge, exit_process=codes.append).exit("rank 2 is named")
     assert codes == [EXIT_CODE] == [75]
     assert bridge.asked[0][0] == "exclude_node" and "rank 2 is named" in bridge.asked[0][1]
+
+
+def test_a_failing_start_leaves_hang_detection_off_and_initialize_working(monkeypatch, caplog):
+    """Fail open at the start too: an error while starting the watchdog is one log line."""
+    from straggler import hang
+    from straggler.hang import HangOptions, start_hang_detection
+
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_world_size", lambda group=None: 2)
+    monkeypatch.setattr(dist, "get_rank", lambda group=None: 0)
+    monkeypatch.setattr(hang, "open_job_store", lambda timeout_s: dist.HashStore())
+
+    def broken() -> float:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(hang, "_pg_timeout_s", broken)
+    with caplog.at_level(logging.WARNING, logger="straggler"):
+        dog = start_hang_detection(HangOptions(timeout_s=5.0), node="n", gpu=lambda: "",
+                                   sections=list, step=lambda: 0, observers=None,
+                                   ft_bridge=None)
+    assert dog is None
+    assert any("hang detection is off on this rank: RuntimeError: injected" in r.getMessage()
+               for r in caplog.records)

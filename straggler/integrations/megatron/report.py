@@ -44,6 +44,8 @@ def read_report(report: Any, iteration: int, config: StragglerDetectionConfig,
                "stragglers_relative": sorted(s.rank for s in ev.stragglers_relative),
                "stragglers_individual": sorted(s.rank for s in ev.stragglers_individual),
                "causes": {r: c for r, c in causes.items() if c}, "stats": stats,
+               "culprits": [{"rank": c.rank, "time_lost_s": c.time_lost_s, "share": c.share}
+                            for c in getattr(report, "culprits", ())],
                "rank_to_node": dict(getattr(report, "rank_to_node", {}) or {})}
     return ev, summary
 

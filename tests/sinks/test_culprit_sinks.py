@@ -1,0 +1,96 @@
+"""Culprits everywhere users look: the table, the report log record (version 3) and its
+readers (summarize, plot --waits), the Prometheus series and the integrations' log line. Built
+from an attributed report (straggler.analysis.waits), no process group."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+
+import numpy as np
+import pytest
+from _reports import make_report
+
+from straggler.analysis.waits import attribute, pack
+from straggler.sinks.record import SCHEMA_VERSION, ReportContext, report_record
+
+
+def _culprit_report():
+    rng = np.random.default_rng(0)
+    rows = []
+    for rank in range(4):  # rank 2 arrives 50 ms late at 100 all-reduces in a 10 s window
+        waits = rng.uniform(1e-4, 2e-4, 100) + (0.0 if rank == 2 else 0.05)
+        hist = np.bincount(np.minimum(1 + np.floor(np.log2(waits * 1e6)), 31).astype(int),
+                           minlength=32)
+        rows.append(pack([("0", 100, waits.sum(), waits.min(), hist)], 10.0))
+    waits, culprits = attribute(np.stack(rows), [0, 1, 2, 3])
+    return dataclasses.replace(make_report(), waits=waits, culprits=culprits)
+
+
+def _context():
+    return ReportContext(run_id="run", time_s=1000.0, iteration=100, window_iterations=100,
+                         window_s=10.0, threshold=0.75, report_ms=5.0, sections=1, gpu_timers=0)
+
+
+def test_the_table_and_the_culprit_line_name_the_rank_the_job_waits_for():
+    report = _culprit_report()
+    table = report.format_table()
+    assert "lost s" in table and "waited s" in table
+    line = report.format_culprits()
+    assert line.startswith("the job waited 15 s (37.5%) for rank 2 (node2) at collectives")
+    assert "ranks 0,1,2,3" in line and line in table
+    assert report.culprit_ranks == frozenset({2})
+
+
+def test_the_record_carries_waits_and_culprits_and_summarize_and_plot_read_them(tmp_path,
+                                                                               capsys):
+    from straggler.cli import main
+
+    record = report_record(_culprit_report(), _context())
+    assert SCHEMA_VERSION == 3 and record["version"] == 3
+    assert record["culprits"][0]["rank"] == 2
+    assert record["culprits"][0]["groups"][0]["ranks"] == [0, 1, 2, 3]
+    assert record["waits"]["time_lost_s"][2] == pytest.approx(15.0, rel=0.02)
+    log = tmp_path / "report.jsonl"
+    log.write_text("\n".join(json.dumps(dict(record, time=1000.0 + 10 * i)) for i in range(3))
+                   + "\n")
+    assert main(["summarize", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "the job waited 45.0 s (37.5 %) for rank 2 (node2) at its collectives, named in 3 " \
+           "report(s)" in out
+    assert main(["plot", str(log), "--waits", "-o", str(tmp_path / "waits.png")]) == 0
+    assert (tmp_path / "waits.png").stat().st_size > 1000
+
+
+def test_prometheus_exports_the_culprits_with_the_rank_label_only():
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from straggler.sinks.prometheus import _RecordCollector
+
+    collector = _RecordCollector()
+    collector.record = report_record(_culprit_report(), _context())
+    collector.reports = 1
+
+    class _Registry:
+        def collect(self):
+            return collector.collect()
+
+    text = generate_latest(_Registry()).decode()  # type: ignore[arg-type]
+    metrics = {m.name: [(s.labels, s.value) for s in m.samples]
+               for m in text_string_to_metric_families(text)}
+    lost = metrics["straggler_culprit_time_lost_seconds"]
+    assert [labels for labels, _ in lost] == [{"rank": "2"}]
+    assert lost[0][1] == pytest.approx(15.0, rel=0.02)
+    assert metrics["straggler_culprit_ranks"] == [({}, 1.0)]
+    assert metrics["straggler_collective_wait_seconds"][0][1] == pytest.approx(15.0, rel=0.02)
+
+
+def test_the_integrations_log_the_culprit_line(caplog):
+    from straggler.integrations import _common
+
+    with caplog.at_level(logging.WARNING, logger="straggler-test"):
+        _common.evaluate_report(_culprit_report(), 0.75, 0.75, None,
+                                logging.getLogger("straggler-test"), 0)
+    assert "the job waited 15 s (37.5%) for rank 2" in caplog.text
