@@ -171,8 +171,8 @@ def waits_arrays(data: LogData) -> tuple[list[int], np.ndarray]:
     """The culprit ranks (most time lost first) and the time lost to each per report (s)."""
     total: dict[int, float] = {}
     for row in data.reports:
-        for rank, lost, _ in row.culprits:
-            total[rank] = total.get(rank, 0.0) + lost
+        for rank, seconds, _ in row.culprits:
+            total[rank] = total.get(rank, 0.0) + seconds
     ranks = sorted(total, key=lambda r: (-total[r], r))
     index = {r: i for i, r in enumerate(ranks)}
     lost = np.zeros((len(ranks), len(data.reports)))
