@@ -11,7 +11,8 @@ CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h
                 straggler/attach/straggler_attach.pth
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
-.PHONY: all install sim cpp-test cpp-test-bins test test-fast lint demo bench gpu-check clean
+.PHONY: all install sim cpp-test cpp-test-bins test test-fast test-install lint demo bench gpu-check \
+        clean
 
 all: install sim
 
@@ -112,11 +113,16 @@ cpp-test:
 test: install sim cpp-test
 	$(PY) -m pytest
 
+# A plain `pip install` of a clean clone into a fresh venv ends with the native op observer
+# (tests/test_install.py; minutes of compiling, so not part of `make test`).
+test-install: install
+	$(PY) -m pytest -m install tests/test_install.py
+
 # The fast lane: no multi-rank tests (tests spawning ranks must carry the `multirank` marker;
 # run_ranks refuses otherwise) and no GPU tests, on every core (pytest-xdist). On 2 cores
 # -n 2 took a 307-test slice from 58 s to 27 s (load average ~10).
 test-fast: install sim
-	$(PY) -m pytest -m "not multirank and not gpu" -n auto
+	$(PY) -m pytest -m "not multirank and not gpu and not install" -n auto
 
 # The gate: ruff (bug-finding rules), mypy on the package, the C++ style, and the `_core` stub
 # against the built module, every file included (no per-file exclusions). Configuration:

@@ -39,8 +39,8 @@ def _measure(rank: int, world_size: int, timers: int, reps: int, rounds: int) ->
         return sections, gpus
 
     makers = {
-        "straggler": (lambda: ReportGenerator("all", True, f"node{rank}",
-                                              Comm.create(timeout_s=120)), Statistic),
+        "straggler": (lambda: ReportGenerator("all", True, node_name=f"node{rank}",
+                                              comm=Comm.create(timeout_s=120)), Statistic),
         "NVRx": (lambda: NvrxGenerator(["relative_perf_scores", "individual_perf_scores"], True,
                                        node_name=f"node{rank}"), NvrxStatistic),
     }

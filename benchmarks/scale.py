@@ -76,7 +76,7 @@ def memory_report_generator(timers: int, sections: int, reports: int) -> int:
     secs = [f"section{i}" for i in range(sections)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    gen = ReportGenerator("all", True, "node0", policy=True)
+    gen = ReportGenerator("all", True, node_name="node0", policy=True)
     for _ in range(reports):
         med = rng.uniform(0.5, 1.5, timers)
         gpu = {n: {Statistic.MED: m, Statistic.AVG: m, Statistic.NUM: 100.0}

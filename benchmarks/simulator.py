@@ -384,7 +384,10 @@ class SimComm:
         self._window = individual_window
         self._sec_hist: list[np.ndarray] = []
         self._gpu_hist: list[np.ndarray] = []
-        self._reference: np.ndarray | None = None
+        self._sec_best: np.ndarray | None = None  # NVRx's individual reference: best ever
+        self._gpu_best: np.ndarray | None = None
+        self._reference: np.ndarray | None = None  # the generator's relative reference
+        self._reference_min: np.ndarray | None = None  # NVRx's (the smallest median)
         self.waits: np.ndarray | None = None  # packed collective waits per rank, or None
 
     # The matrices of this report, columns in the generator's id order.
@@ -419,6 +422,7 @@ class SimComm:
                 np.where(present, -ranks, np.inf).min(axis=0)])
             t.copy_(torch.from_numpy(reduced))
             self._reference = scoring.reference_from_min_reduce(reduced, self.world_size)
+            self._reference_min = self._reference
         # "max" carries [new-names flag, *extra]: identical on every simulated rank.
         self.sim_ns += time.perf_counter_ns() - t0
         return t
@@ -433,6 +437,7 @@ class SimComm:
         m, _, _ = self._id_matrix()
         _check_same("all_gather", m[0], t.numpy())
         self._reference = scoring.relative_reference(m, "median")
+        self._reference_min = scoring.relative_reference(m, "min")
         rows = [torch.from_numpy(row) for row in m]
         self.sim_ns += time.perf_counter_ns() - t0
         return rows
@@ -457,24 +462,36 @@ class SimComm:
         n_sec = len(gen.names.section_ids)
         weights = s.gpu_num * _summary_avg(s.gpu_med)  # NUM * AVG, as the summaries say
         rows = np.full((self.world_size, t.numel()), np.nan)
+        ids = np.asarray(sec_cols)
+        tail = 2 + 3 * n_sec + len(gen.telemetry_fields)  # straggler.reporting.layout
+
+        def put(gpu_col: int, sec_offset: int, sec_ref: np.ndarray, gpu_ref: np.ndarray) -> None:
+            rows[:, sec_offset + ids] = scoring.ratio_scores(sec_ref, s.section_med)
+            rows[:, gpu_col] = scoring.gpu_scores(scoring.ratio_scores(gpu_ref, s.gpu_med),
+                                                  weights)
+
         if gen.is_computing_indiv_scores:
+            # NVRx's individual reference (its fields): the best median ever seen.
+            self._sec_best = s.section_med if self._sec_best is None \
+                else np.fmin(self._sec_best, s.section_med)
+            self._gpu_best = s.gpu_med if self._gpu_best is None \
+                else np.fmin(self._gpu_best, s.gpu_med)
+            put(0, 2, self._sec_best, self._gpu_best)
             self._sec_hist = [*self._sec_hist, s.section_med][-self._window:]
             self._gpu_hist = [*self._gpu_hist, s.gpu_med][-self._window:]
-            # The generator's individual reference: the support-th smallest recent median,
+            # The robust individual reference: the support-th smallest recent median,
             # capped by the current one (straggler.analysis.scoring.WindowedMinBaseline).
             k = min(gen.individual_support, len(self._sec_hist)) - 1
             sec_ref = np.minimum(np.sort(np.stack(self._sec_hist), axis=0)[k], s.section_med)
             gpu_ref = np.minimum(np.sort(np.stack(self._gpu_hist), axis=0)[k], s.gpu_med)
-            ids = np.asarray(sec_cols)
-            rows[:, 2 + ids] = scoring.ratio_scores(sec_ref, s.section_med)
-            rows[:, 0] = scoring.gpu_scores(scoring.ratio_scores(gpu_ref, s.gpu_med), weights)
+            put(tail, tail + 1, sec_ref, gpu_ref)
         if gen.is_computing_rel_scores:
-            ref = self._reference
-            ids = np.asarray(sec_cols)
-            rows[:, 2 + n_sec + ids] = scoring.ratio_scores(ref[sec_cols][None, :],
-                                                            s.section_med)
-            rows[:, 1] = scoring.gpu_scores(
-                scoring.ratio_scores(ref[gpu_cols][None, :], s.gpu_med), weights)
+            ref = self._reference_min  # NVRx's fields: the smallest median
+            put(1, 2 + n_sec, ref[sec_cols][None, :], ref[gpu_cols][None, :])
+            if gen.relative_reference != "min":  # the robust relative scores follow
+                ref = self._reference
+                put(tail + 1 + n_sec, tail + 2 + n_sec, ref[sec_cols][None, :],
+                    ref[gpu_cols][None, :])
         rows[:, 2 + 2 * n_sec + np.asarray(sec_cols)] = s.section_med
         if self.waits is not None:
             rows[:, -self.waits.shape[1]:] = self.waits
@@ -520,7 +537,7 @@ class SimWorld:
         self.comm = SimComm(world, individual_window)
         # Collective waits (docs/culprits.md): each rank's packed row, fixed over reports.
         self.comm.waits = simulated_waits(world) if waits else None
-        self.generator = ReportGenerator("all", True, node_name(0), self.comm,
+        self.generator = ReportGenerator("all", True, node_name=node_name(0), comm=self.comm,
                                          relative_reference=relative_reference,
                                          individual_window=individual_window,
                                          policy=policy, roles=roles)

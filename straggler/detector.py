@@ -32,7 +32,6 @@ from ._checks import check_bool, check_name, check_roles
 from .analysis.statistics import Statistic
 from .detector_options import (
     DEFAULT_CAPACITY,
-    DEFAULT_GPU_SAMPLE_INTERVAL,
     DEFAULT_MAX_NAMES,
     DEFAULT_NAME_TTL_REPORTS,
     DetectorOptions,
@@ -155,6 +154,7 @@ class DetectorCore:
                 self.registry.hooks.append(self.ft_bridge)
                 self.cycle.on_report = self.ft_bridge.on_report
             self.hang = self._create_hang_watchdog()
+            self.gpu.prepare_observer()  # may build the C++ op observer once (never raises)
         except BaseException:
             Lifecycle.close_quietly(self._closing_steps())
             raise
@@ -397,6 +397,11 @@ class Detector:
     profiling_interval: int = 1
     report_time_interval: float = 60.0
     custom_sections: ClassVar[dict[str, Section]] = {}
+    #: NVRx's attributes: the report generator (`straggler.reporting.ReportGenerator`) and the
+    #: report interval (`straggler.timing.interval.ReportIntervalTracker`); None when not
+    #: initialized.
+    reporter: ClassVar[Any] = None
+    report_interval_tracker: ClassVar[Any] = None
 
     def __init__(self) -> None:
         raise RuntimeError("class Detector should not be instantiated")
@@ -418,7 +423,7 @@ class Detector:
                    prometheus: int | PrometheusOptions | bool | None = None,
                    max_names: int = DEFAULT_MAX_NAMES,
                    name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
-                   gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL,
+                   gpu_sample_interval: int | None = None,
                    collective_waits: bool = True,
                    hang_timeout_s: float | str | None = "auto",
                    hang_action: str = "none") -> None:
@@ -434,7 +439,8 @@ class Detector:
         ``max_names`` caps the live section names; a section unused for ``name_ttl_reports``
         reports is forgotten (docs/detector.md, "Sections": bounded names).
         ``gpu_sample_interval``: without per-op capture, a section's GPU busy time is measured
-        on every n-th profiled entry only (docs/detector.md, "GPU sampling").
+        on every n-th profiled entry only (default: 10 with ``profiling_interval=1``, else 1,
+        i.e. every profiled entry as in NVRx; docs/detector.md, "GPU sampling").
         ``collective_waits``: observe every torch.distributed collective and name the ranks the
         job waits for (``Report.waits``, ``Report.culprits``; docs/culprits.md).
         ``ft_options``: the FT bridge's options, an
@@ -472,6 +478,8 @@ class Detector:
         cls.profiling_interval = options.profiling_interval
         cls.report_time_interval = options.report_time_interval
         cls.custom_sections = core.sections
+        cls.reporter = core.cycle.reporter
+        cls.report_interval_tracker = core.cycle.tracker
 
     @classmethod
     def shutdown(cls) -> None:
@@ -479,6 +487,7 @@ class Detector:
         core, cls._core = cls._core, None
         cls.initialized = False
         cls.custom_sections = {}
+        cls.reporter = cls.report_interval_tracker = None
         if core is not None:
             core.close()
 

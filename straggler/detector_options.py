@@ -36,8 +36,10 @@ __all__ = ["DetectorOptions", "ReportOptions", "DEFAULT_CAPACITY", "DEFAULT_MAX_
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
 DEFAULT_MAX_NAMES = 2048  # live section names; more are not timed until old ones expire
 DEFAULT_NAME_TTL_REPORTS = 2  # a section unused for this many reports is forgotten
-# Without per-op capture, one profiled entry in this many is timed on the GPU (events and the
-# busy-time observer cost the host ~10 µs and the GPU a bubble per timed op).
+# Without per-op capture and with profiling_interval=1, one profiled entry in this many is
+# timed on the GPU (events and the busy-time observer cost the host ~10 µs and the GPU a bubble
+# per timed op). A profiling_interval above 1 is the user's own rate: then every profiled entry
+# is GPU-timed, as in NVRx (`DetectorOptions.gpu_interval`).
 DEFAULT_GPU_SAMPLE_INTERVAL = 10
 
 
@@ -81,7 +83,8 @@ class DetectorOptions:
     """None: off (the environment was read when the options were built)."""
     max_names: int
     name_ttl_reports: int
-    gpu_sample_interval: int
+    gpu_sample_interval: int | None
+    """None: the default rate (`gpu_interval`)."""
     collective_waits: bool
     hang_timeout_s: float | str | None
     """As given ("auto", seconds, None/False/0/"off"); `hang` holds what it means."""
@@ -104,7 +107,7 @@ class DetectorOptions:
                  prometheus: int | PrometheusOptions | bool | None = None,
                  max_names: int = DEFAULT_MAX_NAMES,
                  name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
-                 gpu_sample_interval: int = DEFAULT_GPU_SAMPLE_INTERVAL,
+                 gpu_sample_interval: int | None = None,
                  collective_waits: bool = True,
                  hang_timeout_s: float | str | None = "auto", hang_action: str = "none") -> None:
         # Imported here, not at the top: `from straggler import Detector` stays free of numpy
@@ -128,7 +131,8 @@ class DetectorOptions:
             or socket.gethostname())
         put("per_op_capture", check_bool("per_op_capture", per_op_capture))
         put("collective_waits", check_bool("collective_waits", collective_waits))
-        put("gpu_sample_interval", check_int("gpu_sample_interval", gpu_sample_interval))
+        put("gpu_sample_interval", None if gpu_sample_interval is None
+            else check_int("gpu_sample_interval", gpu_sample_interval))
         put("comm_timeout_s", check_seconds("comm_timeout_s", comm_timeout_s))
         put("ft_sections", check_choice("ft_sections", ft_sections, FT_SECTIONS_MODES))
         put("ft_options", check_or_create_options(FTOptions, ft_options, "ft_options"))
@@ -160,9 +164,14 @@ class DetectorOptions:
 
     @property
     def gpu_interval(self) -> int:
-        """Every n-th profiled GPU entry is GPU-timed: 1 with per-op capture (it needs every op).
-        """
-        return 1 if self.per_op_capture else self.gpu_sample_interval
+        """Every n-th profiled GPU entry is GPU-timed: 1 with per-op capture (it needs every op);
+        else `gpu_sample_interval`, by default `DEFAULT_GPU_SAMPLE_INTERVAL` with
+        ``profiling_interval=1`` and 1 (every profiled entry, as NVRx) with a larger one."""
+        if self.per_op_capture:
+            return 1
+        if self.gpu_sample_interval is not None:
+            return self.gpu_sample_interval
+        return DEFAULT_GPU_SAMPLE_INTERVAL if self.profiling_interval == 1 else 1
 
     @property
     def agree_by_comm(self) -> bool:

@@ -75,8 +75,9 @@ class ReportCycle:
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
             self.reporter = ReportGenerator(options.scores_to_compute, options.gather_on_rank0,
-                                            options.node_name, comm, telemetry_fields=fields,
-                                            policy=options.policy, **options.report_options)
+                                            node_name=options.node_name, comm=comm,
+                                            telemetry_fields=fields, policy=options.policy,
+                                            **options.report_options)
         except TypeError as exc:  # an unknown tunable in report_options
             raise ValueError(f"`report_options={options.report_options!r}`: {exc}") from None
         tel = options.telemetry

@@ -29,6 +29,8 @@ from sim.simnvml import LIBNVML  # noqa: E402
 
 os.environ.setdefault("STRAGGLER_LIBCUDA", str(LIBCUDA))
 os.environ.setdefault("STRAGGLER_LIBNVML", str(LIBNVML))  # the simulated NVML (sim/simnvml.py)
+# A build of the op observer into its cache (timing/native_observer.py) stays in the checkout.
+os.environ.setdefault("STRAGGLER_CACHE_DIR", str(TESTS.parent / "build" / "cache"))
 
 
 def uses_sim_cuda() -> bool:

@@ -21,8 +21,10 @@ def test_every_name_in_all_is_bound_by_an_explicit_import(name):
     package = importlib.import_module(name)
     assert package.__all__, f"{name} has an empty __all__"
     assert len(set(package.__all__)) == len(package.__all__)
-    assert not hasattr(package, "__getattr__"), f"{name} resolves names lazily"
-    for attr in package.__all__:
+    # One lazy name only: NVRx's path straggler.reporting.ReportGenerator (it imports torch).
+    lazy = {"straggler.reporting": {"ReportGenerator"}}.get(name, set())
+    assert lazy or not hasattr(package, "__getattr__"), f"{name} resolves names lazily"
+    for attr in sorted(set(package.__all__) - lazy):
         value = vars(package)[attr]  # bound by the import, not computed on access
         module = getattr(value, "__module__", None)
         if module is not None and isinstance(value, type | type(len) | type(lambda: 0)):

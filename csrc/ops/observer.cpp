@@ -408,10 +408,21 @@ class Observer {
 
 }  // namespace
 
+// The torch this module was compiled against (torch.__version__): straggler's loader uses it
+// only with that torch, and reads the tag from the file without loading it
+// (straggler/timing/native_observer.py): a module built for another torch may not even load.
+#ifndef STRAGGLER_TORCH_VERSION
+#define STRAGGLER_TORCH_VERSION ""
+#endif
+namespace {
+constexpr char kTorchVersionTag[] = "straggler-torch-version:" STRAGGLER_TORCH_VERSION;
+}  // namespace
+
 PYBIND11_MODULE(_ops, m) {
   m.doc() =
       "straggler's per-op observer: an at::RecordFunction callback feeding the engine's "
       "busy time (docs/engine.md).";
+  m.attr("TORCH_VERSION") = kTorchVersionTag + sizeof("straggler-torch-version:") - 1;
   py::class_<Observer>(m, "Observer",
                        "Reports outermost torch ops on `device` to a TimerEngine while enabled.")
       .def(

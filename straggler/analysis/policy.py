@@ -358,11 +358,14 @@ def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarr
     report). Ranks come from the score dicts; values a rank lacks are NaN.
     """
     metrics: dict[str, tuple[Mapping[int, float], bool]] = {}  # values, invert them
-    gpu_rel = getattr(report, "gpu_relative_perf_scores", None) or {}
+    # Our relative scores (robust_*: the generator's reference) when the report has them.
+    gpu_rel = (getattr(report, "robust_gpu_relative_scores", None)
+               or getattr(report, "gpu_relative_perf_scores", None) or {})
     if gpu_rel:
         metrics[GPU_METRIC] = (gpu_rel, True)
     medians = getattr(report, "section_medians_ms", None) or {}
-    sec_rel = getattr(report, "section_relative_perf_scores", None) or {}
+    sec_rel = (getattr(report, "robust_section_relative_scores", None)
+               or getattr(report, "section_relative_perf_scores", None) or {})
     for name in sorted(set(medians) | set(sec_rel)):
         if medians.get(name):
             metrics[f"section:{name}"] = (medians[name], False)

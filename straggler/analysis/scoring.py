@@ -31,6 +31,7 @@ from .._checks import check_choice, check_int
 __all__ = [
     "COMMUNICATION_MARKERS",
     "REFERENCES",
+    "BestMedianBaseline",
     "WindowedMinBaseline",
     "gpu_scores",
     "is_communication",
@@ -236,3 +237,64 @@ class WindowedMinBaseline:
                                        maxlen=self.window)
         self._history = history
         self._last_update = dict.fromkeys(history, self._updates)
+
+
+class BestMedianBaseline:
+    """NVRx's individual reference per timer: the smallest valid median of every report so far.
+
+    The current report is included, so a score is at most 1.0 and a timer's first report scores
+    exactly 1.0. The reference never recovers from one unusually fast report (that is NVRx's
+    arithmetic, kept for NVRx's field names; `WindowedMinBaseline` is the robust one). Memory:
+    one float per timer, at most ``max_names`` timers (the least recently updated are forgotten
+    first); invalid medians give NaN and never enter the reference.
+    """
+
+    def __init__(self, max_names: int = 4096) -> None:
+        self.max_names = check_int("max_names", max_names)
+        self._best: dict[str, float] = {}  # least recently updated first
+        self._updates = 0
+        self._last_update: dict[str, int] = {}
+
+    def update(self, names: Sequence[str], medians: npt.ArrayLike) -> np.ndarray:
+        """Add this report's medians and return the references, NaN for invalid medians."""
+        values = valid_medians(medians)
+        if values.shape != (len(names),):
+            raise ValueError(f"{len(names)} names but medians of shape {values.shape}")
+        reference = [math.nan] * len(names)
+        self._updates += 1
+        best, last = self._best, self._last_update
+        for i, (name, value) in enumerate(zip(names, values.tolist(), strict=True)):
+            if math.isnan(value):
+                continue
+            reference[i] = best[name] = min(best.get(name, math.inf), value)
+            last.pop(name, None)
+            last[name] = self._updates
+        if len(best) > self.max_names:
+            self.forget_stale(None)
+        return np.array(reference, dtype=np.float64)
+
+    def forget_stale(self, window: int | None) -> int:
+        """Forget timers not updated in the last ``window`` updates (None: none for age), and the
+        least recently updated ones beyond ``max_names``; returns how many."""
+        cutoff = -math.inf if window is None else self._updates - window
+        excess = len(self._last_update) - self.max_names
+        stale: list[str] = []
+        for name, last in self._last_update.items():
+            if last > cutoff and len(stale) >= excess:
+                break  # ordered by last update: the rest are newer
+            stale.append(name)
+        for name in stale:
+            del self._last_update[name]
+            self._best.pop(name, None)
+        return len(stale)
+
+    def state_dict(self) -> dict[str, float]:
+        """Each timer's reference (its best median so far)."""
+        return dict(self._best)
+
+    def load_state_dict(self, state: Mapping[str, float]) -> None:
+        """Restore `state_dict` output (invalid values are dropped)."""
+        best = {str(name): float(v) for name, v in state.items()
+                if math.isfinite(float(v)) and float(v) > 0}
+        self._best = best
+        self._last_update = dict.fromkeys(best, self._updates)

@@ -4,6 +4,7 @@
     straggler plot LOG -o heatmap.png      ranks x reports heat map of scores
     straggler plot LOG --waits -o waits.png   who the job waits for, per report
     straggler doctor                       what this host offers (CUDA, NVML, torch, env)
+    straggler build-ops                    build the native op observer for this torch now
     straggler demo [DEMO ARGS]             the README demo (examples/demo.py)
     straggler run [OPTIONS] -- COMMAND...  run an unchanged training command, attached
     straggler env [OPTIONS]                the attach's variables, as shell export lines
@@ -87,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
                    description="Check the CUDA driver, NVML, torch CUDA, the process-group "
                                "environment and the FT launcher; always exits 0.")
 
+    sub.add_parser("build-ops", help="build the native op observer for this torch now",
+                   description="Build straggler._ops for the installed torch into the build "
+                               "cache (if the package has none for it) and say which observer "
+                               "the detector gets; exits 1 when it is not the native one.")
+
     r = sub.add_parser("run", help="run an unchanged training command with straggler detection",
                        description="Run COMMAND (e.g. `torchrun --nproc-per-node 4 train.py`) "
                                    "with the detector attached to every worker: no change to "
@@ -142,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .doctor import run_doctor
 
             return run_doctor()
+        if args.command == "build-ops":
+            from .doctor import run_build_ops
+
+            return run_build_ops()
         if args.command == "run":
             from .run import run_attached
 

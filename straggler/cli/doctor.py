@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Check", "checks", "run_doctor"]
+__all__ = ["Check", "checks", "run_build_ops", "run_doctor"]
 
 PG_ENV = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
 
@@ -38,6 +38,17 @@ def _core() -> Check:
     from .. import _core
 
     return Check("straggler._core", True, f"C++ extension loaded ({_core.__file__})")
+
+
+def _observer() -> Check:
+    from ..timing.native_observer import status
+
+    found = status(build=False)
+    if found.native:
+        return Check("op observer", True, f"native straggler._ops ({found.source}: "
+                     f"{found.detail})")
+    return Check("op observer", False, f"Python fallback (about 14x the cost per op): "
+                 f"{found.detail}", found.fix)
 
 
 def _cuda() -> Check:
@@ -131,7 +142,8 @@ def _switches() -> Check:
 def checks() -> list[Check]:
     """Every finding, in the order printed."""
     items: list[tuple[str, Callable[[], Check]]] = [
-        ("straggler._core", _core), ("CUDA driver", _cuda), ("NVML", _nvml),
+        ("straggler._core", _core), ("op observer", _observer), ("CUDA driver", _cuda),
+        ("NVML", _nvml),
         ("torch CUDA", _torch), ("process group env", _process_group), ("FT launcher", _ft),
         ("plot (matplotlib)", _optional("matplotlib", "plot (matplotlib)",
                                         "matplotlib>=3.6")),
@@ -150,3 +162,15 @@ def run_doctor() -> int:
         if c.fix:
             print(f"     {' ' * width}  fix: {c.fix}")
     return 0
+
+
+def run_build_ops() -> int:
+    """Build the native op observer if this torch has none; 0 when it is native, else 1."""
+    from ..timing.native_observer import status
+
+    found = status(build=True)
+    if found.native:
+        print(f"[ok] op observer  native straggler._ops ({found.source}: {found.detail})")
+        return 0
+    print(f"[no] op observer  {found.detail}\n     fix: {found.fix}")
+    return 1

@@ -27,8 +27,8 @@ from ..analysis.waits import WIDTH as WAITS_WIDTH
 from ..analysis.waits import attribute as attribute_waits
 from ..dist.comm import Comm
 from .annotation import apply_policy
-from .layout import pack, present, unpack
-from .registry import NameRegistry
+from .layout import RankScores, pack, present, unpack
+from .registry import NameMapping, NameRegistry
 from .report import Report
 
 __all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
@@ -36,7 +36,7 @@ __all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
 log = logging.getLogger("straggler")
 
 SCORE_KINDS: tuple[str, ...] = ("relative_perf_scores", "individual_perf_scores")
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: NVRx's best medians ("best") next to the windows
 _CHURN_FORGET_REPORTS = 2  # at a registry rebuild, names unused this long are forgotten
 
 Summaries = Mapping[str, Mapping[Statistic, float]]
@@ -61,24 +61,43 @@ def check_scores_to_compute(value: Any, allow_name: bool = True) -> list[str]:
     return list(dict.fromkeys(kinds))
 
 
+def _check_pg(pg: Any, comm: Comm | None) -> None:
+    """NVRx's ``pg``: a ProcessGroup or None, and not together with ``comm``."""
+    if pg is None:
+        return
+    if comm is not None:
+        raise ValueError(f"`pg={pg!r}` and `comm={comm!r}`: pass one or the other")
+    if not (torch.distributed.is_available() and isinstance(pg, torch.distributed.ProcessGroup)):
+        raise ValueError(f"`pg={pg!r}` must be a torch.distributed.ProcessGroup or None (NVRx's "
+                         "signature: ReportGenerator(scores_to_compute, gather_on_rank0, pg, "
+                         "node_name); pass node_name= and comm= by keyword)")
+
+
 class ReportGenerator:
     """Builds a `Report` from this rank's summaries; `generate_report` is a collective.
+
+    NVRx's signature: ``ReportGenerator(scores_to_compute, gather_on_rank0=True, pg=None,
+    node_name='<notset>')``; the rest are keywords of ours.
 
     Args:
         scores_to_compute: ``"all"`` or a list of ``"relative_perf_scores"`` /
             ``"individual_perf_scores"``.
         gather_on_rank0: gather every rank's scores on the group's first rank (the others get
             None), or give every rank a report about itself.
+        pg: the process group to report over (default: the whole world), as in NVRx; the
+            report's collectives run on a private gloo backend over its ranks (`Comm`).
         node_name: this rank's node, shown next to its rank.
-        comm: the `Comm` to talk over (default: ``Comm.create()``, the whole world).
+        comm: a `Comm` to talk over instead of ``pg`` (not both).
         telemetry_fields: names of the ``telemetry`` vector's entries (see `generate_report`).
-        relative_reference: ``"min"`` (NVRx: the fastest rank is the reference) or ``"median"``
-            (the median rank is; robust to one unusually fast rank, scores may exceed 1).
-        individual_window: number of recent reports whose best median is a rank's own reference.
+        relative_reference: the reference of the ``robust_*_relative_scores``: ``"min"``
+            (NVRx: the fastest rank) or ``"median"`` (the median rank; robust to one unusually
+            fast rank, scores may exceed 1). NVRx's fields always use ``"min"``.
+        individual_window: number of recent reports whose best median is a rank's own reference
+            in the ``robust_*_individual_scores``.
         individual_support: how many reports of the window must reach that best median (the
             reference is their ``individual_support``-th smallest median, capped by the current
-            one): 2 keeps one fast report, e.g. the warm-up, from lowering the individual scores
-            of the whole window; 1 is NVRx's single minimum.
+            one): 2 keeps one fast report, e.g. the warm-up, from lowering the robust individual
+            scores of the whole window. NVRx's fields use the best median ever seen.
         communication_markers: substrings (case-insensitive) that mark a GPU timer as
             communication; such timers are left out of every score.
         policy: the persistence policy that fills ``Report.confirmed`` (a
@@ -92,10 +111,9 @@ class ReportGenerator:
     only when some rank has timer names unknown so far (and on the first report), one
     ``all_gather_object`` of those names and the node names; one all_reduce(MIN) of
     ``3 * (sections + GPU timers)`` floats (``"median"``: an all_gather of
-    ``sections + GPU timers`` floats instead); one gather of
-    ``2 + 3 * sections + len(telemetry_fields)`` floats (plus `straggler.analysis.waits.WIDTH`
-    with ``waits``) to the first rank. Individual scores
-    without gathering and without ``extra`` need no communication at all.
+    ``sections + GPU timers`` floats instead); one gather of the scores to the first rank
+    (`straggler.reporting.layout`; plus `straggler.analysis.waits.WIDTH` floats with ``waits``).
+    Individual scores without gathering and without ``extra`` need no communication at all.
 
     The name registry stays about as large as the names in use: the MAX reduction also carries
     each rank's count of names in this report, and when the registry holds more than
@@ -112,13 +130,14 @@ class ReportGenerator:
     """
 
     def __init__(self, scores_to_compute: str | Sequence[str] = "all",
-                 gather_on_rank0: bool = True, node_name: str = "<unknown>",
+                 gather_on_rank0: bool = True, pg: Any = None, node_name: str = "<notset>",
                  comm: Comm | None = None, telemetry_fields: Sequence[str] = (), *,
                  relative_reference: str = "min", individual_window: int = 20,
                  individual_support: int = 2,
                  communication_markers: Iterable[str] = scoring.COMMUNICATION_MARKERS,
                  policy: Any = None, roles: Mapping[int, Any] | None = None) -> None:
         kinds = check_scores_to_compute(scores_to_compute)
+        _check_pg(pg, comm)
         self.policy = make_policy(policy, roles)
         check_bool("gather_on_rank0", gather_on_rank0)
         check_name("node_name", node_name)
@@ -132,11 +151,14 @@ class ReportGenerator:
         self.telemetry_fields = fields
         self.relative_reference = relative_reference
         self.communication_markers = markers
+        # NVRx's individual reference (its field names) and ours (the robust_* fields).
+        self._section_best = scoring.BestMedianBaseline()
+        self._gpu_best = scoring.BestMedianBaseline()
         self._section_baseline = scoring.WindowedMinBaseline(individual_window,
                                                              support=individual_support)
         self._gpu_baseline = scoring.WindowedMinBaseline(individual_window,
                                                          support=individual_support)
-        self.comm = comm if comm is not None else Comm.create()
+        self.comm = comm if comm is not None else Comm.create(process_group=pg)
         self.names = NameRegistry()  # timer name -> id, agreed over the group
         self._warn_once = WarnOnce(log)
         self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
@@ -158,16 +180,22 @@ class ReportGenerator:
         """Reports of the window that must reach the individual reference."""
         return self._section_baseline.support
 
+    @property
+    def name_mapper(self) -> NameMapping:
+        """NVRx's ``name_mapper``: a snapshot of the name -> id mapping agreed over the group."""
+        return self.names.name_mapping()
+
     # -- public API ------------------------------------------------------------------------
 
-    def generate_report(self, section_summaries: Summaries, gpu_summaries: Summaries,
+    def generate_report(self, section_summaries: Summaries, kernel_summaries: Summaries,
                         telemetry: Sequence[float] | None = None,
                         extra: Sequence[float] | None = None,
                         waits: Sequence[float] | None = None) -> Report | None:
         """Scores for this report interval; every rank of the group calls it together.
 
-        ``section_summaries`` and ``gpu_summaries`` map timer names to statistics in ms (GPU
-        timers whose name marks communication are dropped first). ``telemetry`` holds one value
+        ``section_summaries`` and ``kernel_summaries`` (NVRx's names; ours are GPU timers) map
+        timer names to statistics in ms (GPU timers whose name marks communication are dropped
+        first). ``telemetry`` holds one value
         per ``telemetry_fields`` entry (NaN: absent) and lands in ``Report.rank_telemetry``.
         ``waits``: this rank's collective waits (`straggler.analysis.waits.pack`, every rank
         passes them or none does); when gathering they become ``Report.waits`` and
@@ -181,7 +209,7 @@ class ReportGenerator:
         telemetry_vec = self._vector("telemetry", telemetry, len(self.telemetry_fields))
         extra_vec = None if extra is None else self._vector("extra", extra, None)
         sections = {str(k): dict(v) for k, v in section_summaries.items()}
-        gpus = {str(k): dict(v) for k, v in gpu_summaries.items()
+        gpus = {str(k): dict(v) for k, v in kernel_summaries.items()
                 if not self._is_communication(str(k))}
         for kind, summaries in (("section", sections), ("GPU timer", gpus)):
             for name, stats in summaries.items():
@@ -202,22 +230,34 @@ class ReportGenerator:
             raise
 
     def state_dict(self) -> dict[str, Any]:
-        """The individual references (recent medians per timer), to carry across a restart,
-        and the policy's state (``"policy"``, None without a policy)."""
+        """The individual references, to carry across a restart: NVRx's best medians
+        (``"best"``) and the robust windows (recent medians per timer), and the policy's state
+        (``"policy"``, None without a policy)."""
         return {"version": _STATE_VERSION, "individual_window": self.individual_window,
                 "sections": self._section_baseline.state_dict(),
                 "gpu": self._gpu_baseline.state_dict(),
+                "best": {"sections": self._section_best.state_dict(),
+                         "gpu": self._gpu_best.state_dict()},
                 "policy": self.policy.state_dict() if self.policy is not None else None}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore `state_dict` output, so a resumed job keeps its individual baseline."""
-        if not isinstance(state, Mapping) or state.get("version") != _STATE_VERSION \
+        """Restore `state_dict` output, so a resumed job keeps its individual baseline.
+
+        A version 1 state (no ``"best"``) takes NVRx's best medians from the windows.
+        """
+        if not isinstance(state, Mapping) or state.get("version") not in (1, _STATE_VERSION) \
                 or not isinstance(state.get("sections"), Mapping) \
                 or not isinstance(state.get("gpu"), Mapping):
             raise ValueError(f"`state` is not a ReportGenerator state of version "
                              f"{_STATE_VERSION}: {state!r:.200}")
         self._section_baseline.load_state_dict(state["sections"])
         self._gpu_baseline.load_state_dict(state["gpu"])
+        best = state.get("best")
+        if not isinstance(best, Mapping):  # version 1
+            best = {kind: {name: min(values) for name, values in state[kind].items() if values}
+                    for kind in ("sections", "gpu")}
+        self._section_best.load_state_dict(best.get("sections", {}))
+        self._gpu_best.load_state_dict(best.get("gpu", {}))
         if self.policy is not None and state.get("policy") is not None:  # absent in old states
             self.policy.load_state_dict(state["policy"])
 
@@ -254,55 +294,66 @@ class ReportGenerator:
                              dtype=np.float64).reshape(-1, 3)
         gpu_med, gpu_weight = gpu_stats[:, 0], gpu_stats[:, 1] * gpu_stats[:, 2]
         nan = math.nan
-        sec_ind = np.full(len(sec_names), nan)
-        sec_rel = np.full(len(sec_names), nan)
-        gpu_ind = gpu_rel = nan
+        no_sections = np.full(len(sec_names), nan)
+        sc = RankScores(nan, nan, no_sections, no_sections, nan, no_sections)
 
         if self.is_computing_indiv_scores:
-            sec_ind = scoring.ratio_scores(self._section_baseline.update(sec_names, sec_med),
-                                           sec_med)
-            gpu_ref = self._gpu_baseline.update(gpu_names, gpu_med)
-            gpu_ind = float(scoring.gpu_scores(scoring.ratio_scores(gpu_ref, gpu_med),
-                                               gpu_weight))
+            # NVRx's: the best median ever seen; ours (robust_*): the windowed baseline.
+            sc.sec_ind = scoring.ratio_scores(self._section_best.update(sec_names, sec_med),
+                                              sec_med)
+            sc.gpu_ind = _gpu_score(self._gpu_best.update(gpu_names, gpu_med), gpu_med,
+                                    gpu_weight)
+            sc.robust_sec_ind = scoring.ratio_scores(
+                self._section_baseline.update(sec_names, sec_med), sec_med)
+            sc.robust_gpu_ind = _gpu_score(self._gpu_baseline.update(gpu_names, gpu_med),
+                                           gpu_med, gpu_weight)
 
         relative, gather = self.is_computing_rel_scores, self.gather_on_rank0
         if relative or gather or extra is not None:
             self._sync(sec_names if relative or gather else [], gpu_names if relative else [],
                        extra)
         if relative:
-            sec_ref, gpu_ref = _relative_references(self.comm, self.names,
-                                                    self.relative_reference, sec_names, sec_med,
-                                                    gpu_names, gpu_med)
-            sec_rel = scoring.ratio_scores(sec_ref, sec_med)
-            gpu_rel = float(scoring.gpu_scores(scoring.ratio_scores(gpu_ref, gpu_med),
-                                               gpu_weight))
+            refs = _relative_references(self.comm, self.names, self.relative_reference,
+                                        sec_names, sec_med, gpu_names, gpu_med)
+            sc.sec_rel = scoring.ratio_scores(refs["min"][0], sec_med)
+            sc.gpu_rel = _gpu_score(refs["min"][1], gpu_med, gpu_weight)
+            if self.relative_reference != "min":
+                sec_ref, gpu_ref = refs[self.relative_reference]
+                sc.robust_sec_rel = scoring.ratio_scores(sec_ref, sec_med)
+                sc.robust_gpu_rel = _gpu_score(gpu_ref, gpu_med, gpu_weight)
 
         own = self._global_rank
         local: dict[str, Any] = dict(  # the fields both layouts share
             local_section_summaries=sections, local_kernel_summaries=gpus,
             gather_on_rank0=gather, rank=own, group_ranks=tuple(self.comm.global_ranks))
         if not gather:
-            def pick(wanted: bool, values: np.ndarray) -> dict[str, dict[int, float]]:
-                return ({n: {own: float(v)} for n, v in zip(sec_names, values, strict=True)}
-                        if wanted else {})
+            indiv = self.is_computing_indiv_scores
 
+            def pick(wanted: bool, values: np.ndarray | None) -> dict[str, dict[int, float]]:
+                return ({n: {own: float(v)} for n, v in zip(sec_names, values, strict=True)}
+                        if wanted and values is not None else {})
+
+            robust_gpu_rel = sc.gpu_rel if sc.robust_gpu_rel is None else sc.robust_gpu_rel
+            robust_sec_rel = sc.sec_rel if sc.robust_sec_rel is None else sc.robust_sec_rel
             report = Report(
-                gpu_relative_perf_scores={own: gpu_rel} if relative else {},
-                section_relative_perf_scores=pick(relative, sec_rel),
-                gpu_individual_perf_scores=(
-                    {own: gpu_ind} if self.is_computing_indiv_scores else {}),
-                section_individual_perf_scores=pick(self.is_computing_indiv_scores, sec_ind),
+                gpu_relative_perf_scores={own: sc.gpu_rel} if relative else {},
+                section_relative_perf_scores=pick(relative, sc.sec_rel),
+                gpu_individual_perf_scores={own: sc.gpu_ind} if indiv else {},
+                section_individual_perf_scores=pick(indiv, sc.sec_ind),
                 rank_to_node={own: self.node_name},
                 section_medians_ms={n: {own: float(v)}
                                     for n, v in zip(sec_names, sec_med, strict=True)
                                     if not math.isnan(v)},
                 rank_telemetry={own: present(self.telemetry_fields, telemetry)},
-                generate_report_elapsed_time=_elapsed_ms(start_ns), **local)
+                generate_report_elapsed_time=_elapsed_ms(start_ns),
+                robust_gpu_relative_scores={own: robust_gpu_rel} if relative else {},
+                robust_section_relative_scores=pick(relative, robust_sec_rel),
+                robust_gpu_individual_scores={own: sc.robust_gpu_ind} if indiv else {},
+                robust_section_individual_scores=pick(indiv, sc.robust_sec_ind), **local)
             return self._with_policy(report, start_ns)
 
         ids = np.array([self.names.section_ids[n] for n in sec_names], dtype=np.int64)
-        row = pack(gpu_ind, gpu_rel, ids, len(self.names.section_ids), sec_ind, sec_rel, sec_med,
-                   telemetry)
+        row = pack(sc, ids, len(self.names.section_ids), sec_med, telemetry)
         if waits is not None:  # a fixed-size block at the end (docs/culprits.md)
             row = np.concatenate([row, waits])
         gathered = self.comm.gather_to_first(torch.from_numpy(row))
@@ -337,8 +388,9 @@ class ReportGenerator:
             self.last_extra_max = extra_max
         if rebuilt:
             # Most names went out of use: forget what was learned about them now, not later.
-            self._section_baseline.forget_stale(_CHURN_FORGET_REPORTS)
-            self._gpu_baseline.forget_stale(_CHURN_FORGET_REPORTS)
+            for baseline in (self._section_baseline, self._gpu_baseline, self._section_best,
+                             self._gpu_best):
+                baseline.forget_stale(_CHURN_FORGET_REPORTS)
             if self.policy is not None:
                 self.policy.forget_unseen(_CHURN_FORGET_REPORTS)
 
@@ -360,11 +412,13 @@ def _all_scores_nan(report: Report) -> bool:
 
 def _relative_references(comm: Comm, names: NameRegistry, method: str, sec_names: list[str],
                          sec_med: np.ndarray, gpu_names: list[str], gpu_med: np.ndarray
-                         ) -> tuple[np.ndarray, np.ndarray]:
-    """Collective: each timer's relative reference over the group (``method`` "min"/"median")."""
+                         ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Collective: each timer's relative references over the group, (sections, GPU timers) per
+    method: ``"min"`` always (NVRx's), and ``method`` when it is another one."""
     n_sec, n_gpu = len(names.section_ids), len(names.gpu_ids)
     if n_sec + n_gpu == 0:  # identical on every rank: the registry is shared
-        return np.full(len(sec_names), np.nan), np.full(len(gpu_names), np.nan)
+        none = np.full(len(sec_names), np.nan), np.full(len(gpu_names), np.nan)
+        return {"min": none, method: none}
     row = np.full(n_sec + n_gpu, np.nan)
     sec_ids = np.array([names.section_ids[n] for n in sec_names], dtype=np.int64)
     gpu_ids = n_sec + np.array([names.gpu_ids[n] for n in gpu_names], dtype=np.int64)
@@ -372,11 +426,16 @@ def _relative_references(comm: Comm, names: NameRegistry, method: str, sec_names
     if method == "min":
         packed = torch.from_numpy(scoring.pack_for_min_reduce(row, comm.rank))
         comm.all_reduce(packed, "min")
-        reference = scoring.reference_from_min_reduce(packed.numpy(), comm.world_size)
-    else:
-        rows = comm.all_gather(torch.from_numpy(row))
-        reference = scoring.relative_reference(torch.stack(rows).numpy(), "median")
-    return reference[sec_ids], reference[gpu_ids]
+        references = {"min": scoring.reference_from_min_reduce(packed.numpy(), comm.world_size)}
+    else:  # one gather serves both references
+        matrix = torch.stack(comm.all_gather(torch.from_numpy(row))).numpy()
+        references = {m: scoring.relative_reference(matrix, m) for m in ("min", method)}
+    return {m: (ref[sec_ids], ref[gpu_ids]) for m, ref in references.items()}
+
+
+def _gpu_score(reference: np.ndarray, medians: np.ndarray, weights: np.ndarray) -> float:
+    """A rank's GPU score: its timers' ratios to ``reference``, weighted by time spent."""
+    return float(scoring.gpu_scores(scoring.ratio_scores(reference, medians), weights))
 
 
 def _elapsed_ms(start_ns: int) -> float:

@@ -1,32 +1,67 @@
 """The gathered vector of one rank: its scores, section medians and telemetry at fixed offsets.
 
-``[gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), telemetry(F)]`` with ``S`` the
-sections of the name registry (`straggler.reporting.registry`, by id) and ``F`` the telemetry
-fields; NaN where a rank has no value. `pack` builds one rank's row, `unpack` turns the group's
-rows back into the `Report` fields they carry. Pure numpy.
+``[gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), telemetry(F), robust_gpu_ind,
+robust_sec_ind(S)]``, then ``[robust_gpu_rel, robust_sec_rel(S)]`` when the robust relative
+scores differ from NVRx's (a ``"median"`` reference), with ``S`` the sections of the name
+registry (`straggler.reporting.registry`, by id) and ``F`` the telemetry fields; NaN where a
+rank has no value. The first scores are NVRx's (its field names), the ``robust_`` ones ours.
+`pack` builds one rank's row, `unpack` turns the group's rows back into the `Report` fields
+they carry. Pure numpy.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["pack", "present", "unpack"]
+__all__ = ["RankScores", "pack", "present", "row_length", "unpack"]
 
 
-def pack(gpu_ind: float, gpu_rel: float, section_ids: np.ndarray, n_sections: int,
-         sec_ind: np.ndarray, sec_rel: np.ndarray, sec_med: np.ndarray,
+@dataclass
+class RankScores:
+    """One rank's scores of one report; section arrays follow the rank's own section order.
+
+    ``gpu_*`` are floats and ``sec_*`` arrays (NaN: no score). ``robust_gpu_rel`` and
+    ``robust_sec_rel`` are None when they equal NVRx's (``"min"`` reference).
+    """
+
+    gpu_ind: float
+    gpu_rel: float
+    sec_ind: np.ndarray
+    sec_rel: np.ndarray
+    robust_gpu_ind: float
+    robust_sec_ind: np.ndarray
+    robust_gpu_rel: float | None = None
+    robust_sec_rel: np.ndarray | None = None
+
+
+def row_length(n_sections: int, n_telemetry: int, robust_relative: bool) -> int:
+    """Values in one rank's row."""
+    return 3 + 4 * n_sections + n_telemetry + (1 + n_sections if robust_relative else 0)
+
+
+def pack(scores: RankScores, section_ids: np.ndarray, n_sections: int, sec_med: np.ndarray,
          telemetry: np.ndarray) -> np.ndarray:
     """One rank's row; ``section_ids`` are the registry ids of the sections' values."""
-    row = np.full(2 + 3 * n_sections + len(telemetry), math.nan)
-    row[0], row[1] = gpu_ind, gpu_rel
-    row[2 + section_ids] = sec_ind
-    row[2 + n_sections + section_ids] = sec_rel
-    row[2 + 2 * n_sections + section_ids] = sec_med
-    row[2 + 3 * n_sections:] = telemetry
+    robust_relative = scores.robust_sec_rel is not None
+    n, nt = n_sections, len(telemetry)
+    row = np.full(row_length(n, nt, robust_relative), math.nan)
+    row[0], row[1] = scores.gpu_ind, scores.gpu_rel
+    row[2 + section_ids] = scores.sec_ind
+    row[2 + n + section_ids] = scores.sec_rel
+    row[2 + 2 * n + section_ids] = sec_med
+    row[2 + 3 * n:2 + 3 * n + nt] = telemetry
+    tail = 2 + 3 * n + nt
+    row[tail] = scores.robust_gpu_ind
+    row[tail + 1 + section_ids] = scores.robust_sec_ind
+    if robust_relative:
+        tail += 1 + n
+        row[tail] = scores.robust_gpu_rel
+        row[tail + 1 + section_ids] = scores.robust_sec_rel
     return row
 
 
@@ -37,8 +72,10 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
 
     Sections no rank has a median for are left out; so are the score kinds not computed.
     """
-    n_sec = len(section_ids)
+    n_sec, nt = len(section_ids), len(telemetry_fields)
     id_to_name = {i: n for n, i in section_ids.items()}
+    tail = 2 + 3 * n_sec + nt
+    robust_relative = rows.shape[1] == row_length(n_sec, nt, True)
 
     def per_rank(column: int) -> dict[int, float]:
         return {r: float(rows[i, column]) for i, r in enumerate(ranks)}
@@ -48,14 +85,20 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
     def per_section(offset: int) -> dict[str, dict[int, float]]:
         return {id_to_name[i]: per_rank(offset + i) for i in in_use}
 
+    rel_gpu, rel_sec = (tail + 1 + n_sec, tail + 2 + n_sec) if robust_relative \
+        else (1, 2 + n_sec)
     return {
         "gpu_relative_perf_scores": per_rank(1) if relative else {},
         "section_relative_perf_scores": per_section(2 + n_sec) if relative else {},
         "gpu_individual_perf_scores": per_rank(0) if individual else {},
         "section_individual_perf_scores": per_section(2) if individual else {},
+        "robust_gpu_relative_scores": per_rank(rel_gpu) if relative else {},
+        "robust_section_relative_scores": per_section(rel_sec) if relative else {},
+        "robust_gpu_individual_scores": per_rank(tail) if individual else {},
+        "robust_section_individual_scores": per_section(tail + 1) if individual else {},
         "section_medians_ms": {id_to_name[i]: {r: m for r, m in per_rank(2 + 2 * n_sec + i).items()
                                                if not math.isnan(m)} for i in in_use},
-        "rank_telemetry": {r: present(telemetry_fields, rows[i, 2 + 3 * n_sec:])
+        "rank_telemetry": {r: present(telemetry_fields, rows[i, 2 + 3 * n_sec:tail])
                            for i, r in enumerate(ranks)},
     }
 

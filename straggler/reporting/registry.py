@@ -11,12 +11,61 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["NameRegistry"]
+__all__ = ["NameMapping", "NameRegistry"]
+
+
+@dataclass(frozen=True)
+class NameMapping:
+    """NVRx's ``NameMapper`` interface over a snapshot of the registry (read-only, picklable).
+
+    Section and kernel (GPU timer) ids are the same on every rank of the group. ``get_*`` raise
+    ``KeyError`` for an unknown name or id, as NVRx's.
+    """
+
+    section_name_to_id: dict[str, int]
+    kernel_name_to_id: dict[str, int]
+
+    @property
+    def id_to_section_name(self) -> dict[int, str]:
+        """Section id -> name."""
+        return {i: n for n, i in self.section_name_to_id.items()}
+
+    @property
+    def id_to_kernel_name(self) -> dict[int, str]:
+        """GPU timer id -> name."""
+        return {i: n for n, i in self.kernel_name_to_id.items()}
+
+    @property
+    def section_counter(self) -> int:
+        """Section names with an id."""
+        return len(self.section_name_to_id)
+
+    @property
+    def kernel_counter(self) -> int:
+        """GPU timer names with an id."""
+        return len(self.kernel_name_to_id)
+
+    def get_section_id(self, name: str) -> int:
+        """The id of section ``name``."""
+        return self.section_name_to_id[name]
+
+    def get_kernel_id(self, name: str) -> int:
+        """The id of GPU timer ``name``."""
+        return self.kernel_name_to_id[name]
+
+    def get_section_name(self, section_id: int) -> str:
+        """The name of section id ``section_id``."""
+        return self.id_to_section_name[section_id]
+
+    def get_kernel_name(self, kernel_id: int) -> str:
+        """The name of GPU timer id ``kernel_id``."""
+        return self.id_to_kernel_name[kernel_id]
 
 
 class NameRegistry:
@@ -27,6 +76,10 @@ class NameRegistry:
         self.gpu_ids: dict[str, int] = {}
         self.nodes: dict[int, str] = {}  # global rank -> node name
         self.rebuilds = 0  # times the registry was dropped and rebuilt from the names in use
+
+    def name_mapping(self) -> NameMapping:
+        """A snapshot of the ids in NVRx's ``NameMapper`` interface."""
+        return NameMapping(dict(self.section_ids), dict(self.gpu_ids))
 
     def sync(self, comm: Any, node_name: str, sec_names: Sequence[str],
              gpu_names: Sequence[str], extra: np.ndarray | None, names_needed: bool

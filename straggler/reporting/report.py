@@ -63,8 +63,9 @@ class Report:
 
     Scores are ``reference / own median``: 1.0 is as fast as the reference, 0.5 twice as slow.
     Relative scores compare a rank with the other ranks of the group (reference: the smallest
-    median, or the median of the ranks' medians with ``relative_reference="median"``); individual
-    scores compare a rank with its own recent past. GPU scores combine the rank's GPU timers
+    median); individual scores compare a rank with its own past (reference: its best median so
+    far). NVRx's score fields keep NVRx's arithmetic (docs/nvrx.md lists the few exceptions);
+    our robust scores are in the ``robust_*`` fields. GPU scores combine the rank's GPU timers
     (communication excluded) weighted by the time spent in each; section scores use host wall time
     of the ``detection_section`` blocks. Scores are keyed by **global** rank; NaN means "no
     score" (the rank lacks the timer, or nobody else has it) and is never flagged. See
@@ -96,6 +97,13 @@ class Report:
       id, driver version): the physical GPU to pull. Empty without NVML telemetry.
     - ``causes``: global rank -> `straggler.analysis.causes.Diagnosis` (a `Cause` label and its
       evidence) for every flagged rank; see `format_causes` and docs/telemetry.md.
+    - ``robust_gpu_relative_scores``, ``robust_section_relative_scores``: relative scores
+      against the generator's ``relative_reference`` (``"median"``: the median rank; with the
+      default ``"min"`` the same numbers as NVRx's fields).
+    - ``robust_gpu_individual_scores``, ``robust_section_individual_scores``: individual
+      scores against the best median of the last ``individual_window`` reports that
+      ``individual_support`` of them reached, so one fast report (a warm-up) is never the
+      reference and a fast outlier leaves the window (docs/scores.md).
     - ``waits``: global rank -> `straggler.analysis.waits.RankWaits`: its collectives in the
       window, the time it waited for others, the time its peers lost waiting for it, how often it
       arrived last. Empty without collective observation or without gathering.
@@ -122,6 +130,12 @@ class Report:
     straggler_states: Mapping[int, Any] = field(default_factory=dict)
     gpus: Mapping[int, Any] = field(default_factory=dict)
     causes: Mapping[int, Any] = field(default_factory=dict)
+    robust_gpu_relative_scores: Mapping[int, float] = field(default_factory=dict)
+    robust_section_relative_scores: Mapping[str, Mapping[int, float]] = field(
+        default_factory=dict)
+    robust_gpu_individual_scores: Mapping[int, float] = field(default_factory=dict)
+    robust_section_individual_scores: Mapping[str, Mapping[int, float]] = field(
+        default_factory=dict)
     waits: Mapping[int, RankWaits] = field(default_factory=dict)
     culprits: tuple[Culprit, ...] = ()
 

@@ -165,6 +165,7 @@ def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
         "sections": sections,
         "flagged": [{"rank": r, "metrics": m} for r, m in flags.items()],
         "confirmed": confirmed,
+        "suspects": sorted(s.rank for s in getattr(report, "suspects", ())),
         "policy": states,
         "causes": causes,
         "waits": _waits(report.waits, ranks),

@@ -148,12 +148,11 @@ class _Mode(TorchDispatchMode):
 
 
 def native_observer_available() -> bool:
-    """Whether the C++ op observer `straggler._ops` was built for this torch."""
-    try:
-        from .. import _ops  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether the C++ op observer `straggler._ops` is at hand for this torch (installed or in
+    the build cache; this never builds it, see `straggler.timing.native_observer`)."""
+    from .native_observer import load
+
+    return load(build=False) is not None
 
 
 class OpCapture:
@@ -184,8 +183,12 @@ class OpCapture:
         if native is None:
             native = native_observer_available()
         if native:
-            from .. import _ops
+            from .native_observer import load
 
+            _ops = load(build=False)
+            if _ops is None:
+                raise RuntimeError("straggler._ops is not available for this torch "
+                                   "(`straggler doctor` says why)")
             # Without CUDA in torch (tests: the simulated driver) CPU tensors stand for device
             # ones, on the stream the detector uses (0).
             self.observer = _ops.Observer(engine, per_op=per_op,

@@ -112,6 +112,35 @@ class GpuTiming:
         self.capture = capture
         self._on_change()
 
+    def prepare_observer(self) -> None:
+        """Have the C++ op observer at hand before training starts (`native_observer`).
+
+        Only where it is used: with per-op capture, or when torch sees a CUDA device. A build
+        cache miss is built now (once per node and torch version); without an observer one
+        warning says why, what GPU time is then measured, and the fix. Never raises.
+        """
+        try:
+            import torch
+
+            if not (self.per_op_capture or torch.cuda.is_available()):
+                return
+            from .native_observer import status
+
+            found = status(build=True)
+        except Exception as exc:  # noqa: BLE001 - fail open: no native observer
+            found = None
+            detail, fix = f"{type(exc).__name__}: {exc}", "report this as a bug"
+        if found is not None and found.native:
+            log.info("straggler: native op observer %s (%s)", found.source, found.detail)
+            return
+        if found is not None:
+            detail, fix = found.detail, found.fix
+        consequence = ("every op is timed by the Python fallback, about 14x the cost per op"
+                       if self.per_op_capture else
+                       "GPU samples come only from sections the GPU was busy throughout")
+        log.warning("straggler: the native op observer is not available: %s. So %s. Fix: %s",
+                    detail, consequence, fix)
+
     # -- the engine and the sections' timers -------------------------------------------------
     def ensure_engine(self) -> Any:
         """The timing engine, created on first need (after the user set the device).

@@ -28,10 +28,13 @@ class ReportIntervalTracker:
     """Counts iterations and says on which one a report is due (same answer on every rank).
 
     `clock` returns seconds (default `time.monotonic`); `reduce_max(x)` returns the maximum of
-    `x` over the ranks (identity for a single process).
+    `x` over the ranks (identity for a single process). NVRx's attribute names are kept:
+    `INTERVAL_ESTIMATION_ITERS`, `time_interval` (seconds), `step_times`, `current_iter`,
+    `iter_interval`.
     """
 
     ESTIMATION_ITERS = 16
+    INTERVAL_ESTIMATION_ITERS = ESTIMATION_ITERS  # NVRx's name
     WINDOW = 64  # recent step times kept for re-estimation
 
     def __init__(
@@ -55,6 +58,24 @@ class ReportIntervalTracker:
         self._num_steps = 0  # total step times recorded (the ring index is this modulo WINDOW)
         if self.time_interval_s == 0:  # nothing to measure: every profiling_interval iterations
             self._set_interval(float(profiling_interval), from_iter=0)
+
+    # -- NVRx's names ----------------------------------------------------------------------
+    @property
+    def time_interval(self) -> float:
+        """NVRx's name of `time_interval_s`: the wished time between reports (seconds)."""
+        return self.time_interval_s
+
+    @time_interval.setter
+    def time_interval(self, value: float) -> None:
+        self.time_interval_s = check_seconds("time_interval", value, allow_zero=True)
+
+    @property
+    def step_times(self) -> list[float]:
+        """The step times (s) measured for the first estimate; empty once it is made, as in
+        NVRx (later estimates use a private window of recent steps)."""
+        if self.iter_interval is not None:
+            return []
+        return self._steps[:min(self._num_steps, self.WINDOW)]
 
     # -- per step -----------------------------------------------------------------------
     def iter_increase(self) -> None:

@@ -70,7 +70,8 @@ def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
     from straggler.reporting.generator import ReportGenerator
 
     comm = Comm.create(timeout_s=60)
-    gen = ReportGenerator("all", True, simulator.node_name(rank), comm, policy=True)
+    gen = ReportGenerator("all", True, node_name=simulator.node_name(rank), comm=comm,
+                          policy=True)
     out = []
     for sample in _samples(world_size):
         report = gen.generate_report(sample.section_summaries(rank), sample.gpu_summaries(rank))
@@ -203,7 +204,7 @@ def test_report_generator_state_dict_carries_the_policy():
     confirmed = [sim.report(s).confirmed for s in samples][-1]
     assert confirmed
     state = sim.generator.state_dict()
-    fresh = ReportGenerator("all", True, "n0", policy=True)
+    fresh = ReportGenerator("all", True, node_name="n0", policy=True)
     fresh.load_state_dict(state)
     assert {s.rank for s in confirmed} == fresh.policy.confirmed
 

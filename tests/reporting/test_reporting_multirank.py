@@ -59,7 +59,7 @@ def _world_worker(rank, world_size):
     comm = Comm.create(timeout_s=60)
     sections, gpus = _timers(rank)
 
-    gen = ReportGenerator("all", True, f"node{rank}", comm)
+    gen = ReportGenerator("all", True, node_name=f"node{rank}", comm=comm)
     reports, calls = [], [dict(comm.calls)]
     new_on_rank1 = dict(gpus, **({"only_rank1_new": summary(1.0)} if rank == 1 else {}))
     for kernels in (gpus, gpus, new_on_rank1):
@@ -67,29 +67,29 @@ def _world_worker(rank, world_size):
         calls.append(dict(comm.calls))
     out["gather"], out["calls"] = reports, calls
 
-    own = ReportGenerator("all", False, f"node{rank}", comm)
+    own = ReportGenerator("all", False, node_name=f"node{rank}", comm=comm)
     out["own"] = own.generate_report(sections, gpus)
 
-    tele = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm,
+    tele = ReportGenerator(["relative_perf_scores"], True, node_name=f"node{rank}", comm=comm,
                            telemetry_fields=("clock_mhz", "power_w"))
     out["telemetry"] = tele.generate_report(
         sections, gpus, telemetry=[1000.0 + rank, NAN if rank == 1 else 300.0],
         extra=[float(rank), -float(rank), NAN if rank == 2 else 1.0 + rank, NAN])
     out["extra"] = tele.last_extra_max
 
-    robust = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm,
+    robust = ReportGenerator(["relative_perf_scores"], True, node_name=f"node{rank}", comm=comm,
                              relative_reference="median")
     out["median"] = robust.generate_report(sections, gpus)
 
     sec_med, gpu_med, gpu_num = _random_timers()
-    rnd = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm)
+    rnd = ReportGenerator(["relative_perf_scores"], True, node_name=f"node{rank}", comm=comm)
     out["random"] = rnd.generate_report(
         {f"s{i}": summary(m) for i, m in enumerate(sec_med[rank]) if not math.isnan(m)},
         {f"k{i}": summary(m, n)
          for i, (m, n) in enumerate(zip(gpu_med[rank], gpu_num[rank], strict=True))
          if not math.isnan(m)})
 
-    no_gpu = ReportGenerator(["relative_perf_scores"], True, f"node{rank}", comm)
+    no_gpu = ReportGenerator(["relative_perf_scores"], True, node_name=f"node{rank}", comm=comm)
     out["no_gpu_on_1"] = no_gpu.generate_report(sections, {} if rank == 1 else gpus)
     comm.close()
 
@@ -99,7 +99,7 @@ def _world_worker(rank, world_size):
     if rank == 0:
         return out
     sub_comm = Comm.create(sub, timeout_s=60)
-    sub_gen = ReportGenerator("all", True, f"node{rank}", sub_comm)
+    sub_gen = ReportGenerator("all", True, node_name=f"node{rank}", comm=sub_comm)
     out["sub"] = sub_gen.generate_report({"step": summary(10.0 * rank)},
                                          {"gemm": summary(1.0 * rank)})
     out["sub_comm"] = (sub_comm.rank, sub_comm.world_size, sub_comm.global_ranks)
@@ -194,7 +194,10 @@ def test_extra_maximum_is_the_same_on_every_rank_and_skips_nan(world):
 
 def test_median_reference_scores_against_the_middle_rank(world):
     report = world[0]["median"]
-    assert report.gpu_relative_perf_scores == _approx({0: 2.0, 1: 1.0, 2: 2 / 3})
+    assert report.robust_gpu_relative_scores == _approx({0: 2.0, 1: 1.0, 2: 2 / 3})
+    assert report.robust_section_relative_scores["step"] == _approx({0: 2.0, 1: 1.0, 2: 2 / 3})
+    # NVRx's fields keep NVRx's reference, the smallest median.
+    assert report.gpu_relative_perf_scores == _approx({0: 1.0, 1: 1 / 2, 2: 1 / 3})
 
 
 def test_distributed_scores_equal_the_pure_matrix_computation(world):
@@ -234,7 +237,7 @@ TIMEOUT_S = 4.0
 
 def _peer_fails_worker(rank, world_size, how, done_dir):
     comm = Comm.create(timeout_s=TIMEOUT_S)
-    gen = ReportGenerator("all", True, f"node{rank}", comm)
+    gen = ReportGenerator("all", True, node_name=f"node{rank}", comm=comm)
     gen.generate_report({"step": summary(1.0)}, {})
     if rank == world_size - 1:
         if how == "dies":
@@ -275,9 +278,8 @@ def _side_by_side_worker(rank, world_size):
     def nvrx_summary(med, num=100):
         return {NvrxStatistic[s.name]: v for s, v in summary(med, num).items()}
 
-    # individual_support=1: NVRx's single-minimum individual reference (docs/scores.md).
-    ours = ReportGenerator("all", True, f"node{rank}", Comm.create(timeout_s=60),
-                           individual_support=1)
+    # Defaults: NVRx's fields carry NVRx's arithmetic (docs/nvrx.md).
+    ours = ReportGenerator("all", True, node_name=f"node{rank}", comm=Comm.create(timeout_s=60))
     theirs = NvrxGenerator(["relative_perf_scores", "individual_perf_scores"], True,
                            node_name=f"node{rank}")
     slow = rank + 1

@@ -389,3 +389,18 @@ def test_reading_reports_skips_hang_findings_in_the_same_file(tmp_path):
                             for r in (report, hang, report)))
     records = [r for _, _, r in read_records(path)]
     assert records == [report, report]
+
+
+def test_the_record_lists_the_confirmed_ranks_and_the_suspects():
+    from straggler.reporting.report import StragglerId
+    from straggler.sinks.record import ReportContext, report_record
+
+    from _reports import make_report
+
+    report = dataclasses.replace(make_report(confirmed=(1,)),
+                                 suspects=frozenset({StragglerId(3, "node3")}))
+    record = report_record(report, ReportContext(time_s=1.0, iteration=10,
+                                                 window_iterations=10, window_s=1.0,
+                                                 report_ms=1.0))
+    assert record["confirmed"] == [1]
+    assert record["suspects"] == [3]
