@@ -177,7 +177,13 @@ HANG_TIMEOUT: EnvVar[float | str | None] = EnvVar(
     "STRAGGLER_HANG_TIMEOUT", seconds_or_word("auto", "off"), None,
     "hang timeout (seconds, auto or off) when initialize(hang_timeout_s='auto') (docs/hang.md)")
 
+CACHE_DIR: EnvVar[str | None] = EnvVar(
+    "STRAGGLER_CACHE_DIR", text, None, "where the native op observer is built and cached")
+BUILD_OPS: EnvVar[bool] = EnvVar(
+    "STRAGGLER_BUILD_OPS", flag, True, "0/false/no/off: never build the native op observer")
+
 VARIABLES: tuple[EnvVar[Any], ...] = (
     DISABLE, REPORT_LOG, REPORT_LOG_MAX_BYTES, REPORT_LOG_BACKUPS, PROMETHEUS_PORT,
-    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, RUN_ID, CONTROLLER_TOKEN, CONTROLLER_TOKEN_DIR,
+    PROMETHEUS_ADDR, LIBCUDA, LIBNVML, FT_STATE, CACHE_DIR, BUILD_OPS, RUN_ID, CONTROLLER_TOKEN,
+    CONTROLLER_TOKEN_DIR,
     AUTO, REPORT_INTERVAL, STEP, QUIET, COMM_TIMEOUT, HANG_TIMEOUT)

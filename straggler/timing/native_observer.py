@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from .. import _env
+
 __all__ = ["ObserverStatus", "build_command", "built_for", "cache_dir", "load", "status"]
 
 MODULE = "straggler._ops"
@@ -134,7 +136,7 @@ def _installed(torch_version: str) -> tuple[ModuleType | None, str]:
 def cache_dir() -> Path:
     """The build cache's root (``$STRAGGLER_CACHE_DIR``, ``$XDG_CACHE_HOME/straggler``, or
     ``~/.cache/straggler``)."""
-    explicit = os.environ.get("STRAGGLER_CACHE_DIR")
+    explicit = _env.CACHE_DIR.read()
     if explicit:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
@@ -218,7 +220,7 @@ def _from_cache(torch_module: ModuleType, why_not: str, build: bool
 
 def _cannot_build(torch_module: ModuleType) -> tuple[str, str] | None:
     """Why no build can be tried here (and the fix), or None."""
-    if os.environ.get("STRAGGLER_BUILD_OPS", "").strip().lower() in ("0", "false", "no", "off"):
+    if not _env.BUILD_OPS.read():
         return "STRAGGLER_BUILD_OPS=0 forbids building it", "unset STRAGGLER_BUILD_OPS"
     if _compiler() is None:
         return ("no C++ compiler to build it ($CXX, c++, g++, clang++)",
