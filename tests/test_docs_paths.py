@@ -19,8 +19,10 @@ SOURCES = ["README.md", "Makefile", "CMakeLists.txt", "pyproject.toml", "docs/*.
            "csrc/**/*.cpp", "csrc/**/*.h", "csrc/**/*.cu", "tests/**/*.py", "tests/**/*.cpp",
            "tests/**/*.h", "tests/**/*.md", "examples/**/*.py", "tools/**/*.py", "cmake/*.cmake"]
 # Not ours on purpose: Megatron-LM's examples/rl/README.md (where its flags come from), the
-# made-up test files of tests/test_gpu_check.py and tools/gpu_check.py's docstring.
-FOREIGN = ("examples/rl/README.md", "tests/x.py", "tests/test_x.py")
+# made-up test files of tests/test_gpu_check.py and tools/gpu_check.py's docstring, NVRx's own
+# unit suite (tests/straggler/unit), and straggler/_ops_src/, which CMake puts into the wheel.
+FOREIGN = ("examples/rl/README.md", "tests/x.py", "tests/test_x.py", "tests/straggler/unit",
+           "straggler/_ops_src")
 
 
 def _named_paths():
