@@ -95,7 +95,9 @@ def test_fsdp2_on_cpu_gloo_names_rank_2(tmp_path):
 
 
 def test_evaluation_without_optimizer_reports_at_collectives(tmp_path):
-    proc, recs = _run(tmp_path, launch(3, "evaluate.py"))
+    # More steps than the other jobs: reports come every 0.25 s and the verdict needs five of
+    # them; 80 steps of 10 ms left only four on a loaded machine.
+    proc, recs = _run(tmp_path, launch(3, "evaluate.py"), steps=160)
     assert named_ranks(recs) == {2}
     assert set(REPORT_LINE.findall(proc.stderr)) == {"collective"}
     assert "mean error" in proc.stdout
