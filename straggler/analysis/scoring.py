@@ -162,6 +162,18 @@ def reference_from_min_reduce(reduced: npt.ArrayLike, group_size: int) -> np.nda
     return np.where(enough, smallest, np.nan)
 
 
+def _stale_names(last_update: dict[str, int], cutoff: float, max_names: int) -> list[str]:
+    """Names last updated at or before ``cutoff``, plus the least recently updated ones beyond
+    ``max_names``; ``last_update`` is ordered least recently updated first."""
+    excess = len(last_update) - max_names
+    stale: list[str] = []
+    for name, last in last_update.items():
+        if last > cutoff and len(stale) >= excess:
+            break  # ordered by last update: the rest are newer
+        stale.append(name)
+    return stale
+
+
 class WindowedMinBaseline:
     """A rank's own reference per timer: the best valid median of its last ``window`` reports
     that at least ``support`` of them reached (the ``support``-th smallest; 1: the smallest).
@@ -187,12 +199,7 @@ class WindowedMinBaseline:
         """Forget timers not updated in the last ``window`` updates, and the least recently
         updated ones beyond ``max_names``; returns how many."""
         cutoff = self._updates - (self.window if window is None else window)
-        excess = len(self._last_update) - self.max_names
-        stale: list[str] = []
-        for name, last in self._last_update.items():
-            if last > cutoff and len(stale) >= excess:
-                break  # ordered by last update: the rest are newer
-            stale.append(name)
+        stale = _stale_names(self._last_update, cutoff, self.max_names)
         for name in stale:
             del self._last_update[name]
             self._history.pop(name, None)
@@ -277,12 +284,7 @@ class BestMedianBaseline:
         """Forget timers not updated in the last ``window`` updates (None: none for age), and the
         least recently updated ones beyond ``max_names``; returns how many."""
         cutoff = -math.inf if window is None else self._updates - window
-        excess = len(self._last_update) - self.max_names
-        stale: list[str] = []
-        for name, last in self._last_update.items():
-            if last > cutoff and len(stale) >= excess:
-                break  # ordered by last update: the rest are newer
-            stale.append(name)
+        stale = _stale_names(self._last_update, cutoff, self.max_names)
         for name in stale:
             del self._last_update[name]
             self._best.pop(name, None)
