@@ -131,21 +131,15 @@ class ReportObservers:
                       exc_info=exc)
             self.close()
             return
-        rank = report.rank or 0
-        for sink in list(self.sinks):
-            try:
-                on = sink.write(record, rank)
-            except Exception as exc:  # noqa: BLE001 - e.g. the port is in use
-                log.error("straggler: the %s failed (%s); it is off for the rest of this run, "
-                          "detection and training go on", sink.what, exc)
-                on = False
-            if not on:
-                self._drop(sink)
+        self._write_all(record, report.rank or 0)
 
     def emit_hang(self, record: dict[str, Any]) -> None:
         """Hand a hang finding's record (`straggler.hang.hang_record`) to every sink; never
         raises."""
-        rank = int(record.get("reporter", 0))
+        self._write_all(record, int(record.get("reporter", 0)))
+
+    def _write_all(self, record: dict[str, Any], rank: int) -> None:
+        """Write ``record`` to every sink; a sink that fails or turns itself off is dropped."""
         for sink in list(self.sinks):
             try:
                 on = sink.write(record, rank)
