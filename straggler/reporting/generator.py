@@ -163,6 +163,7 @@ class ReportGenerator:
         self._warn_once = WarnOnce(log)
         self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
         self._broken = False
+        self._wait_groups: dict[str, str] = {}  # the last report's (generate_report)
         self.last_extra_max: tuple[float, ...] | None = None
 
     @property
@@ -190,7 +191,8 @@ class ReportGenerator:
     def generate_report(self, section_summaries: Summaries, kernel_summaries: Summaries,
                         telemetry: Sequence[float] | None = None,
                         extra: Sequence[float] | None = None,
-                        waits: Sequence[float] | None = None) -> Report | None:
+                        waits: Sequence[float] | None = None,
+                        wait_groups: Mapping[str, str] | None = None) -> Report | None:
         """Scores for this report interval; every rank of the group calls it together.
 
         ``section_summaries`` and ``kernel_summaries`` (NVRx's names; ours are GPU timers) map
@@ -199,7 +201,9 @@ class ReportGenerator:
         per ``telemetry_fields`` entry (NaN: absent) and lands in ``Report.rank_telemetry``.
         ``waits``: this rank's collective waits (`straggler.analysis.waits.pack`, every rank
         passes them or none does); when gathering they become ``Report.waits`` and
-        ``Report.culprits`` (`straggler.analysis.waits.attribute`).
+        ``Report.culprits`` (`straggler.analysis.waits.attribute`); ``wait_groups`` names
+        this rank's groups for people (``{c10d group name: name}``,
+        `straggler.analysis.waits.group_name`).
         Returns None on all but the first rank when gathering. A collective error propagates;
         the generator refuses further use after one, since its peers' state is then unknown.
         """
@@ -224,6 +228,7 @@ class ReportGenerator:
                             "NaN", self._global_rank)
         try:
             waits_vec = None if waits is None else self._vector("waits", waits, WAITS_WIDTH)
+            self._wait_groups = dict(wait_groups or {})
             return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec)
         except BaseException:
             self._broken = True
@@ -362,7 +367,8 @@ class ReportGenerator:
         ranks = self.comm.global_ranks
         rows = torch.stack(gathered).numpy()
         if waits is not None:
-            local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks)
+            local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks,
+                                                                self._wait_groups)
             rows = rows[:, :-WAITS_WIDTH]
         report = Report(
             **unpack(rows, ranks, self.names.section_ids,
