@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from straggler.analysis.waits import (FIELDS, SLOTS, WIDTH, attribute, group_id, group_name,
-                                      pack)
+from straggler.analysis.waits import FIELDS, SLOTS, WIDTH, attribute, group_id, group_name, pack
 
 LATENCY_S = 100e-6
 
