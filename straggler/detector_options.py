@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, TypedDict
 
 from . import options
 from ._checks import (
-    OptionTypeError,
     check_bool,
     check_choice,
     check_int,
@@ -147,15 +146,12 @@ class DetectorOptions:
         put("timer_capacity", check_int("timer_capacity", timer_capacity))
         put("max_names", check_int("max_names", max_names))
         put("name_ttl_reports", check_int("name_ttl_reports", name_ttl_reports))
-        if report_options is not None and not isinstance(report_options, dict):
-            raise OptionTypeError(f"`report_options={report_options!r}` must be a dict or "
-                                  "None")
-        put("report_options", ReportOptions(**(report_options or {})))
         put("roles", roles)
         put("policy", make_policy(policy, roles))
         # The option objects, through the one conversion (straggler/options.py). None from
         # it means off; the sinks and the hang timeout read the environment now.
         to = options.to_options
+        put("report_options", to(ReportOptions, report_options, "report_options"))
         put("ft_options", to(options.FTOptions, ft_options, "ft_options"))
         put("telemetry", to(options.TelemetryOptions, telemetry, "telemetry"))
         put("report_log", to(options.ReportLogOptions, report_log, "report_log"))

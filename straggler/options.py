@@ -17,6 +17,7 @@ type                    defined in                               taken by
 `CallbackOptions`       straggler/integrations/callback_options.py  Lightning's callback
 `StragglerDetectionConfig`  straggler/integrations/megatron/config.py  the Megatron manager
 `AttachSettings`        straggler/attach/settings.py             ``straggler run``
+`ReportOptions`         straggler/detector_options.py            ``report_options=`` (a dict)
 ======================  =======================================  ===========================
 
 ``from straggler.options import TelemetryOptions`` imports the type's module on first use:
@@ -43,13 +44,15 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, is_typeddict
 
 from ._checks import OptionTypeError
+from ._env import EnvVar
 
-__all__ = ["NOT_A_SHORTHAND", "OptionTypeError", "to_options", "OPTION_TYPES",
+__all__ = ["NOT_A_SHORTHAND", "OptionTypeError", "to_options", "switched_by_environment",
+           "OPTION_TYPES",
            "AttachSettings", "CallbackOptions", "CauseRules", "DetectorOptions", "FTOptions",
-           "HangOptions", "PolicyConfig", "PrometheusOptions", "ReportLogOptions",
+           "HangOptions", "PolicyConfig", "PrometheusOptions", "ReportLogOptions", "ReportOptions",
            "StragglerDetectionConfig", "TelemetryOptions"]
 
 T = TypeVar("T")
@@ -67,6 +70,7 @@ _HOMES = {
     "CallbackOptions": "straggler.integrations.callback_options",
     "StragglerDetectionConfig": "straggler.integrations.megatron.config",
     "AttachSettings": "straggler.attach.settings",
+    "ReportOptions": "straggler.detector_options",
 }
 OPTION_TYPES: tuple[str, ...] = tuple(_HOMES)
 """The names of every option type (tests convert each one through `to_options`)."""
@@ -75,7 +79,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .analysis.causes import CauseRules
     from .analysis.policy_config import PolicyConfig
     from .attach.settings import AttachSettings
-    from .detector_options import DetectorOptions
+    from .detector_options import DetectorOptions, ReportOptions
     from .hang.options import HangOptions
     from .integrations.callback_options import CallbackOptions
     from .integrations.ft.options import FTOptions
@@ -111,6 +115,18 @@ def _no_shorthand(value: Any, name: str, environ: Mapping[str, str] | None) -> A
     return {} if value is None else NOT_A_SHORTHAND
 
 
+def switched_by_environment(value: Any, variable: EnvVar[Any],
+                            environ: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """The shorthands of an output that the code or the environment turns on (the report log,
+    the exporter): False is off; None is on (the environment's fields) when `variable` is set,
+    else off; anything else is `NOT_A_SHORTHAND` (for the type to try its own)."""
+    if value is False:
+        return None
+    if value is None:
+        return {} if variable.is_set(environ) else None
+    return NOT_A_SHORTHAND
+
+
 def to_options(cls: type[T], value: Any, name: str,
                environ: Mapping[str, str] | None = None, **given: Any) -> T | None:
     """`value` as a `cls`: itself, its fields from a mapping, or what a shorthand stands for.
@@ -133,7 +149,7 @@ def to_options(cls: type[T], value: Any, name: str,
         ValueError: for unknown or missing keys of a mapping; the type's own checks raise for
             bad field values, naming the field.
     """
-    if isinstance(value, cls):
+    if not is_typeddict(cls) and isinstance(value, cls):
         return value
     if isinstance(value, Mapping):
         fields = _mapping_fields(cls, value, name)
@@ -159,7 +175,14 @@ def to_options(cls: type[T], value: Any, name: str,
 
 
 def _parameters(cls: type) -> dict[str, inspect.Parameter]:
-    """The keyword parameters of `cls`'s constructor (a dataclass's fields, or its __init__)."""
+    """The keyword parameters of `cls`'s constructor (a dataclass's fields, its __init__, or a
+    TypedDict's keys)."""
+    if is_typeddict(cls):
+        required: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
+        return {key: inspect.Parameter(
+            key, inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if key in required else None)
+            for key in cls.__annotations__}
     return {p.name: p for p in inspect.signature(cls).parameters.values()
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 

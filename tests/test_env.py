@@ -69,7 +69,8 @@ def test_rotation_from_the_environment_applies_to_a_path_given_in_code(monkeypat
     ({"ft_options": {1: 2}}, "`ft_options=\\{1: 2\\}` must have string keys"),
     ({"process_group": "world"}, "`process_group='world'` must be a torch.distributed"),
     ({"scores_to_compute": 3}, "`scores_to_compute=3` must be 'all'"),
-    ({"report_options": []}, r"`report_options=\[\]` must be a dict or None"),
+    ({"report_options": []}, r"`report_options=\[\]` must be None, a dict or a "
+                             r"straggler\.options\.ReportOptions"),
 ])
 def test_a_value_of_the_wrong_type_raises_type_error(arguments, message):
     with pytest.raises(TypeError, match=message) as info:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import pathlib
+from typing import is_typeddict
 
 import pytest
 from straggler import options
@@ -18,12 +19,15 @@ PACKAGE = pathlib.Path(options.__file__).parent
 @pytest.mark.parametrize("name", OPTION_TYPES)
 def test_every_option_type_converts_instances_dicts_and_rejects_the_rest(name):
     cls = getattr(options, name)
-    assert cls.__name__ == name and dataclasses.is_dataclass(cls)
+    assert cls.__name__ == name
     required = {"ReportLogOptions": {"path": "r.jsonl"}, "PrometheusOptions": {"port": 0}}
     fields = required.get(name, {})
     made = to_options(cls, dict(fields), "x", {})
-    assert isinstance(made, cls)
-    assert to_options(cls, made, "x", {}) is made  # an instance is taken as it is
+    if is_typeddict(cls):  # ReportOptions: a dict with known keys
+        assert made == fields
+    else:
+        assert dataclasses.is_dataclass(cls) and isinstance(made, cls)
+        assert to_options(cls, made, "x", {}) is made  # an instance is taken as it is
     with pytest.raises(ValueError, match=r"^`x=\{.*'bogus': 1\}` has unknown keys \['bogus'\]; "
                                          r"known: \["):
         to_options(cls, {**fields, "bogus": 1}, "x", {})
@@ -31,6 +35,12 @@ def test_every_option_type_converts_instances_dicts_and_rejects_the_rest(name):
                                               rf"straggler\.options\.{name}$") as info:
         to_options(cls, [], "x", {})
     assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+def test_unknown_report_options_are_named_before_anything_is_built():
+    with pytest.raises(ValueError, match=r"`report_options=\{'window': 4\}` has unknown keys "
+                                         r"\['window'\]; known: \['relative_reference'"):
+        DetectorOptions(report_options={"window": 4})
 
 
 def test_a_mapping_needs_string_keys_and_the_required_fields():
@@ -89,6 +99,8 @@ def test_dicts_reach_every_option_of_initialize():
     assert opts.ft_options.warmup_iters == 3
     assert (opts.hang.timeout_s, opts.hang.period_s, opts.hang.action) == (9.0, 0.5, "none")
     assert make_policy({"rule": "k_of_n"}).config.rule == "k_of_n"
+    assert DetectorOptions(report_options={"individual_window": 4}).report_options == \
+        {"individual_window": 4}
 
 
 def test_no_option_converter_is_left_beside_to_options():

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from .. import _env
 from .._checks import check_int, check_name
 from .._http import PooledHTTPServer, ServerLimits
-from ..options import NOT_A_SHORTHAND
+from ..options import switched_by_environment
 
 log = logging.getLogger("straggler")
 
@@ -71,13 +71,9 @@ class PrometheusOptions:
     def _from_shorthand(cls, value: Any, name: str,
                         environ: Mapping[str, str] | None) -> dict[str, Any] | None:
         """A port: the fields; None: the environment's port (else off); False: off."""
-        if value is False:
-            return None
-        if value is None:
-            return {} if _env.PROMETHEUS_PORT.is_set(environ) else None
-        if isinstance(value, bool) or not isinstance(value, int):
-            return NOT_A_SHORTHAND
-        return {"port": check_int(name, value, low=0, high=65535)}
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"port": check_int(name, value, low=0, high=65535)}
+        return switched_by_environment(value, _env.PROMETHEUS_PORT, environ)
 
     @classmethod
     def _from_environment(cls, environ: Mapping[str, str] | None) -> dict[str, Any]:

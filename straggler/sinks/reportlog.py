@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Union
 
 from .. import _env
 from .._checks import check_int, check_name
-from ..options import NOT_A_SHORTHAND
+from ..options import switched_by_environment
 
 __all__ = ["ENV_PATH", "LogFormatError", "ReportLog", "ReportLogOptions", "log_files",
            "read_records"]
@@ -79,13 +79,9 @@ class ReportLogOptions:
     def _from_shorthand(cls, value: Any, name: str,
                         environ: Mapping[str, str] | None) -> dict[str, Any] | None:
         """A path: the fields; None: the environment's path (else off); False: off."""
-        if value is False:
-            return None
-        if value is None:
-            return {} if _env.REPORT_LOG.is_set(environ) else None
-        if isinstance(value, os.PathLike):
-            value = os.fspath(value)
-        return {"path": value} if isinstance(value, str) else NOT_A_SHORTHAND
+        if isinstance(value, (str, os.PathLike)):
+            return {"path": os.fspath(value)}
+        return switched_by_environment(value, _env.REPORT_LOG, environ)
 
     @classmethod
     def _from_environment(cls, environ: Mapping[str, str] | None) -> dict[str, Any]:
