@@ -25,6 +25,7 @@
 #include <pybind11/stl.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -74,6 +75,7 @@ struct Group {
   std::string last_op;
   std::map<std::uint64_t, std::int64_t> pending;  // index -> arrival (ns), unfinished
   std::uint64_t completed = 0;
+  std::int64_t last_done_ns = 0;  // when the last collective finished (steady clock)
   // The window since the last take_window().
   std::uint64_t n = 0;
   std::int64_t wait_sum_ns = 0;
@@ -278,10 +280,14 @@ std::shared_ptr<Group> Observer::arrive(const c10d::ProcessGroup& pg, int peer, 
 
 void Observer::complete(const std::shared_ptr<Group>& g, std::uint64_t index, std::int64_t arrival,
                         bool ok) noexcept {
-  const std::int64_t wait = now_ns() - arrival;
+  const std::int64_t done = now_ns();
   std::lock_guard<std::mutex> lock(mu_);
   g->pending.erase(index);
   ++g->completed;
+  // A group's collectives finish in order: time spent before the previous one finished was
+  // spent waiting for that one (DDP's bucket all-reduces overlap), so it is counted there once.
+  const std::int64_t wait = std::max<std::int64_t>(0, done - std::max(arrival, g->last_done_ns));
+  g->last_done_ns = std::max(g->last_done_ns, done);
   if (!ok) return;  // failed, or no future to tell its end: no wait measured
   ++g->n;
   g->wait_sum_ns += wait;

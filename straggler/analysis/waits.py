@@ -12,17 +12,22 @@ per-collective timelines), each rank summarises a report window per group in `FI
 - the group's **loss**: the members' waited times summed;
 - a rank's **late count**: its collectives whose wait is at most `LATE_FACTOR` times the floor
   (it arrived last, or about with the last), read off the wait quantiles it sends;
-- the **time lost** to a rank in the group: the group's loss shared among its members in
-  proportion to their late counts.
+- the **time lost** to a rank in the group: the loss less ``(members - 1)`` times its own
+  waited time (clipped at zero, rescaled so the shares sum to the loss). Where rank r arrived
+  last by d, each of the others waited d: the members' waits sum to ``(members - 1)`` times
+  everyone's delays and r's to all but its own, so the difference is what the others lost to
+  r, from exact sums. Collectives nobody waited in give nobody anything.
 
-Exact for a rank that is late in every collective of a group (the usual straggler); the
-approximations (the floor is a median; quantiles from a log2 histogram; ties within a factor
-two count for both) are in docs/culprits.md.
+Exact for a rank that is late in every collective of a group (the usual straggler) and for
+ranks taking turns; the approximations (the floor is a median; a rank waiting for a rank that
+arrived before the last one) are in docs/culprits.md.
 
 A rank is a **culprit** when the others lose at least `DOMINANCE` times as much time to it as
 it spends waiting itself (over all its groups: a rank late only because it waited for the
-culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and it arrived last
-in at least `MIN_LATE_SHARE` of a group's collectives; its groups are those where it did.
+culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and in a group it
+arrived last in at least `MIN_LATE_SHARE` of the collectives with the others losing at least
+`MIN_DELAY_FACTOR` floors per such collective (a loaded host's jitter spreads a little loss
+over many collectives); its groups are those where it did.
 
 Pure numpy: no process group, no torch.
 """
@@ -53,6 +58,9 @@ MIN_LATE_SHARE = 0.5
 """A culprit arrived last in at least this share of a group's collectives."""
 LATE_FACTOR = 2.0
 """A wait within this factor of the group's floor counts as arriving last."""
+MIN_DELAY_FACTOR = 2.0
+"""A culprit's peers lose at least this factor of the group's floor per collective it was last
+in (less is the latency's own spread)."""
 DOMINANCE = 2.0
 """A culprit costs the others at least this many times the time it waits itself."""
 MAX_LISTED = 64
@@ -235,11 +243,21 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
     members = np.bincount(group, minlength=n_groups)
     late = count * _share_below(LATE_FACTOR * floor[group], wmin, quantiles)
     waited = np.maximum(0.0, wsum - count * floor[group])
-    waited[members[group] < 2] = 0.0  # alone in a group: nobody to wait for
+    alone = members[group] < 2
+    waited[alone] = 0.0  # alone in a group: nobody to wait for
     loss = np.bincount(group, weights=waited, minlength=n_groups)
-    late_total = np.bincount(group, weights=late, minlength=n_groups)
+    # Who the loss goes to. In a collective where member r arrived last, each other member
+    # waited about r's delay d beyond the floor: summed over the group, the members wait
+    # (members - 1) x the delays of all, and r waits all but its own. So the time lost to r,
+    # (members - 1) x its delays, is the group's loss less (members - 1) x its own waited time:
+    # exact sums, no quantiles. Collectives nobody waited in add nothing to anyone (a DDP step's
+    # later buckets). A member waiting more than the average gets none (clipped at zero; the
+    # rest is rescaled so the group's loss is shared out exactly).
+    raw = np.maximum(0.0, loss[group] - (members[group] - 1) * waited)
+    raw[alone] = 0.0
+    raw_total = np.bincount(group, weights=raw, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lost = np.where(late_total[group] > 0, loss[group] * late / late_total[group], 0.0)
+        lost = np.where(raw_total[group] > 0, raw * loss[group] / raw_total[group], 0.0)
 
     n_ranks = len(ranks)
     r_count = np.bincount(who, weights=count, minlength=n_ranks)
@@ -255,9 +273,14 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
     rank_time = window_s * int(seen.sum())
     floor_lost = MIN_LOST_FRACTION * window_s if math.isfinite(window_s) else 0.0
     suspects = np.flatnonzero(seen & (r_lost >= DOMINANCE * r_waited) & (r_lost > floor_lost))
+    # The delay each waiting member lost per collective it arrived last in: a scheduler's
+    # jitter on a loaded host spreads a little loss over many collectives, a straggler a lot.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        delay = np.where(late > 0, lost / (np.maximum(members[group] - 1, 1) * late), 0.0)
     culprits = []
     for i in suspects:
-        mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0))
+        mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0)
+                              & (delay >= MIN_DELAY_FACTOR * floor[group]))
         if not len(mine):
             continue
         found = []
