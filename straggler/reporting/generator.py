@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._checks import OptionTypeError, check_bool, check_choice, check_name, check_names
+from .._checks import (
+    check_bool,
+    check_choice,
+    check_name,
+    check_names,
+    check_scores_to_compute,
+)
+from .._constants import SCORE_KINDS
 from .._log import WarnOnce
 from ..analysis import scoring
 from ..analysis.policy import make_policy
@@ -31,34 +38,14 @@ from .layout import RankScores, pack, present, unpack
 from .registry import NameMapping, NameRegistry
 from .report import Report
 
-__all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
+__all__ = ["SCORE_KINDS", "ReportGenerator"]
 
 log = logging.getLogger("straggler")
 
-SCORE_KINDS: tuple[str, ...] = ("relative_perf_scores", "individual_perf_scores")
 _STATE_VERSION = 2  # 2: NVRx's best medians ("best") next to the windows
 _CHURN_FORGET_REPORTS = 2  # at a registry rebuild, names unused this long are forgotten
 
 Summaries = Mapping[str, Mapping[Statistic, float]]
-
-
-def check_scores_to_compute(value: Any, allow_name: bool = True) -> list[str]:
-    """The score kinds a ``scores_to_compute`` option asks for, without repeats, in its order.
-
-    ``"all"`` or a non-empty list of `SCORE_KINDS`; with ``allow_name`` a single kind's name
-    too (``Detector.initialize`` keeps NVRx's stricter "all" or a list). ``ValueError`` names
-    the parameter and echoes the value otherwise.
-    """
-    if value == "all":
-        return list(SCORE_KINDS)
-    kinds: Any = [value] if allow_name and isinstance(value, str) else value
-    wrong_type = not isinstance(kinds, (list, tuple, set, frozenset)) \
-        or any(not isinstance(k, str) for k in kinds)
-    if wrong_type or not kinds or any(k not in SCORE_KINDS for k in kinds):
-        error = OptionTypeError if wrong_type and not isinstance(value, str) else ValueError
-        raise error(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
-                    f"{list(SCORE_KINDS)}")
-    return list(dict.fromkeys(kinds))
 
 
 def _check_pg(pg: Any, comm: Comm | None) -> None:
