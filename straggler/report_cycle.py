@@ -72,6 +72,7 @@ class ReportCycle:
         # Collective waits ride on the report's gather (docs/culprits.md); None: not sent.
         self.collective_waits = options.collective_waits
         self._waits_since_s = time.monotonic()
+        self._wait_groups: dict[str, str] = {}  # this rank's groups: c10d name -> name for people
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
             self.reporter = ReportGenerator(options.scores_to_compute, options.gather_on_rank0,
@@ -203,8 +204,10 @@ class ReportCycle:
             # (-1: none yet) rides along, the group's MAX comes back in last_extra_max.
             wish = self.tracker.local_estimate()
             extra = [wish if math.isfinite(wish) else -1.0]
+        waits = self._waits()
         report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra,
-                                               waits=self._waits(), section_quartiles=quartiles)
+                                               waits=waits, wait_groups=self._wait_groups,
+                                               section_quartiles=quartiles)
         report = self.annotator(report)  # GPU identities and causes (collective)
         # Agreed on every rank before anything else can fail: a rank that fails later in this
         # report still holds the same decision as its peers.
@@ -239,14 +242,16 @@ class ReportCycle:
         collectives are not observed; the window restarts."""
         if not self.collective_waits:
             return None
-        from .analysis.waits import pack
+        from .analysis.waits import group_name, pack
         from .timing import collectives
 
         now = time.monotonic()
         window_s, self._waits_since_s = now - self._waits_since_s, now
-        groups = collectives.take_window()
+        groups = [g for g in collectives.take_window() if g.size > 1]
+        world = _world_group_name()
+        self._wait_groups = {g.group: group_name(g.group, g.desc, world) for g in groups}
         return pack([(g.group, g.count, g.wait_sum_s, g.wait_min_s, g.histogram)
-                     for g in groups if g.size > 1], window_s)
+                     for g in groups], window_s)
 
     def _agree_decision(self, report: Any) -> Decision:
         """The decision of this report, the same on every rank (collective when reports
@@ -352,3 +357,14 @@ class ReportCycle:
             raise ValueError(f"`state={state!r}` is not a Detector.state_dict() of version 1")
         self.reporter.load_state_dict(state["reporter"])
         self.tracker.load_state_dict(state["interval"])
+
+
+def _world_group_name() -> str | None:
+    """The default process group's c10d name, or None outside torch.distributed."""
+    try:
+        import torch.distributed as dist
+
+        world = dist.group.WORLD if dist.is_initialized() else None
+        return None if world is None else str(world.group_name)
+    except Exception:  # noqa: BLE001 - a name for people only: never fail a report for it
+        return None

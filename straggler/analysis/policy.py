@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import OptionTypeError
+from ..options import to_options
 from .peers import RankSlots, learn_clusters, nan_mean_rows
 from .persistence import MetricState
 from .policy_config import PolicyConfig
@@ -455,9 +455,11 @@ def window_steps(report: Any) -> dict[str, float]:
     return out
 
 
-def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,
+def make_policy(policy: StragglerPolicy | PolicyConfig | Mapping[str, Any] | bool | None,
                 roles: Mapping[int, Hashable] | None = None) -> StragglerPolicy | None:
-    """A policy from the user's option: an instance, a config, True (defaults) or None/False.
+    """The policy for the user's ``policy`` option: a `StragglerPolicy` as it is, else one built
+    from the `PolicyConfig` that `straggler.options.to_options` makes of it (True: the
+    defaults; None and False: none).
 
     ``roles`` alone (with ``policy=None``) turns the default policy on with those roles.
     """
@@ -466,11 +468,7 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | bool | None,
             raise ValueError("`roles` must be given to the StragglerPolicy itself when `policy` "
                              "is a StragglerPolicy instance")
         return policy
-    if isinstance(policy, PolicyConfig):
-        return StragglerPolicy(policy, roles=roles)
-    if policy is True or (policy is None and roles is not None):
-        return StragglerPolicy(PolicyConfig(), roles=roles)
-    if policy is None or policy is False:
-        return None
-    raise OptionTypeError(f"`policy={policy!r}` must be a PolicyConfig, a StragglerPolicy, "
-                          "True, False or None")
+    config = to_options(PolicyConfig, policy, "policy")
+    if config is None and policy is None and roles is not None:
+        config = PolicyConfig()
+    return None if config is None else StragglerPolicy(config, roles=roles)

@@ -5,9 +5,12 @@ Each default names the table row that supports it in docs/policy.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from .._checks import check_bool, check_choice, check_fraction, check_int, check_number
+from ..options import NOT_A_SHORTHAND
 
 __all__ = ["INDIVIDUAL_MODES", "PolicyConfig", "REFERENCES", "RULES"]
 
@@ -26,7 +29,11 @@ class PolicyConfig:
     """Tunables of :class:`StragglerPolicy`; validated here, defaults from benchmarks/README.md.
 
     Each default names the table row that supports it in ``docs/policy.md``.
+    ``initialize(policy=...)`` (converted by `straggler.options.to_options`): True means the
+    defaults, None and False the policy off, a dict gives the fields.
     """
+
+    _SHORTHANDS: ClassVar[str] = "True, False, None"
 
     #: Peer score (reference time / own time) below which a report counts as slow.
     threshold: float = 0.96
@@ -131,3 +138,12 @@ class PolicyConfig:
         check_int("cluster_min_size", self.cluster_min_size, 2)
         check_int("forget_after_reports", self.forget_after_reports)
         check_int("max_metrics", self.max_metrics)
+
+    @classmethod
+    def _from_shorthand(cls, value: Any, name: str,
+                        environ: Mapping[str, str] | None) -> dict[str, Any] | None:
+        """True: the defaults; None and False: off."""
+        if value is True:
+            return {}
+        return None if value is None or value is False else NOT_A_SHORTHAND
+
