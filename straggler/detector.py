@@ -36,7 +36,7 @@ from .detector_options import (
     DEFAULT_NAME_TTL_REPORTS,
     DetectorOptions,
 )
-from .lifecycle import Lifecycle
+from .lifecycle import Lifecycle, close_at_exit, forget_at_exit
 from .timing import collectives
 from .timing.callables import CallableId, CallableWrapper
 from .timing.gpu import GpuTiming
@@ -161,6 +161,7 @@ class DetectorCore:
         from . import forksafe
 
         forksafe.track(self)
+        close_at_exit(self)  # a job that never shuts it down must still exit cleanly
 
     # -- parts built here --------------------------------------------------------------------
     def _create_ft_bridge(self, mode: str) -> FTBridge | None:
@@ -343,7 +344,9 @@ class DetectorCore:
         """Restore callables, leave capture, close the engine, telemetry and communicator.
 
         A no-op in a forked child (the parent's threads and contexts are not ours to stop).
+        Runs at interpreter exit for a detector still open then (lifecycle.py).
         """
+        forget_at_exit(self)
         self.lifecycle.close(self._closing_steps())
 
     def _close_deadline(self) -> None:

@@ -7,20 +7,53 @@ reports return None, and the training loop never sees it. The ranks turn off tog
 (`leaving`) and says "off" at the next report; inside one (its collectives started) it closes
 its communicator at once, so that the peers' pending collective fails now instead of after
 ``comm_timeout_s``. A forked child's detector is inert (straggler/forksafe.py).
+
+At interpreter exit, every detector still open is closed (`close_at_exit`): a job that never
+calls ``Detector.shutdown()`` or ``destroy_process_group()`` (Lightning on gloo does neither)
+would otherwise reach the interpreter's finalization with the detector's daemon threads in a
+torch call that releases the GIL (a store operation of the hang watchdog, a reduction of the
+report deadline). A thread coming back from such a call during finalization is ended by
+``pthread_exit`` inside pybind11's GIL guard, a destructor, and the process aborts
+("terminate called without an active exception", exit status -6) after a successful run.
+Closing in an ``atexit`` handler stops and joins those threads while the interpreter still runs.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._log import WarnOnce
 
-__all__ = ["Lifecycle"]
+__all__ = ["Lifecycle", "close_at_exit", "forget_at_exit"]
 
 log = logging.getLogger("straggler")
+
+_open_at_exit: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def close_at_exit(detector: Any) -> None:
+    """Call ``detector.close()`` at interpreter exit if it is still open then (`forget_at_exit`
+    takes it back); held weakly, so this keeps nothing alive."""
+    _open_at_exit.add(detector)
+
+
+def forget_at_exit(detector: Any) -> None:
+    """`detector` was closed: nothing to do for it at exit."""
+    _open_at_exit.discard(detector)
+
+
+@atexit.register
+def _close_open_detectors() -> None:
+    """The ``atexit`` handler: close every detector still open (local; never raises)."""
+    for detector in list(_open_at_exit):
+        _open_at_exit.discard(detector)
+        with contextlib.suppress(Exception):
+            detector.close()
 
 
 class Lifecycle:
