@@ -13,8 +13,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from numbers import Real
 from typing import Any, TypeVar
 
+from ._constants import SCORE_KINDS
+
 __all__ = ["OptionTypeError", "check_bool", "check_choice", "check_fraction", "check_int",
-           "check_name", "check_names", "check_number", "check_roles", "check_seconds"]
+           "check_name", "check_names", "check_number", "check_process_group", "check_roles",
+           "check_scores_to_compute", "check_seconds"]
 
 T = TypeVar("T")
 
@@ -132,6 +135,41 @@ def check_names(name: str, value: Any, *, distinct: bool = False) -> tuple[str, 
         error = OptionTypeError if wrong_type else ValueError
         raise error(f"`{name}={value!r}` must be a sequence of {what}")
     return names
+
+
+def check_scores_to_compute(value: Any, allow_name: bool = True) -> list[str]:
+    """The score kinds a ``scores_to_compute`` option asks for, without repeats, in its order.
+
+    ``"all"`` or a non-empty list of `SCORE_KINDS`; with ``allow_name`` a single kind's name
+    too (``Detector.initialize`` keeps NVRx's stricter "all" or a list). ``ValueError`` names
+    the parameter and echoes the value otherwise.
+    """
+    if value == "all":
+        return list(SCORE_KINDS)
+    kinds: Any = [value] if allow_name and isinstance(value, str) else value
+    wrong_type = not isinstance(kinds, (list, tuple, set, frozenset)) \
+        or any(not isinstance(k, str) for k in kinds)
+    if wrong_type or not kinds or any(k not in SCORE_KINDS for k in kinds):
+        error = OptionTypeError if wrong_type and not isinstance(value, str) else ValueError
+        raise error(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
+                    f"{list(SCORE_KINDS)}")
+    return list(dict.fromkeys(kinds))
+
+
+def check_process_group(name: str, value: Any) -> Any:
+    """`value` if it is None or a ``torch.distributed.ProcessGroup``.
+
+    torch is imported only for a value that is not None: a process group means the caller has
+    torch loaded already, and `import straggler` stays free of it.
+    """
+    if value is None:
+        return None
+    import torch.distributed as dist
+
+    if not (dist.is_available() and isinstance(value, dist.ProcessGroup)):
+        raise OptionTypeError(f"`{name}={value!r}` must be a torch.distributed.ProcessGroup or "
+                              "None")
+    return value
 
 
 def check_roles(roles: Any, group_ranks: Sequence[int]) -> None:

@@ -36,7 +36,7 @@ from .detector_options import (
     DEFAULT_NAME_TTL_REPORTS,
     DetectorOptions,
 )
-from .lifecycle import Lifecycle, close_at_exit, forget_at_exit
+from .lifecycle import Lifecycle
 from .timing import collectives
 from .timing.callables import CallableId, CallableWrapper
 from .timing.gpu import GpuTiming
@@ -161,7 +161,7 @@ class DetectorCore:
         from . import forksafe
 
         forksafe.track(self)
-        close_at_exit(self)  # a job that never shuts it down must still exit cleanly
+        self._exit_hook = self.lifecycle.close_at_exit(self.close)
 
     # -- parts built here --------------------------------------------------------------------
     def _create_ft_bridge(self, mode: str) -> FTBridge | None:
@@ -344,9 +344,8 @@ class DetectorCore:
         """Restore callables, leave capture, close the engine, telemetry and communicator.
 
         A no-op in a forked child (the parent's threads and contexts are not ours to stop).
-        Runs at interpreter exit for a detector still open then (lifecycle.py).
         """
-        forget_at_exit(self)
+        self.lifecycle.forget_exit_hook(getattr(self, "_exit_hook", None))
         self.lifecycle.close(self._closing_steps())
 
     def _close_deadline(self) -> None:

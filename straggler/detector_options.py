@@ -1,10 +1,12 @@
 """`DetectorOptions`: every argument of ``Detector.initialize``, checked once.
 
 Built before anything else, so bad input raises a ValueError naming the parameter and echoing
-the value (`` `profiling_interval=0` must be a positive integer ``) and leaves nothing behind.
-The values are normalised where a later part needs one form: `scores_to_compute` a list,
-`node_name` a string, `telemetry` a `TelemetryOptions`, `ft_options` an `FTOptions`, `policy`
-the persistence policy itself (or None).
+the value (`` `profiling_interval=0` must be a positive integer ``; `OptionTypeError`, also a
+TypeError, for a value of the wrong type) and leaves nothing behind. The values are normalised
+where a later part needs one form: `scores_to_compute` a list, `node_name` a string; each
+option object (`telemetry`, `ft_options`, `report_log`, `prometheus`, the hang settings,
+`policy`'s config) comes from `straggler.options.to_options`, the one conversion, which also
+loads their types (lazily: `from straggler import Detector` stays free of torch).
 """
 
 from __future__ import annotations
@@ -14,21 +16,32 @@ import socket
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
-from ._checks import OptionTypeError, check_bool, check_choice, check_int, check_name, check_seconds
-from ._constants import FT_SECTIONS_MODES
-from ._options import check_or_create_options
+from . import options
+from ._checks import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_name,
+    check_process_group,
+    check_scores_to_compute,
+    check_seconds,
+)
+from ._constants import FT_SECTIONS_MODES, HANG_ACTIONS
+from .analysis.policy import StragglerPolicy, make_policy
 
 if TYPE_CHECKING:
     import os
 
     from torch.distributed import ProcessGroup
 
-    from .analysis.policy import PolicyConfig, StragglerPolicy
-    from .hang.options import HangOptions
-    from .integrations.ft.options import FTOptions
-    from .sinks.prometheus import PrometheusOptions
-    from .sinks.reportlog import ReportLogOptions
-    from .telemetry.options import TelemetryOptions
+    from .options import (
+        FTOptions,
+        HangOptions,
+        PolicyConfig,
+        PrometheusOptions,
+        ReportLogOptions,
+        TelemetryOptions,
+    )
 
 __all__ = ["DetectorOptions", "ReportOptions", "DEFAULT_CAPACITY", "DEFAULT_MAX_NAMES",
            "DEFAULT_NAME_TTL_REPORTS", "DEFAULT_GPU_SAMPLE_INTERVAL"]
@@ -86,8 +99,9 @@ class DetectorOptions:
     gpu_sample_interval: int | None
     """None: the default rate (`gpu_interval`)."""
     collective_waits: bool
-    hang_timeout_s: float | str | None
-    """As given ("auto", seconds, None/False/0/"off"); `hang` holds what it means."""
+    hang_timeout_s: float | str | HangOptions | Mapping[str, object] | None
+    """As given ("auto", seconds, None/False/0/"off", or the settings); `hang` holds what it
+    means."""
     hang_action: str
     hang: HangOptions | None
     """Hang detection's settings (docs/hang.md); None: off."""
@@ -100,25 +114,19 @@ class DetectorOptions:
                  timer_capacity: int = DEFAULT_CAPACITY,
                  report_options: ReportOptions | None = None,
                  ft_options: FTOptions | Mapping[str, object] | None = None,
-                 telemetry: bool | TelemetryOptions = True,
-                 policy: PolicyConfig | StragglerPolicy | bool | None = True,
+                 telemetry: bool | TelemetryOptions | Mapping[str, object] | None = True,
+                 policy: PolicyConfig | StragglerPolicy | Mapping[str, object] | bool | None
+                 = True,
                  roles: Mapping[int, Hashable] | None = None,
-                 report_log: str | os.PathLike[str] | ReportLogOptions | bool | None = None,
-                 prometheus: int | PrometheusOptions | bool | None = None,
+                 report_log: str | os.PathLike[str] | ReportLogOptions | Mapping[str, object]
+                 | bool | None = None,
+                 prometheus: int | PrometheusOptions | Mapping[str, object] | bool | None = None,
                  max_names: int = DEFAULT_MAX_NAMES,
                  name_ttl_reports: int = DEFAULT_NAME_TTL_REPORTS,
                  gpu_sample_interval: int | None = None,
                  collective_waits: bool = True,
-                 hang_timeout_s: float | str | None = "auto", hang_action: str = "none") -> None:
-        # Imported here, not at the top: `from straggler import Detector` stays free of numpy
-        # and torch (tests/test_detector.py::test_import_touches_no_gpu_or_process_group).
-        from .analysis.policy import make_policy
-        from .integrations.ft.options import FTOptions
-        from .reporting.generator import check_scores_to_compute
-        from .sinks.prometheus import prometheus_options
-        from .sinks.reportlog import report_log_options
-        from .telemetry.options import telemetry_options
-
+                 hang_timeout_s: float | str | HangOptions | Mapping[str, object] | None = "auto",
+                 hang_action: str = "none") -> None:
         def put(name: str, value: object) -> None:  # a field of this frozen object
             object.__setattr__(self, name, value)
 
@@ -135,32 +143,23 @@ class DetectorOptions:
             else check_int("gpu_sample_interval", gpu_sample_interval))
         put("comm_timeout_s", check_seconds("comm_timeout_s", comm_timeout_s))
         put("ft_sections", check_choice("ft_sections", ft_sections, FT_SECTIONS_MODES))
-        put("ft_options", check_or_create_options(FTOptions, ft_options, "ft_options"))
         put("timer_capacity", check_int("timer_capacity", timer_capacity))
         put("max_names", check_int("max_names", max_names))
         put("name_ttl_reports", check_int("name_ttl_reports", name_ttl_reports))
-        if report_options is not None and not isinstance(report_options, dict):
-            raise OptionTypeError(f"`report_options={report_options!r}` must be a dict or "
-                                  "None")
-        put("report_options", ReportOptions(**(report_options or {})))
         put("roles", roles)
         put("policy", make_policy(policy, roles))
-        put("telemetry", telemetry_options(telemetry))  # NVML, causes, probe
-        # The sinks on the reporting rank; None here means off (the environment is read now).
-        put("report_log", report_log_options(report_log))
-        put("prometheus", prometheus_options(prometheus))
-        from .hang.options import hang_options
-
-        put("hang", hang_options(hang_timeout_s, hang_action))  # reads STRAGGLER_HANG_TIMEOUT
+        # The option objects, through the one conversion (straggler/options.py). None from
+        # it means off; the sinks and the hang timeout read the environment now.
+        to = options.to_options
+        put("report_options", to(ReportOptions, report_options, "report_options"))
+        put("ft_options", to(options.FTOptions, ft_options, "ft_options"))
+        put("telemetry", to(options.TelemetryOptions, telemetry, "telemetry"))
+        put("report_log", to(options.ReportLogOptions, report_log, "report_log"))
+        put("prometheus", to(options.PrometheusOptions, prometheus, "prometheus"))
+        put("hang_action", check_choice("hang_action", hang_action, HANG_ACTIONS))
+        put("hang", to(options.HangOptions, hang_timeout_s, "hang_timeout_s", action=hang_action))
         put("hang_timeout_s", hang_timeout_s)
-        put("hang_action", hang_action)
-        if process_group is not None:
-            import torch.distributed as dist
-
-            if not isinstance(process_group, dist.ProcessGroup):
-                raise OptionTypeError(f"`process_group={process_group!r}` must be a "
-                                      "torch.distributed.ProcessGroup or None")
-        put("process_group", process_group)
+        put("process_group", check_process_group("process_group", process_group))
 
     @property
     def gpu_interval(self) -> int:

@@ -8,14 +8,12 @@ reports return None, and the training loop never sees it. The ranks turn off tog
 its communicator at once, so that the peers' pending collective fails now instead of after
 ``comm_timeout_s``. A forked child's detector is inert (straggler/forksafe.py).
 
-At interpreter exit, every detector still open is closed (`close_at_exit`): a job that never
-calls ``Detector.shutdown()`` or ``destroy_process_group()`` (Lightning on gloo does neither)
-would otherwise reach the interpreter's finalization with the detector's daemon threads in a
-torch call that releases the GIL (a store operation of the hang watchdog, a reduction of the
-report deadline). A thread coming back from such a call during finalization is ended by
-``pthread_exit`` inside pybind11's GIL guard, a destructor, and the process aborts
-("terminate called without an active exception", exit status -6) after a successful run.
-Closing in an ``atexit`` handler stops and joins those threads while the interpreter still runs.
+At interpreter exit a detector that was never shut down closes itself (local steps only, no
+collective): its daemon threads (hang watchdog, report deadline, exporter) must not be inside a
+store call or a gloo wait when Python finalizes, because a daemon thread that returns from C++
+then is ended by ``pthread_exit``, whose unwinding through C++ frames aborts the process
+("terminate called without an active exception", exit code -6): a job that finished its work
+would fail.
 """
 
 from __future__ import annotations
@@ -29,31 +27,9 @@ from typing import Any
 
 from ._log import WarnOnce
 
-__all__ = ["Lifecycle", "close_at_exit", "forget_at_exit"]
+__all__ = ["Lifecycle"]
 
 log = logging.getLogger("straggler")
-
-_open_at_exit: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def close_at_exit(detector: Any) -> None:
-    """Call ``detector.close()`` at interpreter exit if it is still open then (`forget_at_exit`
-    takes it back); held weakly, so this keeps nothing alive."""
-    _open_at_exit.add(detector)
-
-
-def forget_at_exit(detector: Any) -> None:
-    """`detector` was closed: nothing to do for it at exit."""
-    _open_at_exit.discard(detector)
-
-
-@atexit.register
-def _close_open_detectors() -> None:
-    """The ``atexit`` handler: close every detector still open (local; never raises)."""
-    for detector in list(_open_at_exit):
-        _open_at_exit.discard(detector)
-        with contextlib.suppress(Exception):
-            detector.close()
 
 
 class Lifecycle:
@@ -128,6 +104,30 @@ class Lifecycle:
         self._disable()
         for obj in native:
             keep_forever(obj)
+
+    @staticmethod
+    def close_at_exit(close: Callable[[], None]) -> Callable[[], None]:
+        """Run `close` (a bound method, held weakly) at interpreter exit; returns the hook.
+
+        atexit runs after the main thread's work and before finalization stops daemon threads,
+        so the detector's threads are joined while joining them is still safe.
+        """
+        method = weakref.WeakMethod(close)
+
+        def hook() -> None:
+            target = method()
+            if target is not None:
+                with contextlib.suppress(Exception):  # the job is exiting: never fail it
+                    target()
+
+        atexit.register(hook)
+        return hook
+
+    @staticmethod
+    def forget_exit_hook(hook: Callable[[], None] | None) -> None:
+        """Drop a hook of `close_at_exit` (the detector was closed before exit)."""
+        if hook is not None:
+            atexit.unregister(hook)
 
     def close(self, steps: Sequence[tuple[str, Callable[[], Any]]]) -> None:
         """Stop for good, then run each closing step (`(what, call)`); a failing one is logged.

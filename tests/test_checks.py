@@ -16,9 +16,9 @@ from straggler._checks import (
     check_names,
     check_number,
     check_roles,
+    check_scores_to_compute,
     check_seconds,
 )
-from straggler.reporting.generator import check_scores_to_compute
 
 
 def test_check_bool_accepts_only_booleans():

@@ -495,7 +495,7 @@ def test_options_are_checked_once_into_one_object():
 
 
 @pytest.mark.parametrize("ft_options, message", [
-    (3, r"^`ft_options=3` must be a FTOptions, a dict or None$"),
+    (3, r"^`ft_options=3` must be None, a dict or a straggler\.options\.FTOptions$"),
     ({"no_such_field": 1}, r"^`ft_options=\{'no_such_field': 1\}` has unknown keys"),
     ({"warmup_iters": -1}, r"^`warmup_iters=-1` must be a non-negative integer$"),
 ])

@@ -11,7 +11,9 @@ from straggler import Detector, _env
 from straggler._checks import OptionTypeError, check_int
 from straggler.cli.doctor import checks
 from straggler.detector_options import DetectorOptions
-from straggler.sinks.reportlog import DEFAULT_BACKUPS, ReportLogOptions, report_log_options
+from straggler.options import to_options
+from straggler.sinks.prometheus import PrometheusOptions
+from straggler.sinks.reportlog import DEFAULT_BACKUPS, ReportLogOptions
 
 
 @pytest.mark.parametrize(("raw", "on"), [("1", True), ("TRUE", True), (" yes ", True),
@@ -42,26 +44,33 @@ def test_arguments_are_checked_when_disabled(monkeypatch):
 
 def test_rotation_from_the_environment_applies_to_a_path_given_in_code(monkeypatch, tmp_path):
     monkeypatch.setenv("STRAGGLER_REPORT_LOG_MAX_BYTES", "4096")
-    options = report_log_options(tmp_path / "r.jsonl")
+    options = to_options(ReportLogOptions, tmp_path / "r.jsonl", "report_log")
     assert options == ReportLogOptions(str(tmp_path / "r.jsonl"), 4096, DEFAULT_BACKUPS)
     explicit = ReportLogOptions("x.jsonl", max_bytes=10, backups=1)
-    assert report_log_options(explicit) is explicit  # said in full: the environment is not read
+    # Said in full: the environment is not read.
+    assert to_options(ReportLogOptions, explicit, "report_log") is explicit
     monkeypatch.setenv("STRAGGLER_REPORT_LOG_BACKUPS", "-1")
     with pytest.raises(ValueError, match=r"`STRAGGLER_REPORT_LOG_BACKUPS='-1'` must be an "
                                          r"integer >= 0"):
-        report_log_options("x.jsonl")
+        to_options(ReportLogOptions, "x.jsonl", "report_log")
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
     ({"profiling_interval": "3"}, "`profiling_interval='3'` must be a positive integer"),
     ({"gather_on_rank0": 1}, "`gather_on_rank0=1` must be True or False"),
     ({"comm_timeout_s": "5"}, "`comm_timeout_s='5'` must be a positive number of seconds"),
-    ({"telemetry": "yes"}, "`telemetry='yes'` must be True, False or a"),
+    ({"telemetry": "yes"}, "`telemetry='yes'` must be True, False, None, a dict or a"),
     ({"report_log": 3}, "`report_log=3` must be a path"),
-    ({"ft_options": 3}, "`ft_options=3` must be a FTOptions, a dict or None"),
-    ({"policy": "on"}, "`policy='on'` must be a PolicyConfig"),
+    ({"ft_options": 3}, "`ft_options=3` must be None, a dict or a straggler.options.FTOptions"),
+    ({"policy": "on"}, "`policy='on'` must be True, False, None, a dict or a "
+                       "straggler.options.PolicyConfig"),
+    ({"prometheus": "9400"}, "`prometheus='9400'` must be a port number"),
+    ({"hang_timeout_s": "soon"}, "`hang_timeout_s='soon'` must be seconds"),
+    ({"ft_options": {1: 2}}, "`ft_options=\\{1: 2\\}` must have string keys"),
+    ({"process_group": "world"}, "`process_group='world'` must be a torch.distributed"),
     ({"scores_to_compute": 3}, "`scores_to_compute=3` must be 'all'"),
-    ({"report_options": []}, r"`report_options=\[\]` must be a dict or None"),
+    ({"report_options": []}, r"`report_options=\[\]` must be None, a dict or a "
+                             r"straggler\.options\.ReportOptions"),
 ])
 def test_a_value_of_the_wrong_type_raises_type_error(arguments, message):
     with pytest.raises(TypeError, match=message) as info:
@@ -78,12 +87,10 @@ def test_a_value_out_of_range_raises_value_error_only():
 
 
 def test_prometheus_port_from_the_environment_is_checked(monkeypatch):
-    from straggler.sinks.prometheus import prometheus_options
-
     monkeypatch.setenv("STRAGGLER_PROMETHEUS_PORT", "70000")
     with pytest.raises(ValueError, match="`STRAGGLER_PROMETHEUS_PORT='70000'` must be an "
                                          "integer between 0 and 65535"):
-        prometheus_options(None)
+        to_options(PrometheusOptions, None, "prometheus")
 
 
 def test_the_package_reads_straggler_variables_only_through_the_reader():

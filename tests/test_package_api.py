@@ -45,10 +45,11 @@ def test_no_import_hook_of_ours_is_installed():
 
 
 def test_the_telemetry_options_an_error_names_exist_where_it_says():
-    from straggler.telemetry.options import telemetry_options
+    from straggler.options import to_options
+    from straggler.telemetry import TelemetryOptions
 
-    with pytest.raises(ValueError, match=r"straggler\.telemetry\.TelemetryOptions") as info:
-        telemetry_options("yes")
+    with pytest.raises(TypeError, match=r"straggler\.options\.TelemetryOptions") as info:
+        to_options(TelemetryOptions, "yes", "telemetry")
     path = str(info.value).rsplit(" ", 1)[-1]
     module, _, attr = path.rpartition(".")
     assert getattr(importlib.import_module(module), attr).__name__ == "TelemetryOptions"

@@ -25,6 +25,7 @@
 #include <pybind11/stl.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -67,6 +68,7 @@ int wait_bin(std::int64_t wait_ns) {
 // One group (or p2p pair) as this rank sees it. Guarded by Observer::mu_.
 struct Group {
   std::string name;
+  std::string desc;  // the group's description (new_group(group_desc=...)); "" for a pair
   int size = 0;
   int rank = -1;
   bool excluded = false;
@@ -74,6 +76,7 @@ struct Group {
   std::string last_op;
   std::map<std::uint64_t, std::int64_t> pending;  // index -> arrival (ns), unfinished
   std::uint64_t completed = 0;
+  std::int64_t last_done_ns = 0;  // when the last collective finished (steady clock)
   // The window since the last take_window().
   std::uint64_t n = 0;
   std::int64_t wait_sum_ns = 0;
@@ -250,6 +253,7 @@ std::shared_ptr<Group> Observer::lookup(const c10d::ProcessGroup& pg, int peer) 
   }
   g->size = size;
   g->rank = rank;
+  if (peer < 0) g->desc = pg.getGroupDesc();
   if (by_key_.size() >= kMaxGroups) by_key_.clear();  // a cache over by_name_
   by_key_[key] = g;
   return g;
@@ -278,10 +282,14 @@ std::shared_ptr<Group> Observer::arrive(const c10d::ProcessGroup& pg, int peer, 
 
 void Observer::complete(const std::shared_ptr<Group>& g, std::uint64_t index, std::int64_t arrival,
                         bool ok) noexcept {
-  const std::int64_t wait = now_ns() - arrival;
+  const std::int64_t done = now_ns();
   std::lock_guard<std::mutex> lock(mu_);
   g->pending.erase(index);
   ++g->completed;
+  // A group's collectives finish in order: time spent before the previous one finished was
+  // spent waiting for that one (DDP's bucket all-reduces overlap), so it is counted there once.
+  const std::int64_t wait = std::max<std::int64_t>(0, done - std::max(arrival, g->last_done_ns));
+  g->last_done_ns = std::max(g->last_done_ns, done);
   if (!ok) return;  // failed, or no future to tell its end: no wait measured
   ++g->n;
   g->wait_sum_ns += wait;
@@ -385,7 +393,8 @@ py::list Observer::take_window() {
     if (g->excluded || g->n == 0) continue;
     py::list hist;
     for (std::uint64_t c : g->hist) hist.append(c);
-    out.append(py::make_tuple(name, g->size, g->rank, g->n, g->wait_sum_ns, g->wait_min_ns, hist));
+    out.append(py::make_tuple(name, g->size, g->rank, g->n, g->wait_sum_ns, g->wait_min_ns, hist,
+                              g->desc));
     g->n = 0;
     g->wait_sum_ns = 0;
     g->wait_min_ns = std::numeric_limits<std::int64_t>::max();
@@ -424,8 +433,8 @@ void bind_collectives(py::module_& m) {
       "completed)] per group.");
   m.def(
       "collectives_take_window", [] { return Observer::get().take_window(); },
-      "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs)] per "
-      "group with waits since the last call; the window restarts.");
+      "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs, group "
+      "description)] per group with waits since the last call; the window restarts.");
   m.attr("COLLECTIVE_WAIT_BINS") = kBins;
 }
 

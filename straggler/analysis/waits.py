@@ -12,17 +12,22 @@ per-collective timelines), each rank summarises a report window per group in `FI
 - the group's **loss**: the members' waited times summed;
 - a rank's **late count**: its collectives whose wait is at most `LATE_FACTOR` times the floor
   (it arrived last, or about with the last), read off the wait quantiles it sends;
-- the **time lost** to a rank in the group: the group's loss shared among its members in
-  proportion to their late counts.
+- the **time lost** to a rank in the group: the loss less ``(members - 1)`` times its own
+  waited time (clipped at zero, rescaled so the shares sum to the loss). Where rank r arrived
+  last by d, each of the others waited d: the members' waits sum to ``(members - 1)`` times
+  everyone's delays and r's to all but its own, so the difference is what the others lost to
+  r, from exact sums. Collectives nobody waited in give nobody anything.
 
-Exact for a rank that is late in every collective of a group (the usual straggler); the
-approximations (the floor is a median; quantiles from a log2 histogram; ties within a factor
-two count for both) are in docs/culprits.md.
+Exact for a rank that is late in every collective of a group (the usual straggler) and for
+ranks taking turns; the approximations (the floor is a median; a rank waiting for a rank that
+arrived before the last one) are in docs/culprits.md.
 
 A rank is a **culprit** when the others lose at least `DOMINANCE` times as much time to it as
 it spends waiting itself (over all its groups: a rank late only because it waited for the
-culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and it arrived last
-in at least `MIN_LATE_SHARE` of a group's collectives; its groups are those where it did.
+culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and in a group it
+arrived last in at least `MIN_LATE_SHARE` of the collectives with the others losing at least
+`MIN_DELAY_FACTOR` floors per such collective (a loaded host's jitter spreads a little loss
+over many collectives); its groups are those where it did.
 
 Pure numpy: no process group, no torch.
 """
@@ -36,8 +41,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["FIELDS", "MIN_LOST_FRACTION", "SLOTS", "WIDTH", "Culprit", "CulpritGroup",
-           "RankWaits", "WaitsTable", "attribute", "group_id", "pack"]
+__all__ = ["FIELDS", "MIN_LOST_FRACTION", "SLOTS", "WIDTH", "WORLD", "Culprit", "CulpritGroup",
+           "RankWaits", "WaitsTable", "attribute", "group_id", "group_name", "pack"]
 
 SLOTS = 8
 """Groups per rank in a report (the ones with the most collectives in the window)."""
@@ -53,8 +58,14 @@ MIN_LATE_SHARE = 0.5
 """A culprit arrived last in at least this share of a group's collectives."""
 LATE_FACTOR = 2.0
 """A wait within this factor of the group's floor counts as arriving last."""
+MIN_DELAY_FACTOR = 2.0
+"""A culprit's peers lose at least this factor of the group's floor per collective it was last
+in (less is the latency's own spread)."""
 DOMINANCE = 2.0
 """A culprit costs the others at least this many times the time it waits itself."""
+WORLD = "world"
+"""`CulpritGroup.name` of the default process group (every rank)."""
+_P2P_BIT = 2 ** 48
 MAX_LISTED = 64
 """Members listed per culprit group (``CulpritGroup.size`` counts them all)."""
 
@@ -84,21 +95,31 @@ class CulpritGroup:
 
     ``ranks``: the members that reported the group (global ranks, sorted; the first
     `MAX_LISTED` of a larger group), ``size`` how many they are; ``time_lost_s``:
-    their time lost to the culprit there; ``late_share``: how often it arrived last there.
+    their time lost to the culprit there; ``late_share``: how often it arrived last there;
+    ``name``: the group's name as the reporting rank knows it (`group_name`), "" unknown.
     """
 
     ranks: tuple[int, ...]
     size: int
     time_lost_s: float
     late_share: float
+    name: str = ""
 
     @property
-    def label(self) -> str:
+    def members(self) -> str:
         """The members, short: ``"ranks 2,3"`` or ``"64 ranks from 0"``."""
         r = self.ranks
         if self.size <= 8:
             return "ranks " + ",".join(map(str, r))
         return f"{self.size} ranks from {r[0]}"
+
+    @property
+    def label(self) -> str:
+        """The group for people: ``"world"``, ``"tp [ranks 2,3]"``, ``"p2p [ranks 1,2]"``, or
+        its members alone (``"ranks 2,3"``) when the reporting rank does not know its name."""
+        if self.name == WORLD:
+            return WORLD
+        return f"{self.name} [{self.members}]" if self.name else self.members
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,9 +176,21 @@ class WaitsTable(Mapping[int, RankWaits]):
 
 
 def group_id(name: str) -> float:
-    """A group name as a float every member computes alike (48 bits of BLAKE2b: exact)."""
+    """A group name as a float every member computes alike (48 bits of BLAKE2b, plus bit 48
+    for a point-to-point pair, ``"<group>:p2p:<a>-<b>"``: exact in a float64)."""
     digest = hashlib.blake2b(name.encode(), digest_size=6).digest()
-    return float(int.from_bytes(digest, "little"))
+    return float(int.from_bytes(digest, "little") + (_P2P_BIT if ":p2p:" in name else 0))
+
+
+def group_name(name: str, desc: str = "", world: str | None = None) -> str:
+    """What people call a group: `WORLD` for the default group (its c10d name ``world``, or
+    description ``"default_pg"``), ``"p2p"`` for a point-to-point pair, else its description
+    (``new_group(group_desc=...)``), "" when it has none."""
+    if name == world or desc == "default_pg":
+        return WORLD
+    if ":p2p:" in name:
+        return "p2p"
+    return "" if desc in ("undefined", "default_pg") else desc
 
 
 def _quantiles(hist: Sequence[int], wait_min_s: float) -> np.ndarray:
@@ -207,11 +240,13 @@ def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray)
     return np.where(k < 0, 0.0, np.where(k >= last, ys[last], inside))
 
 
-def attribute(rows: np.ndarray, ranks: Sequence[int]
+def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] | None = None
               ) -> tuple[Mapping[int, RankWaits], tuple[Culprit, ...]]:
     """Per-rank waits and the culprits, from the group's `pack` rows (row i: ``ranks[i]``).
 
-    Rows of all NaN (a rank that observed nothing) give no entry.
+    Rows of all NaN (a rank that observed nothing) give no entry. ``names``: the groups the
+    caller knows, ``{c10d group name: name for people}`` (`group_name`), for
+    `CulpritGroup.name`; a point-to-point pair is called ``"p2p"`` without it.
     """
     rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), WIDTH)
     rank_arr = np.asarray(ranks, dtype=np.int64)
@@ -235,11 +270,21 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
     members = np.bincount(group, minlength=n_groups)
     late = count * _share_below(LATE_FACTOR * floor[group], wmin, quantiles)
     waited = np.maximum(0.0, wsum - count * floor[group])
-    waited[members[group] < 2] = 0.0  # alone in a group: nobody to wait for
+    alone = members[group] < 2
+    waited[alone] = 0.0  # alone in a group: nobody to wait for
     loss = np.bincount(group, weights=waited, minlength=n_groups)
-    late_total = np.bincount(group, weights=late, minlength=n_groups)
+    # Who the loss goes to. In a collective where member r arrived last, each other member
+    # waited about r's delay d beyond the floor: summed over the group, the members wait
+    # (members - 1) x the delays of all, and r waits all but its own. So the time lost to r,
+    # (members - 1) x its delays, is the group's loss less (members - 1) x its own waited time:
+    # exact sums, no quantiles. Collectives nobody waited in add nothing to anyone (a DDP step's
+    # later buckets). A member waiting more than the average gets none (clipped at zero; the
+    # rest is rescaled so the group's loss is shared out exactly).
+    raw = np.maximum(0.0, loss[group] - (members[group] - 1) * waited)
+    raw[alone] = 0.0
+    raw_total = np.bincount(group, weights=raw, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lost = np.where(late_total[group] > 0, loss[group] * late / late_total[group], 0.0)
+        lost = np.where(raw_total[group] > 0, raw * loss[group] / raw_total[group], 0.0)
 
     n_ranks = len(ranks)
     r_count = np.bincount(who, weights=count, minlength=n_ranks)
@@ -255,16 +300,24 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
     rank_time = window_s * int(seen.sum())
     floor_lost = MIN_LOST_FRACTION * window_s if math.isfinite(window_s) else 0.0
     suspects = np.flatnonzero(seen & (r_lost >= DOMINANCE * r_waited) & (r_lost > floor_lost))
+    # The delay each waiting member lost per collective it arrived last in: a scheduler's
+    # jitter on a loaded host spreads a little loss over many collectives, a straggler a lot.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        delay = np.where(late > 0, lost / (np.maximum(members[group] - 1, 1) * late), 0.0)
+    known = {float(x): "p2p" for x in np.unique(gid[gid >= _P2P_BIT])} if len(suspects) else {}
+    known.update({group_id(g): n for g, n in (names or {}).items() if n})
     culprits = []
     for i in suspects:
-        mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0))
+        mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0)
+                              & (delay >= MIN_DELAY_FACTOR * floor[group]))
         if not len(mine):
             continue
         found = []
         for e in mine:
             members_e = np.sort(rank_arr[who[group == group[e]]])
             found.append(CulpritGroup(tuple(members_e[:MAX_LISTED].tolist()), len(members_e),
-                                      float(lost[e]), float(late[e] / count[e])))
+                                      float(lost[e]), float(late[e] / count[e]),
+                                      known.get(float(gid[e]), "")))
         found.sort(key=lambda g: -g.time_lost_s)
         share = float(r_lost[i] / rank_time) if rank_time > 0 else math.nan
         culprits.append(Culprit(int(rank_arr[i]), float(r_lost[i]), share, tuple(found)))

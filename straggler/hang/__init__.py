@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .analysis import EXITED, GONE, HANG, NOT_ARRIVED, STALL, Culprit, HangFinding, analyse
-from .options import EXIT_CODE, HangOptions, HangTimeout, hang_options
+from .options import EXIT_CODE, HangOptions, HangTimeout
 from .output import HANG_SCHEMA, HANG_SCHEMA_VERSION, HangOutput, hang_record
 from .progress import LocalProgress, ProgressRecord
 from .store import ProgressStore, open_job_store
 from .watchdog import HangWatchdog
 
-__all__ = ["HangOptions", "HangTimeout", "hang_options", "EXIT_CODE", "HangFinding", "Culprit",
+__all__ = ["HangOptions", "HangTimeout", "EXIT_CODE", "HangFinding", "Culprit",
            "analyse", "HANG", "STALL", "NOT_ARRIVED", "GONE", "EXITED", "HangOutput",
            "hang_record", "HANG_SCHEMA", "HANG_SCHEMA_VERSION", "LocalProgress",
            "ProgressRecord", "ProgressStore", "HangWatchdog", "start_hang_detection",

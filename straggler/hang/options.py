@@ -22,16 +22,18 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
+from .. import _env
 from .._checks import check_choice, check_seconds
+from .._constants import HANG_ACTIONS
+from ..options import NOT_A_SHORTHAND
 
-__all__ = ["HangOptions", "HangTimeout", "hang_options", "EXIT_CODE", "HANG_ACTIONS",
+__all__ = ["HangOptions", "HangTimeout", "EXIT_CODE", "HANG_ACTIONS",
            "AUTO_INITIAL_S", "AUTO_MIN_S", "AUTO_FACTOR", "LEARN_AFTER_STEPS", "ENV_TIMEOUT"]
 
 EXIT_CODE = 75  # a culprit's exit status with hang_action="exit" (EX_TEMPFAIL: try again)
-HANG_ACTIONS = ("none", "exit")
-ENV_TIMEOUT = "STRAGGLER_HANG_TIMEOUT"  # straggler/_env.py HANG_TIMEOUT
+ENV_TIMEOUT = _env.HANG_TIMEOUT.name
 AUTO_INITIAL_S = 300.0  # until steps are seen: the first step, compilation, loading
 AUTO_MIN_S = 60.0
 AUTO_FACTOR = 10.0  # x the longest step: evaluation and checkpoint skew stay under it
@@ -51,7 +53,13 @@ class HangOptions:
             progress; the publish interval stretches to keep under it.
         stack_bytes: the longest stack a rank publishes (innermost frames kept).
         store_timeout_s: the timeout of every store operation.
+
+    ``initialize(hang_timeout_s=...)`` (converted by `straggler.options.to_options`, with
+    ``hang_action`` as ``action``): the shorthands of the module docstring, or a dict of these
+    fields.
     """
+
+    _SHORTHANDS: ClassVar[str] = "seconds, 'auto', 'off', None"
 
     timeout_s: float | None = None
     action: str = "none"
@@ -68,34 +76,27 @@ class HangOptions:
         check_seconds("max_store_qps", self.max_store_qps)
         check_seconds("store_timeout_s", self.store_timeout_s)
 
+    @classmethod
+    def _from_shorthand(cls, value: Any, name: str,
+                        environ: Mapping[str, str] | None) -> dict[str, Any] | None:
+        """Seconds: fixed; ``"auto"``: learned, unless ``$STRAGGLER_HANG_TIMEOUT`` says
+        seconds or ``off``; None, False, 0 or ``"off"``: off."""
+        if value is None or value is False or value == "off" or (
+                isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0):
+            return None
+        if value == "auto":
+            from_env = _env.HANG_TIMEOUT.read(environ)  # ValueError naming a malformed value
+            if from_env == "off":
+                return None
+            return {} if from_env in (None, "auto") else {"timeout_s": from_env}
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return NOT_A_SHORTHAND
+        return {"timeout_s": check_seconds(name, value)}
+
     def publish_interval_s(self, world_size: int) -> float:
         """Seconds between two progress writes of one rank: ``period_s``, stretched so that
         ``world_size`` ranks stay under ``max_store_qps`` writes per second together."""
         return max(self.period_s, world_size / self.max_store_qps)
-
-
-def hang_options(timeout: Any, action: Any = "none",
-                 environ: Mapping[str, str] | None = None) -> HangOptions | None:
-    """`HangOptions` for ``initialize(hang_timeout_s=timeout, hang_action=action)``; None: off.
-    """
-    action = check_choice("hang_action", action, HANG_ACTIONS)
-    if isinstance(timeout, str) and timeout == "auto":
-        from .._env import HANG_TIMEOUT
-
-        from_env = HANG_TIMEOUT.read(environ)  # ValueError naming a malformed value
-        if from_env is not None:
-            timeout = from_env
-    if timeout is None or timeout is False or (isinstance(timeout, str) and timeout == "off"):
-        return None
-    if isinstance(timeout, str):
-        if timeout != "auto":
-            raise ValueError(f"`hang_timeout_s={timeout!r}` must be seconds, 'auto' or None")
-        return HangOptions(None, action)
-    if timeout is True:
-        raise ValueError("`hang_timeout_s=True` must be seconds, 'auto' or None")
-    if timeout == 0:
-        return None
-    return HangOptions(check_seconds("hang_timeout_s", timeout), action)
 
 
 class HangTimeout:

@@ -1,18 +1,23 @@
 """The Lightning callback's parameters, validated in one place (no Lightning needed to check them).
 
 `straggler.integrations.lightning.StragglerDetectionCallback` takes NVRx's keyword arguments and
-builds one `CallbackOptions`; a bad value raises ``ValueError`` naming it.
+builds one `CallbackOptions`; a bad value raises ``ValueError`` naming it (`OptionTypeError`,
+also a TypeError, for a value of the wrong type). ``ft_options`` goes through
+`straggler.options.to_options`, so a bad FT option fails when the callback is built.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .._checks import check_bool, check_choice, check_fraction, check_int, check_name, check_seconds
 from .._constants import FT_SECTIONS_MODES
+from ..options import to_options
 from ..reporting.decision import DEFAULT_PERF_THRESHOLD, Verdict
 from ._common import DEFAULT_SYNC_TIMEOUT_S
+from .ft.options import FTOptions
 
 __all__ = ["CallbackOptions", "scores_to_print"]
 
@@ -52,7 +57,8 @@ class CallbackOptions:
     process_group: Any = None
     sync_timeout_s: float = DEFAULT_SYNC_TIMEOUT_S
     ft_sections: str = "auto"
-    ft_options: dict | None = None
+    ft_options: FTOptions | Mapping[str, Any] | None = None
+    """`FTOptions` once built (a dict of its fields is converted)."""
     ft_autoresume: bool = False
     verdict: str = Verdict.CONFIRMED.value
 
@@ -82,8 +88,8 @@ class CallbackOptions:
         check_name("node_name", self.node_name, optional=True)
         self._set("sync_timeout_s", check_seconds("sync_timeout_s", self.sync_timeout_s))
         check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
-        if self.ft_options is not None and not isinstance(self.ft_options, dict):
-            raise ValueError(f"`ft_options={self.ft_options!r}` must be a dict or None")
+        if self.ft_options is not None:  # checked now, not at the first fit
+            self._set("ft_options", to_options(FTOptions, self.ft_options, "ft_options"))
         check_bool("ft_autoresume", self.ft_autoresume)
         check_choice("verdict", self.verdict, [v.value for v in Verdict])
 

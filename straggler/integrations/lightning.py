@@ -17,12 +17,14 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from typing_extensions import override
 
 from . import _common
 from .callback_options import DEFAULT_LOGGER_NAME, CallbackOptions, scores_to_print
+from .ft.options import FTOptions
 
 try:
     import lightning.pytorch as _pl
@@ -106,7 +108,8 @@ class StragglerDetectionCallback(_pl.Callback):
                  num_gpu_perf_scores_to_log: int | None = None, exit_code: int | None = 1,
                  node_name: str | None = None, process_group: Any = None,
                  sync_timeout_s: float = _common.DEFAULT_SYNC_TIMEOUT_S,
-                 ft_sections: str = "auto", ft_options: dict | None = None,
+                 ft_sections: str = "auto",
+                 ft_options: FTOptions | Mapping[str, Any] | None = None,
                  ft_autoresume: bool = False, verdict: str = "confirmed") -> None:
         opts = CallbackOptions(
             report_time_interval=report_time_interval,

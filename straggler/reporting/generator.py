@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._checks import OptionTypeError, check_bool, check_choice, check_name, check_names
+from .._checks import (
+    check_bool,
+    check_choice,
+    check_name,
+    check_names,
+    check_scores_to_compute,
+)
+from .._constants import SCORE_KINDS
 from .._log import WarnOnce
 from ..analysis import scoring
 from ..analysis.policy import make_policy
@@ -31,34 +38,14 @@ from .layout import RankScores, pack, present, unpack
 from .registry import NameMapping, NameRegistry
 from .report import Report
 
-__all__ = ["SCORE_KINDS", "ReportGenerator", "check_scores_to_compute"]
+__all__ = ["SCORE_KINDS", "ReportGenerator"]
 
 log = logging.getLogger("straggler")
 
-SCORE_KINDS: tuple[str, ...] = ("relative_perf_scores", "individual_perf_scores")
 _STATE_VERSION = 2  # 2: NVRx's best medians ("best") next to the windows
 _CHURN_FORGET_REPORTS = 2  # at a registry rebuild, names unused this long are forgotten
 
 Summaries = Mapping[str, Mapping[Statistic, float]]
-
-
-def check_scores_to_compute(value: Any, allow_name: bool = True) -> list[str]:
-    """The score kinds a ``scores_to_compute`` option asks for, without repeats, in its order.
-
-    ``"all"`` or a non-empty list of `SCORE_KINDS`; with ``allow_name`` a single kind's name
-    too (``Detector.initialize`` keeps NVRx's stricter "all" or a list). ``ValueError`` names
-    the parameter and echoes the value otherwise.
-    """
-    if value == "all":
-        return list(SCORE_KINDS)
-    kinds: Any = [value] if allow_name and isinstance(value, str) else value
-    wrong_type = not isinstance(kinds, (list, tuple, set, frozenset)) \
-        or any(not isinstance(k, str) for k in kinds)
-    if wrong_type or not kinds or any(k not in SCORE_KINDS for k in kinds):
-        error = OptionTypeError if wrong_type and not isinstance(value, str) else ValueError
-        raise error(f"`scores_to_compute={value!r}` must be 'all' or a non-empty list of "
-                    f"{list(SCORE_KINDS)}")
-    return list(dict.fromkeys(kinds))
 
 
 def _check_pg(pg: Any, comm: Comm | None) -> None:
@@ -163,6 +150,7 @@ class ReportGenerator:
         self._warn_once = WarnOnce(log)
         self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
         self._broken = False
+        self._wait_groups: dict[str, str] = {}  # the last report's (generate_report)
         self.last_extra_max: tuple[float, ...] | None = None
 
     @property
@@ -190,7 +178,10 @@ class ReportGenerator:
     def generate_report(self, section_summaries: Summaries, kernel_summaries: Summaries,
                         telemetry: Sequence[float] | None = None,
                         extra: Sequence[float] | None = None,
-                        waits: Sequence[float] | None = None) -> Report | None:
+                        waits: Sequence[float] | None = None,
+                        wait_groups: Mapping[str, str] | None = None,
+                        section_quartiles: Mapping[str, Sequence[float]] | None = None
+                        ) -> Report | None:
         """Scores for this report interval; every rank of the group calls it together.
 
         ``section_summaries`` and ``kernel_summaries`` (NVRx's names; ours are GPU timers) map
@@ -199,7 +190,12 @@ class ReportGenerator:
         per ``telemetry_fields`` entry (NaN: absent) and lands in ``Report.rank_telemetry``.
         ``waits``: this rank's collective waits (`straggler.analysis.waits.pack`, every rank
         passes them or none does); when gathering they become ``Report.waits`` and
-        ``Report.culprits`` (`straggler.analysis.waits.attribute`).
+        ``Report.culprits`` (`straggler.analysis.waits.attribute`); ``wait_groups`` names
+        this rank's groups for people (``{c10d group name: name}``,
+        `straggler.analysis.waits.group_name`). ``section_quartiles``: section -> (lower,
+        upper) quartile of its times in the window (ms, `straggler.timing.registry.host_window`),
+        ``Report.section_quartiles_ms``: the within-window spread the policy weighs each median
+        by.
         Returns None on all but the first rank when gathering. A collective error propagates;
         the generator refuses further use after one, since its peers' state is then unknown.
         """
@@ -224,7 +220,11 @@ class ReportGenerator:
                             "NaN", self._global_rank)
         try:
             waits_vec = None if waits is None else self._vector("waits", waits, WAITS_WIDTH)
-            return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec)
+            self._wait_groups = dict(wait_groups or {})
+            quartiles = np.array([tuple((section_quartiles or {}).get(n, (math.nan, math.nan)))
+                                  for n in sections], dtype=np.float64).reshape(-1, 2)
+            return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec,
+                                  quartiles)
         except BaseException:
             self._broken = True
             raise
@@ -285,7 +285,8 @@ class ReportGenerator:
 
     def _generate(self, sections: dict, gpus: dict, telemetry: np.ndarray,
                   extra: np.ndarray | None, start_ns: int,
-                  waits: np.ndarray | None = None) -> Report | None:
+                  waits: np.ndarray | None = None, quartiles: np.ndarray | None = None
+                  ) -> Report | None:
         sec_names, gpu_names = list(sections), list(gpus)
         # A missing statistic is NaN (numpy turns None into NaN in a float64 array).
         med, num, avg = Statistic.MED, Statistic.NUM, Statistic.AVG
@@ -345,6 +346,9 @@ class ReportGenerator:
                                     for n, v in zip(sec_names, sec_med, strict=True)
                                     if not math.isnan(v)},
                 rank_telemetry={own: present(self.telemetry_fields, telemetry)},
+                section_quartiles_ms={} if quartiles is None else {
+                    n: {own: (float(q[0]), float(q[1]))}
+                    for n, q in zip(sec_names, quartiles, strict=True) if not np.isnan(q).any()},
                 generate_report_elapsed_time=_elapsed_ms(start_ns),
                 robust_gpu_relative_scores={own: robust_gpu_rel} if relative else {},
                 robust_section_relative_scores=pick(relative, robust_sec_rel),
@@ -353,7 +357,7 @@ class ReportGenerator:
             return self._with_policy(report, start_ns)
 
         ids = np.array([self.names.section_ids[n] for n in sec_names], dtype=np.int64)
-        row = pack(sc, ids, len(self.names.section_ids), sec_med, telemetry)
+        row = pack(sc, ids, len(self.names.section_ids), sec_med, telemetry, quartiles)
         if waits is not None:  # a fixed-size block at the end (docs/culprits.md)
             row = np.concatenate([row, waits])
         gathered = self.comm.gather_to_first(torch.from_numpy(row))
@@ -362,7 +366,8 @@ class ReportGenerator:
         ranks = self.comm.global_ranks
         rows = torch.stack(gathered).numpy()
         if waits is not None:
-            local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks)
+            local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks,
+                                                                self._wait_groups)
             rows = rows[:, :-WAITS_WIDTH]
         report = Report(
             **unpack(rows, ranks, self.names.section_ids,

@@ -172,7 +172,7 @@ class ReportObservers:
 def make_observers(log_options: ReportLogOptions | None, prom_options: PrometheusOptions | None,
                    threshold: float = 0.75) -> ReportObservers | None:
     """The observers of `initialize(report_log=..., prometheus=...)` once converted
-    (`DetectorOptions` calls `report_log_options` and `prometheus_options`); None: both off."""
+    (by `straggler.options.to_options`, in `DetectorOptions`); None: both off."""
     sinks: list[ReportSink] = []
     if log_options is not None:
         sinks.append(ReportLogSink(log_options))

@@ -18,20 +18,21 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import _env
-from .._checks import OptionTypeError, check_int, check_name
+from .._checks import check_int, check_name
 from .._http import PooledHTTPServer, ServerLimits
+from ..options import switched_by_environment
 
 log = logging.getLogger("straggler")
 
 __all__ = ["ENV_ADDR", "ENV_PORT", "EXPORTER_LIMITS", "MAX_SECTIONS",
-           "PrometheusExporter", "PrometheusOptions", "TOP_K", "prometheus_options"]
+           "PrometheusExporter", "PrometheusOptions", "TOP_K"]
 
 ENV_PORT = _env.PROMETHEUS_PORT.name
 ENV_ADDR = _env.PROMETHEUS_ADDR.name
@@ -49,7 +50,15 @@ accepting and the rendering thread: 4 threads, whatever scrapers do."""
 
 @dataclass(frozen=True)
 class PrometheusOptions:
-    """Where the exporter listens; port 0 picks a free port (see `PrometheusExporter.port`)."""
+    """Where the exporter listens; port 0 picks a free port (see `PrometheusExporter.port`).
+
+    ``initialize(prometheus=...)`` (converted by `straggler.options.to_options`): None reads
+    ``$STRAGGLER_PROMETHEUS_PORT`` (unset: off), False is off, a port (int) or a dict gives the
+    fields. ``$STRAGGLER_PROMETHEUS_ADDR`` sets the address a port or a dict leaves out
+    (default 127.0.0.1); an instance says it in full.
+    """
+
+    _SHORTHANDS: ClassVar[str] = "a port number, False, None"
 
     port: int
     addr: str = DEFAULT_ADDR
@@ -58,25 +67,20 @@ class PrometheusOptions:
         check_int("prometheus_port", self.port, low=0, high=65535)
         check_name("prometheus_addr", self.addr)
 
+    @classmethod
+    def _from_shorthand(cls, value: Any, name: str,
+                        environ: Mapping[str, str] | None) -> dict[str, Any] | None:
+        """A port: the fields; None: the environment's port (else off); False: off."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"port": check_int(name, value, low=0, high=65535)}
+        return switched_by_environment(value, _env.PROMETHEUS_PORT, environ)
 
-def prometheus_options(value: Any) -> PrometheusOptions | None:
-    """The `initialize(prometheus=...)` option, else ``$STRAGGLER_PROMETHEUS_PORT``, else None.
-
-    ``value``: None (use the environment), False (off), a port (int) or `PrometheusOptions`.
-    ``$STRAGGLER_PROMETHEUS_ADDR`` changes the address (default 127.0.0.1).
-    """
-    if value is False:
-        return None
-    if isinstance(value, PrometheusOptions):
-        return value
-    addr = _env.PROMETHEUS_ADDR.read() or DEFAULT_ADDR
-    if value is None:
-        port = _env.PROMETHEUS_PORT.read()
-        return None if port is None else PrometheusOptions(port, addr)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise OptionTypeError(f"`prometheus={value!r}` must be a port number, a "
-                              "straggler.sinks.PrometheusOptions, False or None")
-    return PrometheusOptions(check_int("prometheus", value, low=0, high=65535), addr)
+    @classmethod
+    def _from_environment(cls, environ: Mapping[str, str] | None) -> dict[str, Any]:
+        """``$STRAGGLER_PROMETHEUS_PORT`` and ``_ADDR``, those that are set."""
+        values = {"port": _env.PROMETHEUS_PORT.read(environ),
+                  "addr": _env.PROMETHEUS_ADDR.read(environ)}
+        return {k: v for k, v in values.items() if v is not None}
 
 
 def _nan(x: Any) -> float:

@@ -29,16 +29,17 @@ import queue
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 from .. import _env
-from .._checks import OptionTypeError, check_int, check_name
+from .._checks import check_int, check_name
+from ..options import switched_by_environment
 
 __all__ = ["ENV_PATH", "LogFormatError", "ReportLog", "ReportLogOptions", "log_files",
-           "read_records", "report_log_options"]
+           "read_records"]
 
 log = logging.getLogger("straggler")
 
@@ -53,7 +54,15 @@ class ReportLogOptions:
 
     ``path`` may contain ``{rank}``, replaced by the writer's global rank (useful with
     ``gather_on_rank0=False``, where every rank writes its own reports).
+
+    ``initialize(report_log=...)`` (converted by `straggler.options.to_options`): None reads
+    ``$STRAGGLER_REPORT_LOG`` (unset: off), False is off whatever the environment says, a path
+    (str or os.PathLike) or a dict gives the fields. ``$STRAGGLER_REPORT_LOG_MAX_BYTES`` and
+    ``$STRAGGLER_REPORT_LOG_BACKUPS`` set the rotation a path or a dict leaves out; an instance
+    says it in full.
     """
+
+    _SHORTHANDS: ClassVar[str] = "a path, False, None"
 
     path: str
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -66,32 +75,21 @@ class ReportLogOptions:
         check_int("max_bytes", self.max_bytes)
         check_int("backups", self.backups, low=0)
 
+    @classmethod
+    def _from_shorthand(cls, value: Any, name: str,
+                        environ: Mapping[str, str] | None) -> dict[str, Any] | None:
+        """A path: the fields; None: the environment's path (else off); False: off."""
+        if isinstance(value, (str, os.PathLike)):
+            return {"path": os.fspath(value)}
+        return switched_by_environment(value, _env.REPORT_LOG, environ)
 
-def report_log_options(value: Any) -> ReportLogOptions | None:
-    """The `initialize(report_log=...)` option, else ``$STRAGGLER_REPORT_LOG``, else None.
-
-    ``value``: None (use the environment), False (off, whatever the environment says), a path
-    (str or os.PathLike) or a `ReportLogOptions`. For a path, from the code or the environment,
-    ``$STRAGGLER_REPORT_LOG_MAX_BYTES`` and ``$STRAGGLER_REPORT_LOG_BACKUPS`` set the rotation;
-    a `ReportLogOptions` says it in full. Raises TypeError for a value of another type.
-    """
-    if value is False:
-        return None
-    if isinstance(value, ReportLogOptions):
-        return value
-    if value is None:
-        value = _env.REPORT_LOG.read()
-        if value is None:
-            return None
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        raise OptionTypeError(f"`report_log={value!r}` must be a path, a "
-                              "straggler.sinks.ReportLogOptions, False or None")
-    max_bytes = _env.REPORT_LOG_MAX_BYTES.read()
-    backups = _env.REPORT_LOG_BACKUPS.read()
-    return ReportLogOptions(value, DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
-                            DEFAULT_BACKUPS if backups is None else backups)
+    @classmethod
+    def _from_environment(cls, environ: Mapping[str, str] | None) -> dict[str, Any]:
+        """``$STRAGGLER_REPORT_LOG``, ``_MAX_BYTES`` and ``_BACKUPS``, those that are set."""
+        values = {"path": _env.REPORT_LOG.read(environ),
+                  "max_bytes": _env.REPORT_LOG_MAX_BYTES.read(environ),
+                  "backups": _env.REPORT_LOG_BACKUPS.read(environ)}
+        return {k: v for k, v in values.items() if v is not None}
 
 
 def _write_all(fd: int, data: bytes) -> None:

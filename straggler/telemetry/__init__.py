@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from .device import current_cuda_device
 from .nvml import DEFAULT_PERIOD_S, GpuIdentity, NvmlTelemetry
-from .options import TelemetryOptions, telemetry_options
+from .options import TelemetryOptions
 from .window import FIELDS, RAW_FIELDS, REASONS, WindowAggregator, aggregate_window
 
-__all__ = ["TelemetryOptions", "telemetry_options", "NvmlTelemetry", "GpuIdentity",
+__all__ = ["TelemetryOptions", "NvmlTelemetry", "GpuIdentity",
            "DEFAULT_PERIOD_S", "FIELDS", "RAW_FIELDS", "REASONS", "WindowAggregator",
            "aggregate_window", "current_cuda_device"]

@@ -3,23 +3,28 @@ cause rules and the health probe on suspects."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from .._checks import OptionTypeError, check_bool, check_seconds
+from .._checks import check_bool, check_seconds
 from ..analysis.causes import CauseRules
+from ..options import NOT_A_SHORTHAND, to_options
 from .nvml import DEFAULT_PERIOD_S
 
-__all__ = ["TelemetryOptions", "telemetry_options"]
+__all__ = ["TelemetryOptions"]
 
 
 @dataclass(frozen=True)
 class TelemetryOptions:
     """`Detector.initialize(telemetry=...)`: GPU telemetry, causes and the probe on suspects.
 
-    ``telemetry=True`` means ``TelemetryOptions()``, ``False`` turns NVML sampling off (causes
-    are still given, from scores alone).
+    ``telemetry=True`` (or None) means ``TelemetryOptions()``, ``False`` turns NVML sampling
+    off (causes are still given, from scores alone); a dict gives the fields (``rules`` may be a
+    dict of `CauseRules` fields too). Converted by `straggler.options.to_options`.
     """
+
+    _SHORTHANDS: ClassVar[str] = "True, False, None"
 
     enabled: bool = True
     """Sample NVML in a background thread and send the per-report vector."""
@@ -36,17 +41,13 @@ class TelemetryOptions:
         check_bool("enabled", self.enabled)
         check_seconds("period_s", self.period_s)
         check_bool("probe_suspects", self.probe_suspects)
-        if self.rules is not None and not isinstance(self.rules, CauseRules):
-            raise OptionTypeError(f"`rules={self.rules!r}` must be a "
-                                  "straggler.analysis.causes.CauseRules or None")
+        if self.rules is not None:  # None: the defaults, kept as None
+            object.__setattr__(self, "rules", to_options(CauseRules, self.rules, "rules"))
 
-
-def telemetry_options(value: Any) -> TelemetryOptions:
-    """`TelemetryOptions` from ``Detector.initialize(telemetry=value)``; `OptionTypeError` (a
-    TypeError) for a value of another type."""
-    if isinstance(value, TelemetryOptions):
-        return value
-    if isinstance(value, bool):
-        return TelemetryOptions(enabled=value)
-    raise OptionTypeError(f"`telemetry={value!r}` must be True, False or a "
-                          "straggler.telemetry.TelemetryOptions")
+    @classmethod
+    def _from_shorthand(cls, value: Any, name: str,
+                        environ: Mapping[str, str] | None) -> dict[str, Any]:
+        """``True``/None: the defaults; ``False``: NVML sampling off."""
+        if value is None:
+            return {}
+        return {"enabled": value} if isinstance(value, bool) else NOT_A_SHORTHAND

@@ -118,13 +118,3 @@ def _run_own(tmp_path):
     assert proc.returncode == 0, job_failure(proc)
     return proc, records(log)
 
-
-def test_a_job_ending_with_the_detector_open_exits_cleanly():
-    """Lightning's fit on gloo ends without ``destroy_process_group()``: the attached detector
-    is still open at interpreter exit. exit_busy.py exits while the hang watchdog is inside
-    torch store calls; before the detector was closed at exit (lifecycle.py) every rank aborted
-    there ("terminate called without an active exception", exit status -6)."""
-    proc = straggler_run(launch(2, "exit_busy.py"), ["--report-interval", "0.25"], job_env())
-    assert proc.returncode == 0, job_failure(proc)
-    assert "terminate called" not in proc.stderr
-    assert proc.stdout.count("exits with its detector open") == 2

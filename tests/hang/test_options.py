@@ -5,8 +5,14 @@ from __future__ import annotations
 import math
 
 import pytest
-from straggler.hang import HangOptions, HangTimeout, hang_options
+from straggler.hang import HangOptions, HangTimeout
 from straggler.hang.options import AUTO_INITIAL_S, AUTO_MIN_S, LEARN_AFTER_STEPS
+from straggler.options import to_options
+
+
+def hang_options(timeout: object, action: str = "none", environ: dict | None = None):
+    """What ``initialize(hang_timeout_s=timeout, hang_action=action)`` makes of them."""
+    return to_options(HangOptions, timeout, "hang_timeout_s", environ, action=action)
 
 
 def test_auto_is_the_default_and_off_values_turn_it_off() -> None:

@@ -13,13 +13,13 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from straggler import Detector
+from straggler.options import to_options
 from straggler.sinks.observers import PrometheusSink
 from straggler.sinks.prometheus import (
     MAX_SECTIONS,
     TOP_K,
     PrometheusExporter,
     PrometheusOptions,
-    prometheus_options,
 )
 from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
 
@@ -140,6 +140,11 @@ def test_label_cardinality_stays_bounded_at_16k_ranks():
     assert len(sections) == MAX_SECTIONS
     ranks = {lab["rank"] for lab, _ in metrics["straggler_flagged_telemetry"]}
     assert len(ranks) == TOP_K
+
+
+def prometheus_options(value):
+    """What ``initialize(prometheus=value)`` makes of it."""
+    return to_options(PrometheusOptions, value, "prometheus")
 
 
 def test_options_and_environment(monkeypatch):

@@ -14,6 +14,7 @@ import time
 
 import pytest
 from straggler import Detector
+from straggler.options import to_options
 from straggler.sinks import reportlog
 from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
 from straggler.sinks.reportlog import (
@@ -22,7 +23,6 @@ from straggler.sinks.reportlog import (
     ReportLogOptions,
     log_files,
     read_records,
-    report_log_options,
 )
 
 
@@ -108,7 +108,7 @@ def test_a_bad_environment_size_is_named(monkeypatch, tmp_path):
     monkeypatch.setenv("STRAGGLER_REPORT_LOG", str(tmp_path / "x.jsonl"))
     monkeypatch.setenv("STRAGGLER_REPORT_LOG_MAX_BYTES", "lots")
     with pytest.raises(ValueError, match="STRAGGLER_REPORT_LOG_MAX_BYTES='lots'"):
-        report_log_options(None)
+        to_options(ReportLogOptions, None, "report_log")
 
 
 def test_rotation_keeps_the_newest_files_and_reading_walks_them_oldest_first(tmp_path):

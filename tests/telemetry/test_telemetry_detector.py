@@ -28,8 +28,10 @@ def _threads() -> int:
 
 
 @pytest.mark.parametrize("value, match", [
-    ("yes", "`telemetry='yes'` must be True, False or a straggler.telemetry.TelemetryOptions"),
+    ("yes", "`telemetry='yes'` must be True, False, None, a dict or a "
+            "straggler.options.TelemetryOptions"),
     (1, "`telemetry=1` must be True, False"),
+    ({"period": 1}, r"`telemetry=\{'period': 1\}` has unknown keys \['period'\]"),
 ])
 def test_bad_telemetry_option_names_the_parameter(value, match):
     with pytest.raises(ValueError, match=match):
@@ -42,9 +44,10 @@ def test_telemetry_options_are_validated():
         TelemetryOptions(period_s=0)
     with pytest.raises(ValueError, match="`probe_suspects='no'` must be True or False"):
         TelemetryOptions(probe_suspects="no")
-    with pytest.raises(ValueError,
-                       match=r"`rules=0\.5` must be a straggler\.analysis\.causes\.Cause"):
+    with pytest.raises(TypeError, match=r"`rules=0\.5` must be None, a dict or a "
+                                        r"straggler\.options\.CauseRules"):
         TelemetryOptions(rules=0.5)
+    assert TelemetryOptions(rules={"slow_score": 0.8}).rules.slow_score == 0.8
 
 
 def test_report_carries_the_window_telemetry_and_the_gpu_and_shutdown_joins_the_sampler(

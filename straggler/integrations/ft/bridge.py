@@ -15,11 +15,12 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from ..._checks import check_choice
+from ...options import to_options
 from .. import _common
 from . import control, drills
 from .hooks import DEFAULT_WARMUP_ITERS, BridgeHooks
 from .monitor import FTConnection
-from .options import FT_SECTIONS_MODES, SETUP, STEP, ft_options
+from .options import FT_SECTIONS_MODES, SETUP, STEP, FTOptions
 from .sections import SectionCounter
 from .state import state_file_path
 from .timeouts import TimeoutLearner, default_reduce_max
@@ -61,8 +62,9 @@ class FTBridge(BridgeHooks):
         if options is not None and fields:
             raise ValueError(f"`options={options!r}` and keyword fields {sorted(fields)}: "
                              "pass one or the other")
-        self.options = ft_options(options if options is not None else fields)
-        opts = self.options
+        opts = to_options(FTOptions, options if options is not None else fields, "ft_options")
+        assert opts is not None  # FTOptions has no "off" shorthand
+        self.options = opts
         self.straggler_action = opts.straggler_action
         self._conn = FTConnection(mode, opts.client)
         super().__init__(SectionCounter(self._conn, opts.clock), opts.step_section,

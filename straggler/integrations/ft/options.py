@@ -10,10 +10,9 @@ from typing import Any
 
 from ..._checks import check_bool, check_choice, check_int, check_name
 from ..._constants import FT_SECTIONS_MODES
-from ..._options import check_or_create_options
 
 __all__ = ["FTOptions", "FT_SECTIONS_MODES", "STRAGGLER_ACTIONS", "FAULT_TYPES", "SETUP", "STEP",
-           "CHECKPOINTING", "ft_options"]
+           "CHECKPOINTING"]
 
 STRAGGLER_ACTIONS = ("none", "exclude_node", "shutdown")
 FAULT_TYPES = ("rank_hung", "rank_killed", "random")
@@ -24,7 +23,8 @@ SETUP, STEP, CHECKPOINTING = "setup", "step", "checkpointing"
 
 @dataclasses.dataclass(frozen=True)
 class FTOptions:
-    """``Detector.initialize(ft_options=...)`` (a dict of these fields, or this object).
+    """``Detector.initialize(ft_options=...)``: a dict of these fields, this object, or None
+    (the defaults); converted by `straggler.options.to_options`.
 
     Validated when built; see `FTBridge` for what each field does.
     """
@@ -62,8 +62,3 @@ class FTOptions:
         if not callable(self.clock):
             raise ValueError(f"`clock={self.clock!r}` must be callable (returning seconds)")
         check_choice("straggler_action", self.straggler_action, STRAGGLER_ACTIONS)
-
-
-def ft_options(options: Any) -> FTOptions:
-    """`FTOptions` from an `FTOptions`, a dict of its fields or None; ValueError if bad."""
-    return check_or_create_options(FTOptions, options, "ft_options")

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from ..._checks import check_seconds
+from ...options import to_options
 from ...reporting.decision import DecisionRule
 from .. import _common
 from ..controller import ControlState, StragglerController
@@ -89,18 +90,20 @@ class StragglerDetectionManager:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def initialize(self, config: StragglerDetectionConfig | None = None) -> None:
+    def initialize(self, config: StragglerDetectionConfig | Mapping[str, Any] | None = None
+                   ) -> None:
         """Start detection as ``config`` says (a no-op when ``config.enabled`` is False).
 
-        Raises ``RuntimeError`` when called twice and ``ValueError`` for a bad config.
+        ``config`` may also be a dict of its fields (`straggler.options.to_options`). Raises
+        ``RuntimeError`` when called twice and ``ValueError`` for a bad config.
         """
         if self._initialized:
             raise RuntimeError("StragglerDetectionManager.initialize() was already called")
         config = config if config is not None else self.config
         if config is None:
             raise ValueError("`config=None`: pass a StragglerDetectionConfig")
-        if not isinstance(config, StragglerDetectionConfig):
-            raise ValueError(f"`config={config!r}` must be a StragglerDetectionConfig")
+        config = to_options(StragglerDetectionConfig, config, "config")  # a dict: its fields
+        assert config is not None  # only None itself would give the defaults, refused above
         config.finalize()
         self.config = config
         self._log = logging.getLogger(config.logger_name)

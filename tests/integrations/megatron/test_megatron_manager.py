@@ -145,8 +145,10 @@ def test_wrapping_before_initialize_warns_and_leaves_the_step_alone(caplog):
 def test_initialize_checks_its_input_and_runs_once():
     with pytest.raises(ValueError, match="`config=None`"):
         StragglerDetectionManager().initialize()
-    with pytest.raises(ValueError, match="must be a StragglerDetectionConfig"):
-        StragglerDetectionManager().initialize({"enabled": True})
+    with pytest.raises(TypeError, match=r"`config=3` must be .*StragglerDetectionConfig"):
+        StragglerDetectionManager().initialize(3)
+    with pytest.raises(ValueError, match=r"unknown keys \['enable'\]"):
+        StragglerDetectionManager().initialize({"enable": True})
     m = StragglerDetectionManager(_config(enable_controller=False))
     m.initialize()
     with pytest.raises(RuntimeError, match="already called"):
