@@ -8,9 +8,10 @@ of every rank of a real gloo run. The replay cuts it into report windows (``--in
 of the recorded run each), optionally slows one rank (`Injection`: a factor on its compute
 sections, its data section, or a host stall added to its forward; every step, one step in five,
 from mid-run, or for a while) and gives each window to the *real* report path: the window's
-samples become each rank's summaries through `straggler.timing.registry.host_summaries` (what a
-live report computes), and one `straggler.reporting.generator.ReportGenerator` per rank, each in
-its own thread joined by `ThreadComm` (in-process collectives with gloo's semantics), builds the
+samples become each rank's summaries and quartiles through
+`straggler.timing.registry.host_window` (what a live report computes), and one
+`straggler.reporting.generator.ReportGenerator` per rank, each in its own thread joined by
+`ThreadComm` (in-process collectives with gloo's semantics), builds the
 report. The policy then reads the reports exactly as `apply_policy` does in a live report.
 
 Scored per scenario: recall (the slowed rank confirmed within ``WITHIN`` reports of the onset),
@@ -79,6 +80,21 @@ def traces(folder: Path = TRACE_DIR) -> list[Trace]:
     return [load_trace(p) for p in sorted(folder.glob("*.npz"))]
 
 
+def subset(trace: Trace, ranks: Sequence[int]) -> Trace:
+    """The trace of some of its ranks only (a 3-rank run of a 4-rank recording): the same real
+    noise, seen by other peers."""
+    keep = list(ranks)
+    name = f"{trace.name}[{','.join(map(str, keep))}]"
+    return Trace(name, trace.times_ms[keep], trace.end_s, trace.sections, trace.meta)
+
+
+def variants(trace: Trace) -> list[Trace]:
+    """The trace, and each 3-rank subset of a 4-rank trace (more clean runs from real noise)."""
+    if trace.world < 4:
+        return [trace]
+    return [trace] + [subset(trace, ks) for ks in itertools.combinations(range(trace.world), 3)]
+
+
 @dataclass(frozen=True)
 class Injection:
     """A straggler injected into a clean trace.
@@ -102,10 +118,14 @@ class Injection:
         return f"{self.kind} x{self.factor:g} {self.pattern}"
 
 
-def window_bounds(trace: Trace, interval_s: float) -> list[tuple[int, int]]:
-    """Step ranges ``[a, b)`` of consecutive report windows of ``interval_s`` recorded seconds."""
-    edges = np.searchsorted(trace.end_s, np.arange(interval_s, trace.end_s[-1], interval_s))
-    edges = np.unique(np.concatenate([[0], edges]))
+def window_bounds(trace: Trace, interval_s: float, phase_s: float = 0.0
+                  ) -> list[tuple[int, int]]:
+    """Step ranges ``[a, b)`` of consecutive report windows of ``interval_s`` recorded seconds,
+    the first ending ``phase_s`` later (other windows over the same run)."""
+    ends = np.arange(interval_s + phase_s, trace.end_s[-1], interval_s)
+    edges = np.searchsorted(trace.end_s, ends)
+    start = int(np.searchsorted(trace.end_s, phase_s)) if phase_s > 0 else 0
+    edges = np.unique(np.concatenate([[start], edges]))
     return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b - a >= 5]
 
 
@@ -201,7 +221,7 @@ def reports(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]
             sections: Sequence[str] = SCORED, **generator_options: Any) -> list[Any]:
     """The reports (gathered on rank 0, no policy) of every window of ``times_ms``."""
     from straggler.reporting.generator import ReportGenerator
-    from straggler.timing.registry import host_summaries
+    from straggler.timing.registry import host_window
 
     cols = [trace.sections.index(s) for s in sections]
     exchange = _Exchange(trace.world)
@@ -213,9 +233,9 @@ def reports(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]
             gen = ReportGenerator(node_name=f"node{rank}", comm=ThreadComm(exchange, rank),
                                   policy=False, **generator_options)
             for a, b in bounds:
-                summaries = host_summaries({s: _Samples(times_ms[rank, a:b, c])
-                                            for s, c in zip(sections, cols, strict=True)})
-                report = gen.generate_report(summaries, {})
+                summaries, quartiles = host_window({s: _Samples(times_ms[rank, a:b, c])
+                                                    for s, c in zip(sections, cols, strict=True)})
+                report = gen.generate_report(summaries, {}, section_quartiles=quartiles)
                 if rank == 0:
                     out.append(report)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller

@@ -72,6 +72,7 @@ class ReportCycle:
         # Collective waits ride on the report's gather (docs/culprits.md); None: not sent.
         self.collective_waits = options.collective_waits
         self._waits_since_s = time.monotonic()
+        self._wait_groups: dict[str, str] = {}  # this rank's groups: c10d name -> name for people
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
             self.reporter = ReportGenerator(options.scores_to_compute, options.gather_on_rank0,
@@ -146,10 +147,11 @@ class ReportCycle:
         self.comm.call = f"{call} (report {self._calls})"  # named if a collective fails
         start_s = time.perf_counter()
         sections: dict[Any, Any] = {}
+        quartiles: dict[Any, Any] = {}
         gpu: dict[Any, Any] = {}
         telemetry = None
         try:
-            sections = self.registry.summaries()
+            sections, quartiles = self.registry.window()
             gpu = self.gpu.summaries()
             telemetry = self.telemetry.sample() if self.telemetry is not None else None
         except Exception as exc:  # noqa: BLE001 - fail open: say "off" at the gate below
@@ -159,7 +161,7 @@ class ReportCycle:
         if not self._agreed_on():
             return None
         try:
-            return self._report(sections, gpu, telemetry, start_s)
+            return self._report(sections, gpu, telemetry, start_s, quartiles)
         except Exception as exc:  # noqa: BLE001 - fail open
             self.lifecycle.fail(exc, in_report=True)
             return None
@@ -195,15 +197,17 @@ class ReportCycle:
         return self.registry.enabled
 
     def _report(self, sections: dict[Any, Any], gpu: dict[Any, Any], telemetry: Any,
-                start_s: float) -> Report | None:
+                start_s: float, quartiles: dict[Any, Any] | None = None) -> Report | None:
         extra: list[float] | None = None  # reports need no communication: nor does the interval
         if self.agree_by_comm:
             # The interval is re-agreed on the report's own collective: each rank's wish
             # (-1: none yet) rides along, the group's MAX comes back in last_extra_max.
             wish = self.tracker.local_estimate()
             extra = [wish if math.isfinite(wish) else -1.0]
+        waits = self._waits()
         report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra,
-                                               waits=self._waits())
+                                               waits=waits, wait_groups=self._wait_groups,
+                                               section_quartiles=quartiles)
         report = self.annotator(report)  # GPU identities and causes (collective)
         # Agreed on every rank before anything else can fail: a rank that fails later in this
         # report still holds the same decision as its peers.
@@ -238,14 +242,16 @@ class ReportCycle:
         collectives are not observed; the window restarts."""
         if not self.collective_waits:
             return None
-        from .analysis.waits import pack
+        from .analysis.waits import group_name, pack
         from .timing import collectives
 
         now = time.monotonic()
         window_s, self._waits_since_s = now - self._waits_since_s, now
-        groups = collectives.take_window()
+        groups = [g for g in collectives.take_window() if g.size > 1]
+        world = _world_group_name()
+        self._wait_groups = {g.group: group_name(g.group, g.desc, world) for g in groups}
         return pack([(g.group, g.count, g.wait_sum_s, g.wait_min_s, g.histogram)
-                     for g in groups if g.size > 1], window_s)
+                     for g in groups], window_s)
 
     def _agree_decision(self, report: Any) -> Decision:
         """The decision of this report, the same on every rank (collective when reports
@@ -351,3 +357,14 @@ class ReportCycle:
             raise ValueError(f"`state={state!r}` is not a Detector.state_dict() of version 1")
         self.reporter.load_state_dict(state["reporter"])
         self.tracker.load_state_dict(state["interval"])
+
+
+def _world_group_name() -> str | None:
+    """The default process group's c10d name, or None outside torch.distributed."""
+    try:
+        import torch.distributed as dist
+
+        world = dist.group.WORLD if dist.is_initialized() else None
+        return None if world is None else str(world.group_name)
+    except Exception:  # noqa: BLE001 - a name for people only: never fail a report for it
+        return None

@@ -21,7 +21,8 @@ STEPS, DELAY_S, STEP_S = 12, 0.06, 0.01
 def _summary(report):
     if report is None:
         return None
-    return {"culprits": [(c.rank, c.time_lost_s, [g.ranks for g in c.groups])
+    return {"culprits": [(c.rank, c.time_lost_s, [g.ranks for g in c.groups],
+                          sorted(g.label for g in c.groups))
                          for c in report.culprits],
             "waits": {r: (w.collectives, w.waited_s, w.time_lost_s, w.late_share)
                       for r, w in report.waits.items()},
@@ -65,7 +66,7 @@ def _scenarios(rank, world_size):
     out["no_sections"] = _summary(Detector.generate_report())
 
     # Two tensor-parallel pairs inside two data-parallel pairs; rank 3 is slow.
-    tp = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+    tp = [dist.new_group([0, 1], group_desc="tp"), dist.new_group([2, 3], group_desc="tp")]
     dp = [dist.new_group([0, 2]), dist.new_group([1, 3])]
     for _ in range(STEPS):
         if rank == 3:
@@ -94,12 +95,14 @@ def _lost(total_steps=STEPS, waiters=3):
     return total_steps * DELAY_S * waiters
 
 
-def _assert_named(summary, rank, lost_s, groups=None):
+def _assert_named(summary, rank, lost_s, groups=None, labels=None):
     culprits = summary["culprits"]
     assert [c[0] for c in culprits] == [rank], culprits
     assert culprits[0][1] == pytest.approx(lost_s, rel=0.35), culprits
     if groups is not None:
         assert sorted(culprits[0][2]) == groups
+    if labels is not None:
+        assert culprits[0][3] == labels
 
 
 def test_a_clean_job_names_nobody_in_any_report(reports):
@@ -109,7 +112,7 @@ def test_a_clean_job_names_nobody_in_any_report(reports):
 
 
 def test_a_ddp_rank_stalling_outside_every_section_is_named(reports):
-    _assert_named(reports["ddp"], 2, _lost(), [(0, 1, 2, 3)])
+    _assert_named(reports["ddp"], 2, _lost(), [(0, 1, 2, 3)], ["world"])
     waits = reports["ddp"]["waits"]
     assert waits[2][0] >= 3 * STEPS  # several bucket all-reduces a step
     # Each waiter's wait, counted once although DDP's all-reduces overlap; no time lost to it.
@@ -126,7 +129,9 @@ def test_a_job_without_sections_is_covered(reports):
 def test_the_slow_rank_of_a_grid_is_named_in_its_groups_only(reports):
     # Rank 3 makes rank 2 wait (tensor-parallel) and rank 1 (data-parallel); rank 2, late for
     # rank 0 only because it waited for rank 3, is not named.
-    _assert_named(reports["grid"], 3, _lost(waiters=2), [(1, 3), (2, 3)])
+    # Rank 0, which reports, is in neither of rank 3's groups: they are named by members.
+    _assert_named(reports["grid"], 3, _lost(waiters=2), [(1, 3), (2, 3)],
+                  ["ranks 1,3", "ranks 2,3"])
 
 
 def test_async_collectives_name_the_late_issuer(reports):

@@ -68,6 +68,7 @@ int wait_bin(std::int64_t wait_ns) {
 // One group (or p2p pair) as this rank sees it. Guarded by Observer::mu_.
 struct Group {
   std::string name;
+  std::string desc;  // the group's description (new_group(group_desc=...)); "" for a pair
   int size = 0;
   int rank = -1;
   bool excluded = false;
@@ -252,6 +253,7 @@ std::shared_ptr<Group> Observer::lookup(const c10d::ProcessGroup& pg, int peer) 
   }
   g->size = size;
   g->rank = rank;
+  if (peer < 0) g->desc = pg.getGroupDesc();
   if (by_key_.size() >= kMaxGroups) by_key_.clear();  // a cache over by_name_
   by_key_[key] = g;
   return g;
@@ -391,7 +393,8 @@ py::list Observer::take_window() {
     if (g->excluded || g->n == 0) continue;
     py::list hist;
     for (std::uint64_t c : g->hist) hist.append(c);
-    out.append(py::make_tuple(name, g->size, g->rank, g->n, g->wait_sum_ns, g->wait_min_ns, hist));
+    out.append(py::make_tuple(name, g->size, g->rank, g->n, g->wait_sum_ns, g->wait_min_ns, hist,
+                              g->desc));
     g->n = 0;
     g->wait_sum_ns = 0;
     g->wait_min_ns = std::numeric_limits<std::int64_t>::max();
@@ -430,8 +433,8 @@ void bind_collectives(py::module_& m) {
       "completed)] per group.");
   m.def(
       "collectives_take_window", [] { return Observer::get().take_window(); },
-      "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs)] per "
-      "group with waits since the last call; the window restarts.");
+      "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs, group "
+      "description)] per group with waits since the last call; the window restarts.");
   m.attr("COLLECTIVE_WAIT_BINS") = kBins;
 }
 

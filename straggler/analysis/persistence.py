@@ -29,8 +29,8 @@ _LINEAR_TERM = 3.0
 _CONFIRMED_BY = {1: "relative", 2: "individual"}  # MetricState.confirmed_by codes
 
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
-# the window's steps.
-Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
+# the window's steps, the within-window standard errors.
+Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -69,6 +69,27 @@ def update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np
     return before
 
 
+def window_noise(se: np.ndarray | None, groups: np.ndarray) -> np.ndarray:
+    """The within-window standard error of each rank's log ratio to its peers' median.
+
+    ``se``: each rank's standard error of its log value from the window's samples. The peers'
+    median of ``m`` values has about ``pi / 2 / m`` times their typical variance (at most 1).
+    NaN where the rank or all its peers lack one.
+    """
+    if se is None:
+        return np.full(groups.shape, np.nan)
+    var = np.where(np.isfinite(se) & (se >= 0), se * se, np.nan)
+    peers_var = median_of_others(var, groups)
+    has = (~np.isnan(var)).astype(np.float64)
+    peers = np.zeros(groups.shape)
+    for g in np.unique(groups):
+        members = groups == g
+        peers[members] = has[members].sum() - has[members]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ref = peers_var * np.minimum(1.0, (math.pi / 2.0) / np.maximum(peers, 1.0))
+        return np.sqrt(var + ref)
+
+
 class MetricState:
     """Per-metric arrays over rank slots: windows, baselines, noise estimates, learned groups."""
 
@@ -76,7 +97,9 @@ class MetricState:
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
               "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev")
 
-    def __init__(self, n: int, size: int) -> None:
+    def __init__(self, n: int, size: int, tail: bool = False) -> None:
+        #: An upper-quartile metric: judged with `PolicyConfig.tail_min_effect`.
+        self.tail = tail
         # Persistence windows as bit fields: bit i set = slow i reports ago (for ranks with data).
         self.mask = np.uint32((1 << n) - 1)
         self.n = n
@@ -149,10 +172,10 @@ class MetricState:
         return entry
 
     @classmethod
-    def from_state(cls, entry: Mapping[str, Any], n: int, size: int, saved_n: int
-                   ) -> MetricState:
+    def from_state(cls, entry: Mapping[str, Any], n: int, size: int, saved_n: int,
+                   tail: bool = False) -> MetricState:
         """A state saved by `state` with ``saved_n`` (ValueError on a shape mismatch)."""
-        ms = cls(n, size)
+        ms = cls(n, size, tail)
         for key in cls.ARRAYS:
             old = getattr(ms, key)
             if key not in entry and key in ("evidence", "ratio_prev"):  # saved before the rule
@@ -202,7 +225,7 @@ class MetricState:
 
     def judge(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, x: np.ndarray,
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
-              groups: np.ndarray, steps: float = math.nan
+              groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
@@ -217,13 +240,21 @@ class MetricState:
             log_ratio = np.log(x / med)
             rel_sigma = update_noise(self.rel_prev, self.rel_sigma, self.rel_obs, slots,
                                      log_ratio, alpha, math.log1p(cfg.min_effect))
-            effect = log_ratio >= math.log1p(cfg.min_effect)
+            effect = log_ratio >= math.log1p(cfg.tail_min_effect if self.tail
+                                             else cfg.min_effect)
             if cfg.rule == "evidence":
                 # The job's noise, or a part of the rank's own when larger (a noisy but healthy
                 # rank). Its own estimate is robust to a step change (update_noise), so a
                 # straggler raises its bar only by a part of its noise, never by its slowdown.
                 noise = np.maximum(self._report_noise(cfg, alpha, slots, log_ratio, steps),
                                    cfg.own_noise_weight * rel_sigma)
+                within = window_noise(se, groups)
+                noise = np.where(np.isfinite(within),
+                                 np.maximum(cfg.window_noise_factor * within,
+                                            np.where(np.isfinite(noise),
+                                                     cfg.report_noise_weight * noise, 0.0)),
+                                 noise)
+                noise = np.maximum(noise, cfg.noise_floor)
                 z = log_ratio / noise
                 rel_slow = (peer < cfg.threshold) & effect & (z >= cfg.slow_z)
                 self._accumulate(cfg, slots, z, effect)

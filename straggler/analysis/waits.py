@@ -41,8 +41,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["FIELDS", "MIN_LOST_FRACTION", "SLOTS", "WIDTH", "Culprit", "CulpritGroup",
-           "RankWaits", "WaitsTable", "attribute", "group_id", "pack"]
+__all__ = ["FIELDS", "MIN_LOST_FRACTION", "SLOTS", "WIDTH", "WORLD", "Culprit", "CulpritGroup",
+           "RankWaits", "WaitsTable", "attribute", "group_id", "group_name", "pack"]
 
 SLOTS = 8
 """Groups per rank in a report (the ones with the most collectives in the window)."""
@@ -63,6 +63,9 @@ MIN_DELAY_FACTOR = 2.0
 in (less is the latency's own spread)."""
 DOMINANCE = 2.0
 """A culprit costs the others at least this many times the time it waits itself."""
+WORLD = "world"
+"""`CulpritGroup.name` of the default process group (every rank)."""
+_P2P_BIT = 2 ** 48
 MAX_LISTED = 64
 """Members listed per culprit group (``CulpritGroup.size`` counts them all)."""
 
@@ -92,21 +95,31 @@ class CulpritGroup:
 
     ``ranks``: the members that reported the group (global ranks, sorted; the first
     `MAX_LISTED` of a larger group), ``size`` how many they are; ``time_lost_s``:
-    their time lost to the culprit there; ``late_share``: how often it arrived last there.
+    their time lost to the culprit there; ``late_share``: how often it arrived last there;
+    ``name``: the group's name as the reporting rank knows it (`group_name`), "" unknown.
     """
 
     ranks: tuple[int, ...]
     size: int
     time_lost_s: float
     late_share: float
+    name: str = ""
 
     @property
-    def label(self) -> str:
+    def members(self) -> str:
         """The members, short: ``"ranks 2,3"`` or ``"64 ranks from 0"``."""
         r = self.ranks
         if self.size <= 8:
             return "ranks " + ",".join(map(str, r))
         return f"{self.size} ranks from {r[0]}"
+
+    @property
+    def label(self) -> str:
+        """The group for people: ``"world"``, ``"tp [ranks 2,3]"``, ``"p2p [ranks 1,2]"``, or
+        its members alone (``"ranks 2,3"``) when the reporting rank does not know its name."""
+        if self.name == WORLD:
+            return WORLD
+        return f"{self.name} [{self.members}]" if self.name else self.members
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,9 +176,21 @@ class WaitsTable(Mapping[int, RankWaits]):
 
 
 def group_id(name: str) -> float:
-    """A group name as a float every member computes alike (48 bits of BLAKE2b: exact)."""
+    """A group name as a float every member computes alike (48 bits of BLAKE2b, plus bit 48
+    for a point-to-point pair, ``"<group>:p2p:<a>-<b>"``: exact in a float64)."""
     digest = hashlib.blake2b(name.encode(), digest_size=6).digest()
-    return float(int.from_bytes(digest, "little"))
+    return float(int.from_bytes(digest, "little") + (_P2P_BIT if ":p2p:" in name else 0))
+
+
+def group_name(name: str, desc: str = "", world: str | None = None) -> str:
+    """What people call a group: `WORLD` for the default group (its c10d name ``world``, or
+    description ``"default_pg"``), ``"p2p"`` for a point-to-point pair, else its description
+    (``new_group(group_desc=...)``), "" when it has none."""
+    if name == world or desc == "default_pg":
+        return WORLD
+    if ":p2p:" in name:
+        return "p2p"
+    return "" if desc in ("undefined", "default_pg") else desc
 
 
 def _quantiles(hist: Sequence[int], wait_min_s: float) -> np.ndarray:
@@ -215,11 +240,13 @@ def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray)
     return np.where(k < 0, 0.0, np.where(k >= last, ys[last], inside))
 
 
-def attribute(rows: np.ndarray, ranks: Sequence[int]
+def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] | None = None
               ) -> tuple[Mapping[int, RankWaits], tuple[Culprit, ...]]:
     """Per-rank waits and the culprits, from the group's `pack` rows (row i: ``ranks[i]``).
 
-    Rows of all NaN (a rank that observed nothing) give no entry.
+    Rows of all NaN (a rank that observed nothing) give no entry. ``names``: the groups the
+    caller knows, ``{c10d group name: name for people}`` (`group_name`), for
+    `CulpritGroup.name`; a point-to-point pair is called ``"p2p"`` without it.
     """
     rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), WIDTH)
     rank_arr = np.asarray(ranks, dtype=np.int64)
@@ -277,6 +304,8 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
     # jitter on a loaded host spreads a little loss over many collectives, a straggler a lot.
     with np.errstate(invalid="ignore", divide="ignore"):
         delay = np.where(late > 0, lost / (np.maximum(members[group] - 1, 1) * late), 0.0)
+    known = {float(x): "p2p" for x in np.unique(gid[gid >= _P2P_BIT])} if len(suspects) else {}
+    known.update({group_id(g): n for g, n in (names or {}).items() if n})
     culprits = []
     for i in suspects:
         mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0)
@@ -287,7 +316,8 @@ def attribute(rows: np.ndarray, ranks: Sequence[int]
         for e in mine:
             members_e = np.sort(rank_arr[who[group == group[e]]])
             found.append(CulpritGroup(tuple(members_e[:MAX_LISTED].tolist()), len(members_e),
-                                      float(lost[e]), float(late[e] / count[e])))
+                                      float(lost[e]), float(late[e] / count[e]),
+                                      known.get(float(gid[e]), "")))
         found.sort(key=lambda g: -g.time_lost_s)
         share = float(r_lost[i] / rank_time) if rank_time > 0 else math.nan
         culprits.append(Culprit(int(rank_arr[i]), float(r_lost[i]), share, tuple(found)))

@@ -55,6 +55,9 @@ class ReportRow:
     """Its scoring and exchange part (``overhead.scores_ms``)."""
     culprits: list[tuple[int, float, float]] = field(default_factory=list)
     """(rank, time lost to it in s, share of the job's time) per culprit (version 3)."""
+    culprit_groups: dict[int, list[tuple[str, float]]] = field(default_factory=dict)
+    """rank -> (group label, time lost there in s) per culprit group (version 3;
+    `straggler.analysis.waits.CulpritGroup.label`)."""
 
 
 @dataclass
@@ -140,6 +143,9 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
         culprits=[(int(c["rank"]), float(c.get("time_lost_s") or 0.0),
                    float(c["share"]) if c.get("share") is not None else math.nan)
                   for c in record.get("culprits", [])],
+        culprit_groups={int(c["rank"]): [(_group_label(g), float(g.get("time_lost_s") or 0.0))
+                                         for g in c.get("groups", [])]
+                        for c in record.get("culprits", [])},
         report_ms=float(overhead.get("report_ms") or math.nan),
         scores_ms=float(overhead.get("scores_ms") or math.nan))
 
@@ -212,3 +218,12 @@ def load_log(paths: Sequence[str | Path], skip_bad: bool = False,
         raise ValueError(f"the log holds {len(runs)} runs "
                          f"({', '.join(repr(d.run_id) for d in runs)}); choose one with --run")
     return runs[0]
+
+
+def _group_label(group: dict[str, Any]) -> str:
+    """A culprit group of the log as people read it (``CulpritGroup.label``)."""
+    from ..analysis.waits import CulpritGroup
+
+    ranks = tuple(int(r) for r in group.get("ranks", []))
+    return CulpritGroup(ranks, int(group.get("size", len(ranks))), 0.0, 0.0,
+                        str(group.get("name") or "")).label

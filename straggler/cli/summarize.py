@@ -58,6 +58,8 @@ class WaitedFor:
     """Rank time the others lost waiting for it, summed over the reports naming it (s)."""
     reports: int = 0
     """Reports that named it a culprit."""
+    groups: dict[str, float] = field(default_factory=dict)
+    """Where: group label (``"world"``, ``"tp [ranks 2,3]"``) -> time lost there (s)."""
 
 
 @dataclass
@@ -106,6 +108,8 @@ def summarize(data: LogData, top: int = 10) -> Summary:
             w = waited.setdefault(rank, WaitedFor(rank, data.nodes.get(rank, "<unknown>")))
             w.lost_s += lost_s
             w.reports += 1
+            for label, group_lost_s in row.culprit_groups.get(rank, []):
+                w.groups[label] = w.groups.get(label, 0.0) + group_lost_s
         lost += _window_lost_s(row)
         if math.isfinite(row.window_s):
             run += len(row.ranks) * row.window_s
@@ -173,8 +177,11 @@ def format_summary(s: Summary) -> str:
     ]
     for w in s.waited_for:  # from the collective waits (docs/culprits.md)
         pct = f" ({100 * w.lost_s / s.run_rank_s:.1f} %)" if s.run_rank_s else ""
+        where = sorted(w.groups.items(), key=lambda g: -g[1])
+        groups = "; ".join(f"{label}: {_duration(t)}" for label, t in where[:4])
+        groups = f" ({groups}{'; ...' if len(where) > 4 else ''})" if groups else ""
         lines.append(f"the job waited {_duration(w.lost_s)}{pct} for rank {w.rank} ({w.node}) "
-                     f"at its collectives, named in {w.reports} report(s)")
+                     f"at its collectives{groups}, named in {w.reports} report(s)")
     if not s.stragglers:
         lines.append("stragglers: none")
         return "\n".join(lines)

@@ -124,7 +124,7 @@ def _waits(waits: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float |
 def _culprit(c: Any) -> dict[str, Any]:
     return {"rank": c.rank, "time_lost_s": _num(c.time_lost_s), "share": _num(c.share),
             "groups": [{"ranks": list(g.ranks), "size": g.size, "time_lost_s": _num(g.time_lost_s),
-                        "late_share": _num(g.late_share)} for g in c.groups]}
+                        "late_share": _num(g.late_share), "name": g.name} for g in c.groups]}
 
 
 def report_record(report: Any, context: ReportContext) -> dict[str, Any]:

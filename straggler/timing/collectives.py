@@ -75,7 +75,9 @@ class GroupWaits:
     """This rank's waits in one group since the last `take_window`.
 
     ``count`` collectives finished; ``wait_sum_s`` and ``wait_min_s`` are arrival-to-completion
-    times in seconds; ``histogram`` has `WAIT_BINS` counts (see `WAIT_BINS`).
+    times in seconds; ``histogram`` has `WAIT_BINS` counts (see `WAIT_BINS`); ``desc`` is the
+    group's description (``new_group(group_desc=...)``; ``"default_pg"`` for the default group,
+    ``"undefined"`` when none was given, ``""`` for a point-to-point pair).
     """
 
     group: str
@@ -85,6 +87,7 @@ class GroupWaits:
     wait_sum_s: float
     wait_min_s: float
     histogram: tuple[int, ...]
+    desc: str = ""
 
 
 def _native() -> Any:
@@ -147,6 +150,7 @@ def take_window() -> list[GroupWaits]:
     ops = _native()
     if ops is None:
         return []
-    return [GroupWaits(name, size, rank, count, wait_ns / 1e9, min_ns / 1e9, tuple(hist))
-            for name, size, rank, count, wait_ns, min_ns, hist in ops.collectives_take_window()]
+    return [GroupWaits(name, size, rank, count, wait_ns / 1e9, min_ns / 1e9, tuple(hist), desc)
+            for name, size, rank, count, wait_ns, min_ns, hist, desc
+            in ops.collectives_take_window()]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from straggler.analysis.waits import FIELDS, SLOTS, WIDTH, attribute, group_id, pack
+from straggler.analysis.waits import FIELDS, SLOTS, WIDTH, attribute, group_id, group_name, pack
 
 LATENCY_S = 100e-6
 
@@ -136,3 +136,19 @@ def test_collectives_nobody_waited_in_give_the_victims_no_time_lost():
     assert culprits[0].time_lost_s == pytest.approx(3 * n * d, rel=0.1)
     for victim in (0, 1, 3):
         assert waits[victim].time_lost_s < 0.05 * culprits[0].time_lost_s, waits[victim]
+
+
+def test_culprit_groups_carry_the_names_people_use():
+    n, d = 50, 0.05
+    t = np.arange(n)[:, None] * 0.2
+    rows = _rows({"0": ([0, 1, 2, 3], t + np.array([0, 0, 0, d])),
+                  "5": ([2, 3], t + 0.1 + np.array([0, d])),
+                  "0:p2p:1-3": ([1, 3], t + 0.15 + np.array([0, d]))})
+    names = {"0": group_name("0", "default_pg"), "5": group_name("5", "tp")}
+    _, culprits = attribute(rows, [0, 1, 2, 3], names)
+    assert [c.rank for c in culprits] == [3]
+    assert {g.label for g in culprits[0].groups} == {"world", "tp [ranks 2,3]", "p2p [ranks 1,3]"}
+    _, unnamed = attribute(rows, [0, 1, 2, 3])  # the reporting rank knows none: members only
+    assert {g.label for g in unnamed[0].groups} == {"ranks 0,1,2,3", "ranks 2,3",
+                                                    "p2p [ranks 1,3]"}
+    assert group_name("7", "undefined") == "" and group_name("2", "", world="2") == "world"

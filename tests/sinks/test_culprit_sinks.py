@@ -24,7 +24,7 @@ def _culprit_report():
         hist = np.bincount(np.minimum(1 + np.floor(np.log2(waits * 1e6)), 31).astype(int),
                            minlength=32)
         rows.append(pack([("0", 100, waits.sum(), waits.min(), hist)], 10.0))
-    waits, culprits = attribute(np.stack(rows), [0, 1, 2, 3])
+    waits, culprits = attribute(np.stack(rows), [0, 1, 2, 3], {"0": "world"})
     return dataclasses.replace(make_report(), waits=waits, culprits=culprits)
 
 
@@ -39,7 +39,7 @@ def test_the_table_and_the_culprit_line_name_the_rank_the_job_waits_for():
     assert "lost s" in table and "waited s" in table
     line = report.format_culprits()
     assert line.startswith("the job waited 15 s (37.5%) for rank 2 (node2) at collectives")
-    assert "ranks 0,1,2,3" in line and line in table
+    assert "at collectives: world: 15 s" in line and line in table
     assert report.culprit_ranks == frozenset({2})
 
 
@@ -51,14 +51,15 @@ def test_the_record_carries_waits_and_culprits_and_summarize_and_plot_read_them(
     assert SCHEMA_VERSION == 3 and record["version"] == 3
     assert record["culprits"][0]["rank"] == 2
     assert record["culprits"][0]["groups"][0]["ranks"] == [0, 1, 2, 3]
+    assert record["culprits"][0]["groups"][0]["name"] == "world"
     assert record["waits"]["time_lost_s"][2] == pytest.approx(15.0, rel=0.02)
     log = tmp_path / "report.jsonl"
     log.write_text("\n".join(json.dumps(dict(record, time=1000.0 + 10 * i)) for i in range(3))
                    + "\n")
     assert main(["summarize", str(log)]) == 0
     out = capsys.readouterr().out
-    assert "the job waited 45.0 s (37.5 %) for rank 2 (node2) at its collectives, named in 3 " \
-           "report(s)" in out
+    assert "the job waited 45.0 s (37.5 %) for rank 2 (node2) at its collectives (world: " \
+           "45.0 s), named in 3 report(s)" in out
     assert main(["plot", str(log), "--waits", "-o", str(tmp_path / "waits.png")]) == 0
     assert (tmp_path / "waits.png").stat().st_size > 1000
 
