@@ -22,6 +22,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <pybind11/stl.h>
 #include <torch/library.h>
 
@@ -31,6 +32,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -43,6 +45,8 @@
 #include <utility>
 #include <vector>
 
+#include "ops/gpu_waits.h"
+
 namespace py = pybind11;
 
 namespace straggler_ops {
@@ -52,6 +56,8 @@ constexpr int kBins = 32;  // wait histogram: bin i holds [2^(i-1), 2^i) µs; bi
 // The keys below ours: the backend's kernel (CPU, CUDA, ...) runs next.
 const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect);
 constexpr std::size_t kMaxGroups = 4096;  // groups (and p2p pairs) tracked; more are ignored
+constexpr std::size_t kPollAt = 8;  // a group's finished GPU collectives are read from here
+constexpr std::size_t kMaxGpuPending = 1024;  // per group; more: not measured
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -77,6 +83,10 @@ struct Group {
   std::map<std::uint64_t, std::int64_t> pending;  // index -> arrival (ns), unfinished
   std::uint64_t completed = 0;
   std::int64_t last_done_ns = 0;  // when the last collective finished (steady clock)
+  // GPU collectives whose events are recorded, oldest first, and the last one read's end.
+  std::deque<std::pair<std::uint64_t, EventPair>> gpu_pending;
+  CUevent gpu_last_end = nullptr;
+  int gpu_last_device = -1;
   // The window since the last take_window().
   std::uint64_t n = 0;
   std::int64_t wait_sum_ns = 0;
@@ -121,16 +131,38 @@ class Observer {
   void abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept;
   void fail(const char* what) noexcept;
 
+  // The GPU path (gpu_waits.h): the device a collective's tensors are on (-1: host), the
+  // stream to record on, and the pair of a finished enqueue.
+  [[nodiscard]] int gpu_device(const torch::jit::Stack& stack, std::size_t base,
+                               std::size_t n) const;
+  [[nodiscard]] CUstream gpu_stream(int device) const;
+  GpuWaits& gpu() { return gpu_; }
+  void gpu_enqueued(const std::shared_ptr<Group>& g, std::uint64_t index,
+                    const EventPair& pair) noexcept;
+  [[nodiscard]] long long gpu_read() const { return gpu_read_.load(std::memory_order_relaxed); }
+
   py::list progress() const;
   py::list take_window();
 
  private:
   Observer() = default;
   std::shared_ptr<Group> lookup(const c10d::ProcessGroup& pg, int peer);
+  void add_wait_locked(Group& g, std::int64_t wait_ns);
+  void poll_gpu_locked(Group& g) noexcept;
 
   std::atomic<bool> enabled_{false};
   std::atomic<bool> failed_{false};
   std::atomic<long long> observed_{0};
+  std::atomic<long long> gpu_read_{0};
+  // Tests: collectives on CPU tensors are timed as GPU ones on this stream of device 0 (the
+  // simulated driver's); -1: only CUDA tensors take the GPU path.
+  std::atomic<long long> cpu_as_gpu_stream_{-1};
+  GpuWaits gpu_;
+
+ public:
+  void set_cpu_as_gpu_stream(long long stream) { cpu_as_gpu_stream_.store(stream); }
+
+ private:
   std::unique_ptr<torch::Library> library_;  // the registrations; destroyed = unregistered
   mutable std::mutex mu_;  // everything below
   std::string error_;
@@ -139,7 +171,7 @@ class Observer {
   std::map<std::string, std::shared_ptr<Group>> by_name_;
 };
 
-// The boxed kernel of one c10d op at the Autograd key.
+// The boxed kernel of one c10d op at the BackendSelect key.
 class Kernel final : public c10::OperatorKernel {
  public:
   Kernel(std::string op, int pg_arg, int peer_arg, bool returns_work)
@@ -151,6 +183,7 @@ class Kernel final : public c10::OperatorKernel {
     std::shared_ptr<Group> group;
     std::uint64_t index = 0;
     std::int64_t arrival = 0;
+    EventPair pair;  // the GPU path's events (start == nullptr: host path)
     if (o.enabled() && !o.failed()) {
       try {
         const std::size_t base = stack->size() - handle.schema().arguments().size();
@@ -158,6 +191,10 @@ class Kernel final : public c10::OperatorKernel {
         const int peer = peer_arg_ >= 0 ? static_cast<int>((*stack)[base + peer_arg_].toInt()) : -1;
         const auto pg = pg_value.toCustomClass<c10d::ProcessGroup>();
         group = o.arrive(*pg, peer, op_.c_str(), &index, &arrival);
+        if (group && returns_work_ && !no_future_.load(std::memory_order_relaxed)) {
+          const int device = o.gpu_device(*stack, base, handle.schema().arguments().size());
+          if (device >= 0) pair = o.gpu().start(device, o.gpu_stream(device));
+        }
       } catch (const c10::Error& e) {
         o.fail(e.what_without_backtrace());
       } catch (const std::exception& e) {
@@ -170,9 +207,13 @@ class Kernel final : public c10::OperatorKernel {
       handle.redispatchBoxed(keys & kBelow, stack);
     } catch (...) {
       if (group) o.abandon(group, index);
+      o.gpu().release(pair.device, pair.start);
       throw;  // the collective's own error, unchanged
     }
     if (!group) return;
+    if (!returns_work_ || no_future_.load(std::memory_order_relaxed)) {
+      o.gpu().release(pair.device, pair.start);
+    }
     if (!returns_work_) {  // synchronous (monitored_barrier_): finished on return
       o.complete(group, index, arrival, true);
       return;
@@ -191,12 +232,30 @@ class Kernel final : public c10::OperatorKernel {
       }
       if (!future) {
         no_future_.store(true, std::memory_order_relaxed);
+        o.gpu().release(pair.device, pair.start);
         o.complete(group, index, arrival, false);
         return;
       }
-      // Runs on the backend's thread when the work finishes (inline if it already has).
-      future->addCallback([group, index, arrival](c10::ivalue::Future& f) {
-        Observer::get().complete(group, index, arrival, !f.hasError());
+      // Runs on the backend's thread when the work finishes (inline if it already has). A
+      // CUDA future (NCCL) is done at enqueue and runs it with a current stream that waits for
+      // the collective's end: the GPU path's end event goes there.
+      future->addCallback([group, index, arrival, pair](c10::ivalue::Future& f) mutable {
+        Observer& ob = Observer::get();
+        const bool ok = !f.hasError();
+        if (pair.start != nullptr) {
+          bool ended = false;
+          try {
+            ended = ok && ob.gpu().end(pair, ob.gpu_stream(pair.device));
+          } catch (...) {  // the stream getter: never into the backend's thread
+          }
+          if (ended) {
+            ob.gpu_enqueued(group, index, pair);
+            ob.complete(group, index, arrival, false);  // progress; the wait is the GPU's
+            return;
+          }
+          ob.gpu().release(pair.device, pair.start, pair.end);
+        }
+        ob.complete(group, index, arrival, ok);
       });
     } catch (const c10::Error& e) {
       o.abandon(group, index);
@@ -291,10 +350,80 @@ void Observer::complete(const std::shared_ptr<Group>& g, std::uint64_t index, st
   const std::int64_t wait = std::max<std::int64_t>(0, done - std::max(arrival, g->last_done_ns));
   g->last_done_ns = std::max(g->last_done_ns, done);
   if (!ok) return;  // failed, or no future to tell its end: no wait measured
-  ++g->n;
-  g->wait_sum_ns += wait;
-  if (wait < g->wait_min_ns) g->wait_min_ns = wait;
-  ++g->hist[wait_bin(wait)];
+  add_wait_locked(*g, wait);
+}
+
+void Observer::add_wait_locked(Group& g, std::int64_t wait_ns) {
+  ++g.n;
+  g.wait_sum_ns += wait_ns;
+  if (wait_ns < g.wait_min_ns) g.wait_min_ns = wait_ns;
+  ++g.hist[wait_bin(wait_ns)];
+}
+
+int Observer::gpu_device(const torch::jit::Stack& stack, std::size_t base, std::size_t n) const {
+  const long long cpu_stream = cpu_as_gpu_stream_.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < n; ++i) {
+    const c10::IValue& v = stack[base + i];
+    const at::Tensor* t = nullptr;
+    if (v.isTensor()) {
+      t = &v.toTensor();
+    } else if (v.isTensorList()) {
+      const auto list = v.toListRef();
+      if (!list.empty() && list[0].isTensor()) t = &list[0].toTensor();
+    }
+    if (t == nullptr || !t->defined()) continue;
+    if (t->is_cuda()) return std::max<int>(0, t->device().index());
+    return cpu_stream >= 0 && t->is_cpu() ? 0 : -1;
+  }
+  return -1;
+}
+
+CUstream Observer::gpu_stream(int device) const {
+  const long long cpu_stream = cpu_as_gpu_stream_.load(std::memory_order_relaxed);
+  if (cpu_stream >= 0) return reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(cpu_stream));
+  // The raw getter (0.2-0.5 µs on an H100), not torch.cuda.current_stream() (docs/design).
+  const c10::impl::DeviceGuardImplInterface* impl =
+      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+  return static_cast<CUstream>(
+      impl->getStream(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device)))
+          .native_handle());
+}
+
+void Observer::gpu_enqueued(const std::shared_ptr<Group>& g, std::uint64_t index,
+                            const EventPair& pair) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (g->gpu_pending.size() >= kMaxGpuPending) {
+      gpu_.release(pair.device, pair.start, pair.end);
+      return;
+    }
+    g->gpu_pending.emplace_back(index, pair);
+    if (g->gpu_pending.size() >= kPollAt) poll_gpu_locked(*g);
+  } catch (...) {
+    gpu_.release(pair.device, pair.start, pair.end);
+  }
+}
+
+// Reads the group's finished GPU collectives, oldest first. As on the host, a collective's wait
+// starts no earlier than the previous one's end (overlapping collectives count it once).
+void Observer::poll_gpu_locked(Group& g) noexcept {
+  while (!g.gpu_pending.empty()) {
+    const EventPair pair = g.gpu_pending.front().second;
+    float ms = 0.0f, since_ms = 0.0f;
+    const int r = gpu_.read(pair, g.gpu_last_end, &ms, &since_ms);
+    if (r == 0) break;
+    g.gpu_pending.pop_front();
+    if (r < 0) {  // the GPU path is off: give the events back
+      gpu_.release(pair.device, pair.start, pair.end);
+      continue;
+    }
+    const double wait_ms = std::max(0.0f, std::min(ms, since_ms));
+    add_wait_locked(g, static_cast<std::int64_t>(wait_ms * 1e6));
+    gpu_read_.fetch_add(1, std::memory_order_relaxed);
+    gpu_.release(g.gpu_last_device, g.gpu_last_end, pair.start);
+    g.gpu_last_end = pair.end;
+    g.gpu_last_device = pair.device;
+  }
 }
 
 void Observer::abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept {
@@ -323,6 +452,12 @@ void Observer::set_excluded(const std::vector<std::string>& names) {
 void Observer::enable(const std::vector<std::string>& exclude) {
   if (!enabled()) {  // a new start: indices count from it (every member starts together)
     std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [name, g] : by_name_) {
+      for (const auto& [index, pair] : g->gpu_pending) {
+        gpu_.release(pair.device, pair.start, pair.end);
+      }
+      g->gpu_pending.clear();
+    }
     by_key_.clear();
     by_name_.clear();
   }
@@ -390,6 +525,7 @@ py::list Observer::take_window() {
   std::lock_guard<std::mutex> lock(mu_);
   py::list out;
   for (auto& [name, g] : by_name_) {
+    poll_gpu_locked(*g);
     if (g->excluded || g->n == 0) continue;
     py::list hist;
     for (std::uint64_t c : g->hist) hist.append(c);
@@ -408,9 +544,22 @@ py::list Observer::take_window() {
 void bind_collectives(py::module_& m) {
   m.def(
       "collectives_enable",
-      [](const std::vector<std::string>& exclude) { Observer::get().enable(exclude); },
-      py::arg("exclude") = std::vector<std::string>{},
-      "Observe every c10d collective; groups named in `exclude` are passed through.");
+      [](const std::vector<std::string>& exclude, long long cpu_as_gpu_stream) {
+        Observer::get().set_cpu_as_gpu_stream(cpu_as_gpu_stream);
+        Observer::get().enable(exclude);
+      },
+      py::arg("exclude") = std::vector<std::string>{}, py::arg("cpu_as_gpu_stream") = -1,
+      "Observe every c10d collective; groups named in `exclude` are passed through. Tests: "
+      "`cpu_as_gpu_stream` >= 0 times collectives on CPU tensors as GPU ones on that stream of "
+      "device 0 (the simulated driver's).");
+  m.def(
+      "collectives_gpu",
+      [] {
+        Observer& o = Observer::get();
+        return py::make_tuple(o.gpu().recorded(), o.gpu_read(), o.gpu().error());
+      },
+      "(collectives whose start event was recorded, waits read from events, the GPU path's "
+      "first error or '').");
   m.def(
       "collectives_disable", [] { Observer::get().disable(); },
       "Stop observing collectives (the kernels are unregistered).");
