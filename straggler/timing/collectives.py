@@ -14,8 +14,10 @@ Per process group (its c10d name, which every member agrees on; a point-to-point
   whether this rank is inside one now (issued, not finished) and since when. For the hang
   watchdog and the zero-code attach: cheap to read at any time, from any thread.
 - waits (`take_window`): per collective, arrival (the call) to completion (the Work's future is
-  done: on gloo when its worker finished, whatever the caller does with ``wait()``); summed,
-  minimum and a log2 histogram since the last `take_window`. The report turns them into culprits
+  done: on gloo when its worker finished, whatever the caller does with ``wait()``), from no
+  earlier than the group's previous completion; on CUDA tensors the same read from two CUDA
+  events on the GPU (`gpu_status`; docs/culprits.md "GPU"). Summed, minimum and a log2
+  histogram since the last `take_window`. The report turns them into culprits
   (`straggler.analysis.waits`).
 
 The detector's own collectives run on a private gloo backend outside the dispatcher and are
