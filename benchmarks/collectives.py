@@ -3,10 +3,10 @@
 One process, a gloo world of one rank (the collective itself is then as cheap as gloo gets, so
 the observer's share is as large as it can be), one torch thread. Each round times the same
 loop of ``dist.all_reduce`` on a 4-float tensor with the observer off (no detector: nothing is
-registered) and on, back to back; the table shows the median over rounds of each and of the
-per-round difference (the configurations run in a rotating order within a round). Time is the process's CPU time (every thread: the caller's kernel and the
-completion callback on gloo's worker thread), not wall time: on a shared machine the time a
-thread waits for a core is not the observer's cost. Run:
+registered) and on, back to back, in a rotating order; the table shows the median over rounds
+of each and of the per-round difference. Time is the process's CPU time (every thread: the
+caller's kernel and the completion callback on gloo's worker thread), not wall time: on a
+shared machine the time a thread waits for a core is not the observer's cost. Run:
 ``.venv/bin/python benchmarks/collectives.py [--ops 5000] [--rounds 9] [--baseline-ops SO]``.
 
 ``--baseline-ops`` loads another build of ``straggler._ops`` (e.g. an earlier commit's, built

