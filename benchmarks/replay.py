@@ -8,9 +8,10 @@ of every rank of a real gloo run. The replay cuts it into report windows (``--in
 of the recorded run each), optionally slows one rank (`Injection`: a factor on its compute
 sections, its data section, or a host stall added to its forward; every step, one step in five,
 from mid-run, or for a while) and gives each window to the *real* report path: the window's
-samples become each rank's summaries through `straggler.timing.registry.host_summaries` (what a
-live report computes), and one `straggler.reporting.generator.ReportGenerator` per rank, each in
-its own thread joined by `ThreadComm` (in-process collectives with gloo's semantics), builds the
+samples become each rank's summaries and quartiles through
+`straggler.timing.registry.host_window` (what a live report computes), and one
+`straggler.reporting.generator.ReportGenerator` per rank, each in its own thread joined by
+`ThreadComm` (in-process collectives with gloo's semantics), builds the
 report. The policy then reads the reports exactly as `apply_policy` does in a live report.
 
 Scored per scenario: recall (the slowed rank confirmed within ``WITHIN`` reports of the onset),
@@ -79,6 +80,21 @@ def traces(folder: Path = TRACE_DIR) -> list[Trace]:
     return [load_trace(p) for p in sorted(folder.glob("*.npz"))]
 
 
+def subset(trace: Trace, ranks: Sequence[int]) -> Trace:
+    """The trace of some of its ranks only (a 3-rank run of a 4-rank recording): the same real
+    noise, seen by other peers."""
+    keep = list(ranks)
+    name = f"{trace.name}[{','.join(map(str, keep))}]"
+    return Trace(name, trace.times_ms[keep], trace.end_s, trace.sections, trace.meta)
+
+
+def variants(trace: Trace) -> list[Trace]:
+    """The trace, and each 3-rank subset of a 4-rank trace (more clean runs from real noise)."""
+    if trace.world < 4:
+        return [trace]
+    return [trace] + [subset(trace, ks) for ks in itertools.combinations(range(trace.world), 3)]
+
+
 @dataclass(frozen=True)
 class Injection:
     """A straggler injected into a clean trace.
@@ -102,10 +118,14 @@ class Injection:
         return f"{self.kind} x{self.factor:g} {self.pattern}"
 
 
-def window_bounds(trace: Trace, interval_s: float) -> list[tuple[int, int]]:
-    """Step ranges ``[a, b)`` of consecutive report windows of ``interval_s`` recorded seconds."""
-    edges = np.searchsorted(trace.end_s, np.arange(interval_s, trace.end_s[-1], interval_s))
-    edges = np.unique(np.concatenate([[0], edges]))
+def window_bounds(trace: Trace, interval_s: float, phase_s: float = 0.0
+                  ) -> list[tuple[int, int]]:
+    """Step ranges ``[a, b)`` of consecutive report windows of ``interval_s`` recorded seconds,
+    the first ending ``phase_s`` later (other windows over the same run)."""
+    ends = np.arange(interval_s + phase_s, trace.end_s[-1], interval_s)
+    edges = np.searchsorted(trace.end_s, ends)
+    start = int(np.searchsorted(trace.end_s, phase_s)) if phase_s > 0 else 0
+    edges = np.unique(np.concatenate([[start], edges]))
     return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b - a >= 5]
 
 
@@ -201,7 +221,7 @@ def reports(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]
             sections: Sequence[str] = SCORED, **generator_options: Any) -> list[Any]:
     """The reports (gathered on rank 0, no policy) of every window of ``times_ms``."""
     from straggler.reporting.generator import ReportGenerator
-    from straggler.timing.registry import host_summaries
+    from straggler.timing.registry import host_window
 
     cols = [trace.sections.index(s) for s in sections]
     exchange = _Exchange(trace.world)
@@ -213,9 +233,9 @@ def reports(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]
             gen = ReportGenerator(node_name=f"node{rank}", comm=ThreadComm(exchange, rank),
                                   policy=False, **generator_options)
             for a, b in bounds:
-                summaries = host_summaries({s: _Samples(times_ms[rank, a:b, c])
-                                            for s, c in zip(sections, cols, strict=True)})
-                report = gen.generate_report(summaries, {})
+                summaries, quartiles = host_window({s: _Samples(times_ms[rank, a:b, c])
+                                                    for s, c in zip(sections, cols, strict=True)})
+                report = gen.generate_report(summaries, {}, section_quartiles=quartiles)
                 if rank == 0:
                     out.append(report)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
@@ -287,6 +307,39 @@ def run_policy(reps: Sequence[Any], make_policy: Callable[[], Any]
     return confirmed, suspects
 
 
+def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]],
+                    make_policy: Callable[[], Any], sections: Sequence[str] = SCORED
+                    ) -> tuple[list[frozenset[int]], list[frozenset[int]]]:
+    """What `run_policy` gives for `reports` of the same windows, without the report path: each
+    window's per-rank medians, quartiles and step counts straight to `StragglerPolicy.update`,
+    as `apply_policy` passes them (tests check the two agree); fast enough for thousands of
+    clean reports in a test."""
+    from straggler.analysis.policy import TAIL_SUFFIX, window_spread
+
+    policy = make_policy()
+    cols = [trace.sections.index(s) for s in sections]
+    ranks = np.arange(trace.world)
+    confirmed, suspects = [], []
+    for a, b in bounds:
+        window = times_ms[:, a:b][:, :, cols]  # ranks, steps, sections
+        q25, med, q75 = np.percentile(window, (25.0, 50.0, 75.0), axis=1)
+        times: dict[str, np.ndarray] = {}
+        for i, name in enumerate(sections):
+            times[f"section:{name}"] = med[:, i]
+            times[f"section:{name}{TAIL_SUFFIX}"] = q75[:, i]
+        quartiles = {name: {r: (q25[r, i], q75[r, i]) for r in range(trace.world)}
+                     for i, name in enumerate(sections)}
+        steps = {m: float(b - a) for m in times}
+
+        class _Window:
+            section_quartiles_ms = quartiles
+
+        decision = policy.update(ranks, times, steps, window_spread(_Window, ranks, steps))
+        confirmed.append(decision.confirmed)
+        suspects.append(decision.suspects)
+    return confirmed, suspects
+
+
 def onset_of(n_reports: int) -> int:
     """The report where injected faults start: a third into the run (the policy has learned
     the job's noise by then, as in a job that ran a while before a rank turned slow)."""
@@ -307,21 +360,32 @@ def scenarios(world: int, onset: int, n_reports: int) -> list[Injection | None]:
 
 
 def replay_all(trace_list: Iterable[Trace], interval_s: float,
-               make_policy: Callable[[], Any], cache: dict | None = None) -> list[Outcome]:
-    """Every scenario of every trace through the report path and the policy."""
+               make_policy: Callable[[], Any], cache: dict | None = None, *,
+               direct: bool = False, phases: Sequence[float] = (0.0,),
+               clean_phases: Sequence[float] = ()) -> list[Outcome]:
+    """Every scenario of every trace through the report path (``direct``: `direct_verdicts`)
+    and the policy, with the report windows starting at each of ``phases`` seconds; clean runs
+    also at each of ``clean_phases`` (more clean reports)."""
     outcomes = []
     for trace in trace_list:
-        bounds = window_bounds(trace, interval_s)
-        for inj in scenarios(trace.world, onset_of(len(bounds)), len(bounds)):
-            key = (trace.name, interval_s, inj)
-            reps = cache.get(key) if cache is not None else None
-            if reps is None:
-                reps = reports(trace, inject(trace, bounds, inj), bounds)
-                if cache is not None:
-                    cache[key] = reps
-            confirmed, suspects = run_policy(reps, make_policy)
-            outcomes.append(score("clean" if inj is None else inj.label, trace, confirmed,
-                                  suspects, inj, interval_s))
+        for phase in sorted(set(phases) | set(clean_phases)):
+            bounds = window_bounds(trace, interval_s, phase)
+            for inj in scenarios(trace.world, onset_of(len(bounds)), len(bounds)):
+                if phase not in phases and inj is not None:
+                    continue
+                if direct:
+                    confirmed, suspects = direct_verdicts(trace, inject(trace, bounds, inj),
+                                                          bounds, make_policy)
+                else:
+                    key = (trace.name, interval_s, phase, inj)
+                    reps = cache.get(key) if cache is not None else None
+                    if reps is None:
+                        reps = reports(trace, inject(trace, bounds, inj), bounds)
+                        if cache is not None:
+                            cache[key] = reps
+                    confirmed, suspects = run_policy(reps, make_policy)
+                outcomes.append(score("clean" if inj is None else inj.label, trace, confirmed,
+                                      suspects, inj, interval_s))
     return outcomes
 
 

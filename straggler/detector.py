@@ -161,6 +161,7 @@ class DetectorCore:
         from . import forksafe
 
         forksafe.track(self)
+        self._exit_hook = self.lifecycle.close_at_exit(self.close)
 
     # -- parts built here --------------------------------------------------------------------
     def _create_ft_bridge(self, mode: str) -> FTBridge | None:
@@ -344,6 +345,7 @@ class DetectorCore:
 
         A no-op in a forked child (the parent's threads and contexts are not ours to stop).
         """
+        self.lifecycle.forget_exit_hook(getattr(self, "_exit_hook", None))
         self.lifecycle.close(self._closing_steps())
 
     def _close_deadline(self) -> None:

@@ -7,12 +7,21 @@ reports return None, and the training loop never sees it. The ranks turn off tog
 (`leaving`) and says "off" at the next report; inside one (its collectives started) it closes
 its communicator at once, so that the peers' pending collective fails now instead of after
 ``comm_timeout_s``. A forked child's detector is inert (straggler/forksafe.py).
+
+At interpreter exit a detector that was never shut down closes itself (local steps only, no
+collective): its daemon threads (hang watchdog, report deadline, exporter) must not be inside a
+store call or a gloo wait when Python finalizes, because a daemon thread that returns from C++
+then is ended by ``pthread_exit``, whose unwinding through C++ frames aborts the process
+("terminate called without an active exception", exit code -6): a job that finished its work
+would fail.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -95,6 +104,30 @@ class Lifecycle:
         self._disable()
         for obj in native:
             keep_forever(obj)
+
+    @staticmethod
+    def close_at_exit(close: Callable[[], None]) -> Callable[[], None]:
+        """Run `close` (a bound method, held weakly) at interpreter exit; returns the hook.
+
+        atexit runs after the main thread's work and before finalization stops daemon threads,
+        so the detector's threads are joined while joining them is still safe.
+        """
+        method = weakref.WeakMethod(close)
+
+        def hook() -> None:
+            target = method()
+            if target is not None:
+                with contextlib.suppress(Exception):  # the job is exiting: never fail it
+                    target()
+
+        atexit.register(hook)
+        return hook
+
+    @staticmethod
+    def forget_exit_hook(hook: Callable[[], None] | None) -> None:
+        """Drop a hook of `close_at_exit` (the detector was closed before exit)."""
+        if hook is not None:
+            atexit.unregister(hook)
 
     def close(self, steps: Sequence[tuple[str, Callable[[], Any]]]) -> None:
         """Stop for good, then run each closing step (`(what, call)`); a failing one is logged.

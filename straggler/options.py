@@ -1,34 +1,31 @@
 """The option types users pass, and the one way to take them (`to_options`).
 
-Each option type is a frozen dataclass defined beside the code it configures and validated
-when built; this module gathers them under one name and converts what a caller passes:
+Each option type is a dataclass (frozen, except the Megatron config, which Megatron-Bridge's
+code sets field by field) defined beside the code it configures and validated when built; this
+module gathers them under one name and converts what a caller passes:
 
-======================  =======================================  ===========================
-type                    defined in                               taken by
-======================  =======================================  ===========================
-`DetectorOptions`       straggler/detector_options.py            ``Detector.initialize(...)``
-`TelemetryOptions`      straggler/telemetry/options.py           ``telemetry=``
-`CauseRules`            straggler/analysis/causes.py             ``TelemetryOptions.rules``
-`PolicyConfig`          straggler/analysis/policy_config.py      ``policy=``
-`ReportLogOptions`      straggler/sinks/reportlog.py             ``report_log=``
-`PrometheusOptions`     straggler/sinks/prometheus.py            ``prometheus=``
-`HangOptions`           straggler/hang/options.py                ``hang_timeout_s=``
-`FTOptions`             straggler/integrations/ft/options.py     ``ft_options=``
-`CallbackOptions`       straggler/integrations/callback_options.py  Lightning's callback
-`StragglerDetectionConfig`  straggler/integrations/megatron/config.py  the Megatron manager
-`AttachSettings`        straggler/attach/settings.py             ``straggler run``
-`ReportOptions`         straggler/detector_options.py            ``report_options=`` (a dict)
-======================  =======================================  ===========================
+- `DetectorOptions` (detector_options.py): ``Detector.initialize(...)``'s arguments;
+- `ReportOptions` (detector_options.py, a TypedDict): ``report_options=``;
+- `TelemetryOptions` (telemetry/options.py): ``telemetry=``; its ``rules``, `CauseRules`
+  (analysis/causes.py);
+- `PolicyConfig` (analysis/policy_config.py): ``policy=``;
+- `ReportLogOptions` (sinks/reportlog.py): ``report_log=``;
+- `PrometheusOptions` (sinks/prometheus.py): ``prometheus=``;
+- `HangOptions` (hang/options.py): ``hang_timeout_s=``, with ``hang_action=``;
+- `FTOptions` (integrations/ft/options.py): ``ft_options=``;
+- `CallbackOptions` (integrations/callback_options.py): Lightning's callback;
+- `StragglerDetectionConfig` (integrations/megatron/config.py): the Megatron manager;
+- `AttachSettings` (attach/settings.py): ``straggler run``.
 
 ``from straggler.options import TelemetryOptions`` imports the type's module on first use:
-this table is the one place where option types are loaded lazily, so that
+this list (`_HOMES` below) is the one place where option types are loaded lazily, so that
 ``from straggler import Detector`` stays free of torch (the FT and Lightning types live in
 packages that import it) until options are built.
 
 `to_options` is the one conversion (as cuda.core's ``check_or_create_options``): an instance
 is taken as it is, a mapping is its fields, anything else is a *shorthand* the type declares
 (``telemetry=False``, ``prometheus=9400``, ``report_log="r.jsonl"``, ``policy=True``), None
-included. A type declares its shorthands with two optional class attributes:
+included. A type declares its shorthands with three optional class attributes:
 
 - ``_from_shorthand(value, name, environ)``: the fields a shorthand stands for, None for
   "off", or `NOT_A_SHORTHAND` (then `OptionTypeError` names the value and the accepted forms).

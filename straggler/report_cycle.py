@@ -147,10 +147,11 @@ class ReportCycle:
         self.comm.call = f"{call} (report {self._calls})"  # named if a collective fails
         start_s = time.perf_counter()
         sections: dict[Any, Any] = {}
+        quartiles: dict[Any, Any] = {}
         gpu: dict[Any, Any] = {}
         telemetry = None
         try:
-            sections = self.registry.summaries()
+            sections, quartiles = self.registry.window()
             gpu = self.gpu.summaries()
             telemetry = self.telemetry.sample() if self.telemetry is not None else None
         except Exception as exc:  # noqa: BLE001 - fail open: say "off" at the gate below
@@ -160,7 +161,7 @@ class ReportCycle:
         if not self._agreed_on():
             return None
         try:
-            return self._report(sections, gpu, telemetry, start_s)
+            return self._report(sections, gpu, telemetry, start_s, quartiles)
         except Exception as exc:  # noqa: BLE001 - fail open
             self.lifecycle.fail(exc, in_report=True)
             return None
@@ -196,7 +197,7 @@ class ReportCycle:
         return self.registry.enabled
 
     def _report(self, sections: dict[Any, Any], gpu: dict[Any, Any], telemetry: Any,
-                start_s: float) -> Report | None:
+                start_s: float, quartiles: dict[Any, Any] | None = None) -> Report | None:
         extra: list[float] | None = None  # reports need no communication: nor does the interval
         if self.agree_by_comm:
             # The interval is re-agreed on the report's own collective: each rank's wish
@@ -205,7 +206,8 @@ class ReportCycle:
             extra = [wish if math.isfinite(wish) else -1.0]
         waits = self._waits()
         report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra,
-                                               waits=waits, wait_groups=self._wait_groups)
+                                               waits=waits, wait_groups=self._wait_groups,
+                                               section_quartiles=quartiles)
         report = self.annotator(report)  # GPU identities and causes (collective)
         # Agreed on every rank before anything else can fail: a rank that fails later in this
         # report still holds the same decision as its peers.

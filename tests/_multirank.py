@@ -85,7 +85,8 @@ def run_ranks(fn: Callable[..., Any], world_size: int, *args: Any, timeout_s: fl
 
     Returns the ranks' return values in rank order. Raises ``RuntimeError`` (with the child's
     traceback) when a rank raised or exited without a result, and ``TimeoutError`` when the ranks
-    did not all finish within ``timeout_s``; leftover processes are killed in both cases.
+    did not all finish within ``timeout_s``; leftover processes are killed in both cases. A rank
+that returned and then exited with a non-zero code (not in ``may_die``) fails the run too.
     ``tcp_store_port``: join through the TCPStore the caller serves on that port instead.
     """
     if CURRENT_TEST_MARKED is False:
@@ -114,6 +115,13 @@ def run_ranks(fn: Callable[..., Any], world_size: int, *args: Any, timeout_s: fl
         deadline = time.monotonic() + 10.0
         for p in procs:
             p.join(timeout=max(0.1, deadline - time.monotonic()))
+        # A rank that returned but then crashed while exiting (a detector thread aborting the
+        # interpreter's finalization, say) failed its job all the same.
+        crashed = {rank: p.exitcode for rank, p in enumerate(procs)
+                   if rank not in may_die and p.exitcode not in (0, None)}
+        if crashed:
+            raise RuntimeError(f"ranks exited abnormally after returning (rank: exit code): "
+                               f"{crashed}")
         return values
     finally:
         for p in procs:

@@ -26,11 +26,11 @@ MIN_HISTORY = 2
 _SQRT_TERM = 1.0
 _LINEAR_TERM = 3.0
 
-_CONFIRMED_BY = {1: "relative", 2: "individual"}  # MetricState.confirmed_by codes
+_CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.confirmed_by codes
 
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
-# the window's steps.
-Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
+# the window's steps, the within-window standard errors.
+Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -69,6 +69,27 @@ def update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np
     return before
 
 
+def window_noise(se: np.ndarray | None, groups: np.ndarray) -> np.ndarray:
+    """The within-window standard error of each rank's log ratio to its peers' median.
+
+    ``se``: each rank's standard error of its log value from the window's samples. The peers'
+    median of ``m`` values has about ``pi / 2 / m`` times their typical variance (at most 1).
+    NaN where the rank or all its peers lack one.
+    """
+    if se is None:
+        return np.full(groups.shape, np.nan)
+    var = np.where(np.isfinite(se) & (se >= 0), se * se, np.nan)
+    peers_var = median_of_others(var, groups)
+    has = (~np.isnan(var)).astype(np.float64)
+    peers = np.zeros(groups.shape)
+    for g in np.unique(groups):
+        members = groups == g
+        peers[members] = has[members].sum() - has[members]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ref = peers_var * np.minimum(1.0, (math.pi / 2.0) / np.maximum(peers, 1.0))
+        return np.sqrt(var + ref)
+
+
 class MetricState:
     """Per-metric arrays over rank slots: windows, baselines, noise estimates, learned groups."""
 
@@ -76,14 +97,17 @@ class MetricState:
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
               "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev")
 
-    def __init__(self, n: int, size: int) -> None:
+    def __init__(self, n: int, size: int, tail: bool = False) -> None:
+        #: An upper-quartile metric: judged with `PolicyConfig.tail_min_effect`.
+        self.tail = tail
         # Persistence windows as bit fields: bit i set = slow i reports ago (for ranks with data).
         self.mask = np.uint32((1 << n) - 1)
         self.n = n
         self.rel_window = np.zeros(size, dtype=np.uint32)
         self.ind_window = np.zeros(size, dtype=np.uint32)
         self.baseline = np.full(size, np.nan)  # log time
-        self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual
+        self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual,
+        # 3 culprit (the "culprit" metric: the collective waits)
         # Noise estimates: last value and EW mean |successive difference| / 1.128 (= sigma for
         # Gaussian noise), for the log ratio to the peers and for the log time.
         self.rel_prev = np.full(size, np.nan)
@@ -102,6 +126,9 @@ class MetricState:
         self.step_noise = math.nan
         self.step_noise_obs = 0
         self.groups: np.ndarray | None = None
+        # Suspects named during the structure warm-up from the window's own evidence (against
+        # every other rank), so an early report can follow before the groups are known.
+        self.provisional = np.zeros(size, dtype=bool)
         self.warmup_levels: list[np.ndarray] = []
         self.pending: list[Pending] = []
 
@@ -116,6 +143,7 @@ class MetricState:
         self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
         for name in ("rel_prev", "ind_prev", "ratio_prev"):
             setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
+        self.provisional = np.concatenate([self.provisional, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
@@ -125,7 +153,8 @@ class MetricState:
     @property
     def flagged(self) -> bool:
         """Whether any rank has a slow mark or a confirmation on this metric."""
-        return bool(self.confirmed_by.any() or self.rel_window.any() or self.ind_window.any())
+        return bool(self.confirmed_by.any() or self.rel_window.any() or self.ind_window.any()
+                    or self.provisional.any())
 
     def marks(self, slot: int) -> tuple[str | None, int]:
         """The rule that confirmed ``slot`` ("relative", "individual" or None) and its slow
@@ -149,10 +178,10 @@ class MetricState:
         return entry
 
     @classmethod
-    def from_state(cls, entry: Mapping[str, Any], n: int, size: int, saved_n: int
-                   ) -> MetricState:
+    def from_state(cls, entry: Mapping[str, Any], n: int, size: int, saved_n: int,
+                   tail: bool = False) -> MetricState:
         """A state saved by `state` with ``saved_n`` (ValueError on a shape mismatch)."""
-        ms = cls(n, size)
+        ms = cls(n, size, tail)
         for key in cls.ARRAYS:
             old = getattr(ms, key)
             if key not in entry and key in ("evidence", "ratio_prev"):  # saved before the rule
@@ -202,7 +231,7 @@ class MetricState:
 
     def judge(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, x: np.ndarray,
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
-              groups: np.ndarray, steps: float = math.nan
+              groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
@@ -217,14 +246,27 @@ class MetricState:
             log_ratio = np.log(x / med)
             rel_sigma = update_noise(self.rel_prev, self.rel_sigma, self.rel_obs, slots,
                                      log_ratio, alpha, math.log1p(cfg.min_effect))
-            effect = log_ratio >= math.log1p(cfg.min_effect)
+            effect = log_ratio >= math.log1p(cfg.tail_min_effect if self.tail
+                                             else cfg.min_effect)
             if cfg.rule == "evidence":
                 # The job's noise, or a part of the rank's own when larger (a noisy but healthy
                 # rank). Its own estimate is robust to a step change (update_noise), so a
                 # straggler raises its bar only by a part of its noise, never by its slowdown.
                 noise = np.maximum(self._report_noise(cfg, alpha, slots, log_ratio, steps),
                                    cfg.own_noise_weight * rel_sigma)
+                # Clearing judges with the whole noise between reports: a recovered rank with
+                # a lasting offset of a few per cent is healthy (hysteresis).
+                clear_noise = noise
+                within = window_noise(se, groups)
+                noise = np.where(np.isfinite(within),
+                                 np.maximum(cfg.window_noise_factor * within,
+                                            np.where(np.isfinite(noise),
+                                                     cfg.report_noise_weight * noise, 0.0)),
+                                 noise)
+                noise = np.maximum(noise, cfg.noise_floor)
                 z = log_ratio / noise
+                z_clear = log_ratio / np.where(np.isfinite(clear_noise),
+                                               np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & effect & (z >= cfg.slow_z)
                 self._accumulate(cfg, slots, z, effect)
             else:
@@ -239,7 +281,7 @@ class MetricState:
             band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
             # Unhealthy: a slow report under the evidence rule; beyond one sigma of the rank's
             # own noise under k_of_n.
-            rel_bad = ((peer < cfg.clear_threshold) & effect & (z >= 0.75 * cfg.slow_z)
+            rel_bad = ((peer < cfg.clear_threshold) & effect & (z_clear >= 0.75 * cfg.slow_z)
                        if cfg.rule == "evidence"
                        else (peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
             bad = has & (rel_bad
@@ -260,6 +302,51 @@ class MetricState:
         newly_ind = (popcount(self.ind_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_ind] = 2
         return peer, rel_slow | ind_slow, bad
+
+    def judge_culprits(self, cfg: PolicyConfig, slots: np.ndarray, share: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """One report of the collective waits (the ``"culprit"`` metric); returns the slow and
+        unhealthy masks.
+
+        ``share``: per rank of ``slots``, the share of the job's time lost waiting for it when
+        it is a culprit of the report (`straggler.analysis.waits`), 0 when it is observed and is
+        not one, NaN when not observed. A culprit report adds ``evidence_z_cap * min(1, share /
+        culprit_full_share) - evidence_drift`` to the rank's evidence, another report
+        ``-evidence_drift``; a culprit report with the evidence at ``evidence_threshold``
+        confirms the rank (reason ``"culprit"``). A rank slow outside every section shows here.
+        """
+        has = ~np.isnan(share)
+        culprit = has & (share > 0)
+        with np.errstate(invalid="ignore"):
+            z = np.where(culprit, cfg.evidence_z_cap * np.minimum(
+                1.0, share / cfg.culprit_full_share), 0.0)
+        step = z - cfg.evidence_drift
+        sl = slots[has]
+        self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[has])
+        self.rel_window[sl] = ((self.rel_window[sl] << np.uint32(1))
+                               | culprit[has].astype(np.uint32)) & self.mask
+        hit = np.zeros(self.confirmed_by.shape, dtype=bool)
+        hit[slots[culprit]] = True
+        newly = hit & (self.evidence >= cfg.evidence_threshold) & (self.confirmed_by == 0)
+        self.confirmed_by[newly] = 3
+        return culprit, culprit
+
+    def provisional_suspects(self, cfg: PolicyConfig, slots: np.ndarray, x: np.ndarray,
+                             se: np.ndarray) -> None:
+        """Name suspects in a warm-up report (no groups yet): a rank whose window is slower than
+        the median of all the others by the effect-size gate and by ``slow_z`` times its
+        within-window noise (`window_noise`). Only the early-report signal: no evidence, no
+        confirmation (the warm-up's reports are judged once the groups are known)."""
+        self.provisional[:] = False
+        if cfg.rule != "evidence":
+            return
+        one = np.zeros(x.shape, dtype=np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            log_ratio = np.log(x / median_of_others(x, one))
+            noise = np.maximum(cfg.window_noise_factor * window_noise(se, one), cfg.noise_floor)
+            gate = math.log1p(cfg.tail_min_effect if self.tail else cfg.min_effect)
+            slow = (log_ratio >= gate) & (log_ratio / noise >= cfg.slow_z) & np.isfinite(noise)
+        self.provisional[slots[slow]] = True
 
     def _report_noise(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray,
                       log_ratio: np.ndarray, steps: float) -> float:

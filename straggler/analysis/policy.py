@@ -43,11 +43,23 @@ from .persistence import MetricState
 from .policy_config import PolicyConfig
 from .statistics import Statistic
 
-__all__ = ["GPU_METRIC", "PolicyConfig", "PolicyDecision", "RankState", "StragglerPolicy",
-           "make_policy", "observation_from_report", "window_steps"]
+__all__ = ["CULPRIT_METRIC", "GPU_METRIC", "TAIL_SUFFIX", "PolicyConfig", "PolicyDecision",
+           "RankState", "StragglerPolicy", "culprit_shares", "make_policy",
+           "observation_from_report", "window_spread", "window_steps"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
+#: The metric of the collective waits: who the job waits for (`straggler.analysis.waits`).
+CULPRIT_METRIC = "culprit"
+
+#: A section's upper-quartile metric is ``f"section:{name}{TAIL_SUFFIX}"``: a rank slow in one
+#: step in a few (a heavy upper tail) moves it far more than its median.
+TAIL_SUFFIX = ":p75"
+# Standard error of a median (of an upper quartile) in units of sigma / sqrt(n), for normal
+# noise; sigma = interquartile range / 1.349.
+_SE_MEDIAN = math.sqrt(math.pi / 2.0)
+_SE_UPPER_QUARTILE = math.sqrt(0.75 * 0.25) / 0.31777
+_IQR_SIGMAS = 1.349
 
 _STATE_VERSION = 1
 @dataclass(frozen=True)
@@ -136,8 +148,8 @@ class StragglerPolicy:
             metrics: dict[str, MetricState] = {}
             for name, entry in state["metrics"].items():
                 try:
-                    metrics[str(name)] = MetricState.from_state(entry, self.config.n, size,
-                                                                state["n"])
+                    metrics[str(name)] = MetricState.from_state(
+                        entry, self.config.n, size, state["n"], str(name).endswith(TAIL_SUFFIX))
                 except ValueError as exc:
                     raise ValueError(f"{name}.{exc}") from None
             reports = int(state["reports"])
@@ -173,11 +185,19 @@ class StragglerPolicy:
     # ---------------------------------------------------------------------------------- update
     def update(self, ranks: Iterable[int] | np.ndarray,
                times: Mapping[str, Iterable[float] | np.ndarray],
-               steps: Mapping[str, float] | None = None) -> PolicyDecision:
+               steps: Mapping[str, float] | None = None,
+               spread: Mapping[str, Iterable[float] | np.ndarray] | None = None,
+               culprits: Mapping[int, float] | None = None) -> PolicyDecision:
         """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none).
 
         ``steps[metric]``: how many steps each value summarises (the window's sample count);
         the evidence rule weighs a report by it. Absent: every report weighs the same.
+        ``spread[metric]``: the standard error of each rank's log value from the window's own
+        samples (`window_spread`; NaN: unknown), the within-window evidence of the
+        evidence rule. Absent: the noise comes from successive reports only.
+        ``culprits``: every rank whose collective waits were observed, with the share of the
+        job's time lost waiting for it when it is a culprit of this report, else 0
+        (`culprit_shares`). Absent: no culprit evidence.
         """
         ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
                                dtype=np.int64)
@@ -201,9 +221,13 @@ class StragglerPolicy:
                                  f"{ranks_arr.size} ranks")
             x = np.where(x > 0, x, np.nan)  # zero or negative times carry no information
             n_steps = float((steps or {}).get(metric, math.nan))
+            given = (spread or {}).get(metric)
+            se = np.full(x.shape, np.nan) if given is None \
+                else np.asarray(given, dtype=np.float64).reshape(x.shape)
             ms = self._metrics.get(metric)
             if ms is None:
-                ms = self._metrics[metric] = MetricState(cfg.n, self._ranks.size)
+                ms = self._metrics[metric] = MetricState(cfg.n, self._ranks.size,
+                                                         metric.endswith(TAIL_SUFFIX))
             ms.grow(self._ranks.size)
             self._last_seen.pop(metric, None)
             self._last_seen[metric] = self._reports
@@ -218,21 +242,26 @@ class StragglerPolicy:
             groups = self._groups_for(ms)
             if groups is None:  # still learning the structure of this metric
                 judged = self._warm_up(ms, slots, x, logx, ind, ind_above_noise,
-                                       ind_within_noise, n_steps)
+                                       ind_within_noise, n_steps, se)
                 ready = judged is not None
                 if judged is None:
                     peer_out[metric] = np.full(x.shape, np.nan)
                     unhealthy[slots[has]] = True
+                    self._mark(metric, ms)  # its provisional suspects
                     continue
             else:
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
-                                  ind_within_noise, groups[slots], n_steps)
+                                  ind_within_noise, groups[slots], n_steps, se)
             peer, slow, bad = judged
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
             unhealthy[slots[bad]] = True
             self._mark(metric, ms)
 
+        if culprits and cfg.culprit_full_share > 0:
+            slow, bad = self._judge_culprits(culprits)
+            slow_any |= slow
+            unhealthy |= bad
         # Hysteresis: a confirmed rank clears after clear_reports healthy reports in a row.
         healthy = seen & ~unhealthy
         self._healthy_streak = np.where(healthy, self._healthy_streak + 1,
@@ -255,22 +284,55 @@ class StragglerPolicy:
             peer_scores=peer_out, individual_scores=ind_out, ranks=ranks_arr,
             structure_ready=ready)
 
+    def _judge_culprits(self, culprits: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
+        """The culprit metric's report: slow and unhealthy masks over every slot.
+
+        A report naming as many culprits as a learned cluster may hold (``cluster_min_size``,
+        ``cluster_min_fraction`` of the observed ranks) says nothing about a lone straggler (a
+        pipeline stage that has more work makes the next one wait): it counts as no culprit.
+        """
+        cfg = self.config
+        known = self._ranks.slot_of  # ranks of no report so far carry no verdict
+        pairs = [(known[r], v) for r, v in culprits.items() if r in known]
+        slots = np.array([p[0] for p in pairs], dtype=np.int64)
+        share = np.array([p[1] for p in pairs], dtype=np.float64)
+        many = max(cfg.cluster_min_size, math.ceil(cfg.cluster_min_fraction * slots.size))
+        if int(np.count_nonzero(share > 0)) >= many:
+            share = np.where(np.isnan(share), np.nan, 0.0)
+        ms = self._metrics.get(CULPRIT_METRIC)
+        if ms is None:
+            ms = self._metrics[CULPRIT_METRIC] = MetricState(cfg.n, self._ranks.size)
+        ms.grow(self._ranks.size)
+        self._last_seen.pop(CULPRIT_METRIC, None)
+        self._last_seen[CULPRIT_METRIC] = self._reports
+        slow, bad = ms.judge_culprits(cfg, slots, share)
+        self._mark(CULPRIT_METRIC, ms)
+        size = self._ranks.size
+        out_slow = np.zeros(size, dtype=bool)
+        out_bad = np.zeros(size, dtype=bool)
+        out_slow[slots[slow]] = True
+        out_bad[slots[bad]] = True
+        return out_slow, out_bad
+
     def _warm_up(self, ms: MetricState, slots: np.ndarray, x: np.ndarray, logx: np.ndarray,
                  ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
-                 n_steps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                 n_steps: float, se: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Keep one report of a metric whose peer groups are not learned yet.
 
         After ``structure_warmup`` reports the groups are learned and the kept reports replayed
         through the persistence rules; returns the judgement of this report then, else None.
         """
         cfg = self.config
+        ms.grow(self._ranks.size)
+        ms.provisional_suspects(cfg, slots, x, se)
         med_all = np.nanmedian(x) if (~np.isnan(x)).any() else np.nan
         level = logx - math.log(med_all) if np.isfinite(med_all) else logx
         full = np.full(self._ranks.size, np.nan)
         full[slots] = level
         ms.warmup_levels.append(full)
         ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise, ind_within_noise,
-                           n_steps))
+                           n_steps, se.copy()))
         if len(ms.warmup_levels) < cfg.structure_warmup:
             return None
         ms.grow(self._ranks.size)
@@ -278,11 +340,12 @@ class StragglerPolicy:
                                    cfg.cluster_gap, cfg.cluster_min_fraction,
                                    cfg.cluster_min_size)
         ms.warmup_levels = []
+        ms.provisional[:] = False
         pending, ms.pending = ms.pending, []
         judged = None
-        for p_slots, p_x, p_ind, p_above, p_within, p_steps in pending:
+        for p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se in pending:
             judged = ms.judge(cfg, self._alpha, p_slots, p_x, p_ind, p_above, p_within,
-                              ms.groups[p_slots], p_steps)
+                              ms.groups[p_slots], p_steps, p_se)
         return judged
 
     # ------------------------------------------------------------------------------- helpers
@@ -334,7 +397,7 @@ class StragglerPolicy:
         mask = np.zeros(self._ranks.size, dtype=bool)
         for ms in (self._metrics[m] for m in self._flagged):
             size = ms.rel_window.size
-            mask[:size] |= (ms.rel_window | ms.ind_window) > 0
+            mask[:size] |= ((ms.rel_window | ms.ind_window) > 0) | ms.provisional
         return mask
 
     def _states(self, mask: np.ndarray) -> dict[int, RankState]:
@@ -366,11 +429,15 @@ def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarr
     medians = getattr(report, "section_medians_ms", None) or {}
     sec_rel = (getattr(report, "robust_section_relative_scores", None)
                or getattr(report, "section_relative_perf_scores", None) or {})
+    quartiles = getattr(report, "section_quartiles_ms", None) or {}
     for name in sorted(set(medians) | set(sec_rel)):
         if medians.get(name):
             metrics[f"section:{name}"] = (medians[name], False)
         else:
             metrics[f"section:{name}"] = (sec_rel[name], True)
+        if quartiles.get(name):
+            metrics[f"section:{name}{TAIL_SUFFIX}"] = (
+                {r: q[1] for r, q in quartiles[name].items()}, False)
     all_ranks = set(getattr(report, "rank_to_node", None) or {})
     for by_rank, _ in metrics.values():
         all_ranks.update(by_rank)
@@ -389,6 +456,44 @@ def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarr
     return ranks, times
 
 
+def culprit_shares(report: Any) -> dict[int, float]:
+    """The policy's culprit input from a gathered `Report`: every rank with observed collective
+    waits (``Report.waits``), with the share of the job's time lost to it when it is one of
+    ``Report.culprits``, else 0. Empty without waits."""
+    waits = getattr(report, "waits", None) or {}
+    out = dict.fromkeys((int(r) for r in waits), 0.0)
+    for c in getattr(report, "culprits", None) or ():
+        out[int(c.rank)] = float(c.share)
+    return out
+
+
+def window_spread(report: Any, ranks: np.ndarray,
+                  steps: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
+    """Each section metric's within-window standard error of every rank's log value.
+
+    From the rank's quartiles of the window (``Report.section_quartiles_ms``) and the window's
+    steps (`window_steps`): ``c * log(q75 / q25) / 1.349 / sqrt(steps)``, ``c`` the standard
+    error factor of a median (1.25) or of an upper quartile (1.36) for normal noise. Aligned
+    with ``ranks``; NaN where a rank has no quartiles. Sections without a step count get none.
+    """
+    steps = window_steps(report) if steps is None else steps
+    quartiles = getattr(report, "section_quartiles_ms", None) or {}
+    out: dict[str, np.ndarray] = {}
+    for name, by_rank in quartiles.items():
+        n = steps.get(f"section:{name}")
+        if not n or not by_rank:
+            continue
+        pairs = np.array([by_rank.get(int(r), (np.nan, np.nan)) for r in ranks],
+                         dtype=np.float64).reshape(-1, 2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ok = (pairs[:, 0] > 0) & (pairs[:, 1] >= pairs[:, 0])
+            sigma = np.where(ok, np.log(pairs[:, 1] / np.where(ok, pairs[:, 0], 1.0)), np.nan)
+        sigma /= _IQR_SIGMAS * math.sqrt(n)
+        out[f"section:{name}"] = _SE_MEDIAN * sigma
+        out[f"section:{name}{TAIL_SUFFIX}"] = _SE_UPPER_QUARTILE * sigma
+    return out
+
+
 def window_steps(report: Any) -> dict[str, float]:
     """Steps behind each section metric of a `Report`: the reporting rank's sample count.
 
@@ -400,7 +505,7 @@ def window_steps(report: Any) -> dict[str, float]:
     for name, stats in local.items():
         n = stats.get(Statistic.NUM) if isinstance(stats, Mapping) else None
         if n is not None and n > 0:
-            out[f"section:{name}"] = float(n)
+            out[f"section:{name}"] = out[f"section:{name}{TAIL_SUFFIX}"] = float(n)
     return out
 
 

@@ -39,6 +39,9 @@ class PolicyConfig:
     threshold: float = 0.96
     #: Minimum slowdown versus the peer median for a report to count as slow (effect-size gate).
     min_effect: float = 0.04
+    #: The same gate for a section's upper quartile (its ``:p75`` metric): a rank slow in one
+    #: step in a few moves it far (3x in one step of five: about +25 %), healthy tails move too.
+    tail_min_effect: float = 0.15
     #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: the group's fastest).
     reference: str = "median"
     #: ``"evidence"`` (the sequential test) or ``"k_of_n"`` (the earlier rule, for comparison).
@@ -55,8 +58,19 @@ class PolicyConfig:
     #: A rank is judged with the job's noise or this fraction of its own noise, the larger:
     #: a noisy but healthy rank stays quiet, a noisy straggler is still seen.
     own_noise_weight: float = 0.5
+    #: The within-window evidence: a report's noise is this many times the standard error of
+    #: the rank's log ratio to its peers from the window's own samples (their quartiles and
+    #: count: real steps are not independent, the factor covers it) ...
+    window_noise_factor: float = 1.5
+    #: ... or this share of the noise between successive reports, when larger.
+    report_noise_weight: float = 0.6
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
+    #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
+    #: culprit (`straggler.analysis.waits`) with this share of the job's time lost to it adds
+    #: as much evidence as a report at ``evidence_z_cap`` (a smaller share, proportionally
+    #: less); 0 turns the culprit evidence off.
+    culprit_full_share: float = 0.08
     #: Rule ``"k_of_n"``: a rank is confirmed after ``k`` slow reports among its last ``n``.
     k: int = 4
     n: int = 5
@@ -95,6 +109,7 @@ class PolicyConfig:
     def __post_init__(self) -> None:
         check_fraction("threshold", self.threshold)
         check_number("min_effect", self.min_effect, 0.0, 10.0)
+        check_number("tail_min_effect", self.tail_min_effect, 0.0, 10.0)
         check_choice("reference", self.reference, REFERENCES)
         check_choice("rule", self.rule, RULES)
         check_number("slow_z", self.slow_z, 0.0)
@@ -102,6 +117,9 @@ class PolicyConfig:
         check_number("evidence_drift", self.evidence_drift, 0.0)
         check_number("evidence_threshold", self.evidence_threshold, 0.0, low_open=True)
         check_number("noise_floor", self.noise_floor, 0.0, 1.0)
+        check_number("culprit_full_share", self.culprit_full_share, 0.0, 1.0)
+        check_number("window_noise_factor", self.window_noise_factor, 0.0, 100.0)
+        check_number("report_noise_weight", self.report_noise_weight, 0.0, 10.0)
         check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)
         check_int("n", self.n)
         if self.n > 32:

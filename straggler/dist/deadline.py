@@ -37,6 +37,10 @@ log = logging.getLogger("straggler")
 DEADLINE_FACTOR = 1.2
 #: Iterations between the agreed iteration and the report (room for the result to arrive).
 MARGIN_ITERS = 2
+# The watcher polls a posted reduction (ReportDeadline._await): first after 1 ms (in lockstep
+# the peers' posts are that close), then less often, up to every 20 ms.
+_POLL_FIRST_S = 0.001
+_POLL_MAX_S = 0.02
 
 
 class _Pending(Protocol):
@@ -139,7 +143,7 @@ class ReportDeadline:
             self._cond.notify_all()
 
     def close(self) -> None:
-        """Stop the watcher thread (it may be waiting in a reduction: close the group first)."""
+        """Stop the watcher thread, also while its reduction is pending (it polls: `_await`)."""
         with self._cond:
             self._stop = True
             self._deadline_at = None
@@ -167,6 +171,24 @@ class ReportDeadline:
         self._handle = self._post_fn(float(it))
         self._cond.notify_all()
 
+    def _await(self, handle: _Pending) -> bool:
+        """Wait until `handle` is done, polling, never inside its blocking ``wait()``; False
+        when closed first.
+
+        A daemon thread that returns from a torch call (which releases the GIL) during the
+        interpreter's finalization aborts the process (lifecycle.py, "at interpreter exit"); a
+        reduction a peer never joins can last ``comm_timeout_s``. Polling keeps this thread in
+        Python, so that `close` (at exit too) stops it within one poll.
+        """
+        poll_s = _POLL_FIRST_S
+        while not handle.done():
+            with self._cond:
+                if self._stop:
+                    return False
+                self._cond.wait(timeout=poll_s)
+            poll_s = min(2 * poll_s, _POLL_MAX_S)
+        return True
+
     def _watch(self) -> None:
         """The watcher thread: post at the deadline, then wait for the result."""
         while True:
@@ -192,7 +214,9 @@ class ReportDeadline:
                     else:
                         self._cond.wait()
             try:
-                value: Any = handle.wait()
+                if not self._await(handle):
+                    return  # closed while the reduction was pending
+                value: Any = handle.wait()  # done: returns (or raises) at once
                 result, error = int(float(value[0])), None
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 result, error = None, exc

@@ -18,7 +18,13 @@ import torch
 
 from .._log import WarnOnce
 from ..analysis.causes import Cause, CauseRules, Diagnosis, diagnose
-from ..analysis.policy import StragglerPolicy, observation_from_report, window_steps
+from ..analysis.policy import (
+    StragglerPolicy,
+    culprit_shares,
+    observation_from_report,
+    window_spread,
+    window_steps,
+)
 from ..telemetry.device import current_cuda_device
 from ..telemetry.probe import ProbeResult, probe_group
 from .report import StragglerId
@@ -36,7 +42,9 @@ def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
     """Feed ``report`` to ``policy``; return the report with ``confirmed``, ``suspects`` and
     states filled in."""
     ranks, times = observation_from_report(report)
-    decision = policy.update(ranks, times, window_steps(report))
+    steps = window_steps(report)
+    decision = policy.update(ranks, times, steps, window_spread(report, ranks, steps),
+                             culprit_shares(report))
     nodes = report.rank_to_node
 
     def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:

@@ -179,7 +179,9 @@ class ReportGenerator:
                         telemetry: Sequence[float] | None = None,
                         extra: Sequence[float] | None = None,
                         waits: Sequence[float] | None = None,
-                        wait_groups: Mapping[str, str] | None = None) -> Report | None:
+                        wait_groups: Mapping[str, str] | None = None,
+                        section_quartiles: Mapping[str, Sequence[float]] | None = None
+                        ) -> Report | None:
         """Scores for this report interval; every rank of the group calls it together.
 
         ``section_summaries`` and ``kernel_summaries`` (NVRx's names; ours are GPU timers) map
@@ -190,7 +192,10 @@ class ReportGenerator:
         passes them or none does); when gathering they become ``Report.waits`` and
         ``Report.culprits`` (`straggler.analysis.waits.attribute`); ``wait_groups`` names
         this rank's groups for people (``{c10d group name: name}``,
-        `straggler.analysis.waits.group_name`).
+        `straggler.analysis.waits.group_name`). ``section_quartiles``: section -> (lower,
+        upper) quartile of its times in the window (ms, `straggler.timing.registry.host_window`),
+        ``Report.section_quartiles_ms``: the within-window spread the policy weighs each median
+        by.
         Returns None on all but the first rank when gathering. A collective error propagates;
         the generator refuses further use after one, since its peers' state is then unknown.
         """
@@ -216,7 +221,10 @@ class ReportGenerator:
         try:
             waits_vec = None if waits is None else self._vector("waits", waits, WAITS_WIDTH)
             self._wait_groups = dict(wait_groups or {})
-            return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec)
+            quartiles = np.array([tuple((section_quartiles or {}).get(n, (math.nan, math.nan)))
+                                  for n in sections], dtype=np.float64).reshape(-1, 2)
+            return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec,
+                                  quartiles)
         except BaseException:
             self._broken = True
             raise
@@ -277,7 +285,8 @@ class ReportGenerator:
 
     def _generate(self, sections: dict, gpus: dict, telemetry: np.ndarray,
                   extra: np.ndarray | None, start_ns: int,
-                  waits: np.ndarray | None = None) -> Report | None:
+                  waits: np.ndarray | None = None, quartiles: np.ndarray | None = None
+                  ) -> Report | None:
         sec_names, gpu_names = list(sections), list(gpus)
         # A missing statistic is NaN (numpy turns None into NaN in a float64 array).
         med, num, avg = Statistic.MED, Statistic.NUM, Statistic.AVG
@@ -337,6 +346,9 @@ class ReportGenerator:
                                     for n, v in zip(sec_names, sec_med, strict=True)
                                     if not math.isnan(v)},
                 rank_telemetry={own: present(self.telemetry_fields, telemetry)},
+                section_quartiles_ms={} if quartiles is None else {
+                    n: {own: (float(q[0]), float(q[1]))}
+                    for n, q in zip(sec_names, quartiles, strict=True) if not np.isnan(q).any()},
                 generate_report_elapsed_time=_elapsed_ms(start_ns),
                 robust_gpu_relative_scores={own: robust_gpu_rel} if relative else {},
                 robust_section_relative_scores=pick(relative, robust_sec_rel),
@@ -345,7 +357,7 @@ class ReportGenerator:
             return self._with_policy(report, start_ns)
 
         ids = np.array([self.names.section_ids[n] for n in sec_names], dtype=np.int64)
-        row = pack(sc, ids, len(self.names.section_ids), sec_med, telemetry)
+        row = pack(sc, ids, len(self.names.section_ids), sec_med, telemetry, quartiles)
         if waits is not None:  # a fixed-size block at the end (docs/culprits.md)
             row = np.concatenate([row, waits])
         gathered = self.comm.gather_to_first(torch.from_numpy(row))

@@ -1,10 +1,12 @@
 """The gathered vector of one rank: its scores, section medians and telemetry at fixed offsets.
 
-``[gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), telemetry(F), robust_gpu_ind,
-robust_sec_ind(S)]``, then ``[robust_gpu_rel, robust_sec_rel(S)]`` when the robust relative
-scores differ from NVRx's (a ``"median"`` reference), with ``S`` the sections of the name
-registry (`straggler.reporting.registry`, by id) and ``F`` the telemetry fields; NaN where a
-rank has no value. The first scores are NVRx's (its field names), the ``robust_`` ones ours.
+``[gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), sec_q25(S), sec_q75(S), telemetry(F),
+robust_gpu_ind, robust_sec_ind(S)]``, then ``[robust_gpu_rel, robust_sec_rel(S)]`` when the
+robust relative scores differ from NVRx's (a ``"median"`` reference), with ``S`` the sections of
+the name registry (`straggler.reporting.registry`, by id) and ``F`` the telemetry fields; NaN
+where a rank has no value. ``sec_q25``/``sec_q75``: the quartiles of each section's times in the
+window, the within-window spread the verdict policy weighs each median by (docs/policy.md). The
+first scores are NVRx's (its field names), the ``robust_`` ones ours.
 `pack` builds one rank's row, `unpack` turns the group's rows back into the `Report` fields
 they carry. Pure numpy.
 """
@@ -41,12 +43,15 @@ class RankScores:
 
 def row_length(n_sections: int, n_telemetry: int, robust_relative: bool) -> int:
     """Values in one rank's row."""
-    return 3 + 4 * n_sections + n_telemetry + (1 + n_sections if robust_relative else 0)
+    return 3 + 6 * n_sections + n_telemetry + (1 + n_sections if robust_relative else 0)
 
 
 def pack(scores: RankScores, section_ids: np.ndarray, n_sections: int, sec_med: np.ndarray,
-         telemetry: np.ndarray) -> np.ndarray:
-    """One rank's row; ``section_ids`` are the registry ids of the sections' values."""
+         telemetry: np.ndarray, sec_quartiles: np.ndarray | None = None) -> np.ndarray:
+    """One rank's row; ``section_ids`` are the registry ids of the sections' values.
+
+    ``sec_quartiles``: ``(sections, 2)`` lower and upper quartiles (ms), NaN or None: unknown.
+    """
     robust_relative = scores.robust_sec_rel is not None
     n, nt = n_sections, len(telemetry)
     row = np.full(row_length(n, nt, robust_relative), math.nan)
@@ -54,8 +59,11 @@ def pack(scores: RankScores, section_ids: np.ndarray, n_sections: int, sec_med: 
     row[2 + section_ids] = scores.sec_ind
     row[2 + n + section_ids] = scores.sec_rel
     row[2 + 2 * n + section_ids] = sec_med
-    row[2 + 3 * n:2 + 3 * n + nt] = telemetry
-    tail = 2 + 3 * n + nt
+    if sec_quartiles is not None:
+        row[2 + 3 * n + section_ids] = sec_quartiles[:, 0]
+        row[2 + 4 * n + section_ids] = sec_quartiles[:, 1]
+    row[2 + 5 * n:2 + 5 * n + nt] = telemetry
+    tail = 2 + 5 * n + nt
     row[tail] = scores.robust_gpu_ind
     row[tail + 1 + section_ids] = scores.robust_sec_ind
     if robust_relative:
@@ -74,13 +82,18 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
     """
     n_sec, nt = len(section_ids), len(telemetry_fields)
     id_to_name = {i: n for n, i in section_ids.items()}
-    tail = 2 + 3 * n_sec + nt
+    tail = 2 + 5 * n_sec + nt
     robust_relative = rows.shape[1] == row_length(n_sec, nt, True)
 
     def per_rank(column: int) -> dict[int, float]:
         return {r: float(rows[i, column]) for i, r in enumerate(ranks)}
 
     in_use = [i for i in range(n_sec) if not np.isnan(rows[:, 2 + 2 * n_sec + i]).all()]
+
+    def quartiles(i: int) -> dict[int, tuple[float, float]]:
+        low, high = rows[:, 2 + 3 * n_sec + i], rows[:, 2 + 4 * n_sec + i]
+        return {r: (float(low[k]), float(high[k])) for k, r in enumerate(ranks)
+                if not (math.isnan(low[k]) or math.isnan(high[k]))}
 
     def per_section(offset: int) -> dict[str, dict[int, float]]:
         return {id_to_name[i]: per_rank(offset + i) for i in in_use}
@@ -98,8 +111,9 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
         "robust_section_individual_scores": per_section(tail + 1) if individual else {},
         "section_medians_ms": {id_to_name[i]: {r: m for r, m in per_rank(2 + 2 * n_sec + i).items()
                                                if not math.isnan(m)} for i in in_use},
-        "rank_telemetry": {r: present(telemetry_fields, rows[i, 2 + 3 * n_sec:tail])
+        "rank_telemetry": {r: present(telemetry_fields, rows[i, 2 + 5 * n_sec:tail])
                            for i, r in enumerate(ranks)},
+        "section_quartiles_ms": {id_to_name[i]: quartiles(i) for i in in_use},
     }
 
 

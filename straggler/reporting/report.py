@@ -83,6 +83,9 @@ class Report:
 
     - ``section_medians_ms``: section -> global rank -> that rank's median section time (ms);
       sections absent on a rank are left out.
+    - ``section_quartiles_ms``: section -> global rank -> (lower, upper) quartile of that rank's
+      section times in the window (ms): the within-window spread the policy weighs each median
+      by (docs/policy.md).
     - ``rank_telemetry``: global rank -> telemetry field -> value, absent (NaN) values dropped.
     - ``group_ranks``: the global ranks of the group the report covers, in group order.
     - ``confirmed``: the ranks the persistence policy (`straggler.analysis.policy`) has confirmed as
@@ -123,6 +126,8 @@ class Report:
     gather_on_rank0: bool
     rank: int | None
     section_medians_ms: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+    section_quartiles_ms: Mapping[str, Mapping[int, tuple[float, float]]] = field(
+        default_factory=dict)
     rank_telemetry: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     group_ranks: tuple[int, ...] = ()
     confirmed: frozenset[StragglerId] = frozenset()

@@ -32,7 +32,7 @@ from .sections import (
     SectionKind,
 )
 
-__all__ = ["SectionRegistry", "check_kind", "host_summaries"]
+__all__ = ["SectionRegistry", "check_kind", "host_summaries", "host_window"]
 
 log = logging.getLogger("straggler")
 
@@ -47,21 +47,34 @@ def host_summaries(sections: dict[str, Section]) -> dict[str, dict[Statistic, fl
 
     `Statistic.STD` is the sample standard deviation (ddof=1; NaN with one sample).
     """
+    return host_window(sections)[0]
+
+
+def host_window(sections: dict[str, Section]
+                ) -> tuple[dict[str, dict[Statistic, float]], dict[str, tuple[float, float]]]:
+    """`host_summaries` and the lower and upper quartiles (ms) of each section's samples.
+
+    The quartiles are the window's spread that the verdict policy weighs each median by
+    (docs/policy.md); they travel in the gathered report next to the medians.
+    """
     import numpy as np
 
     out: dict[str, dict[Statistic, float]] = {}
+    quartiles: dict[str, tuple[float, float]] = {}
     for name, s in sections.copy().items():  # a copy: threads may add names
         if not s.samples:
             continue
         a = np.array(tuple(s.samples), dtype=np.float64)  # a snapshot (other threads append)
         a *= 1e-6  # ns -> ms
         n = a.size
+        q25, med, q75 = np.percentile(a, (25.0, 50.0, 75.0))
         out[name] = {
             Statistic.MIN: float(a.min()), Statistic.MAX: float(a.max()),
-            Statistic.MED: float(np.median(a)), Statistic.AVG: float(a.mean()),
+            Statistic.MED: float(med), Statistic.AVG: float(a.mean()),
             Statistic.STD: float(a.std(ddof=1)) if n > 1 else math.nan,
             Statistic.NUM: float(n)}
-    return out
+        quartiles[name] = (float(q25), float(q75))
+    return out, quartiles
 
 
 class SectionRegistry:
@@ -235,6 +248,10 @@ class SectionRegistry:
     def summaries(self) -> dict[str, dict[Statistic, float]]:
         """This window's host-time statistics (ms) of every section with samples."""
         return host_summaries(self.sections)
+
+    def window(self) -> tuple[dict[str, dict[Statistic, float]], dict[str, tuple[float, float]]]:
+        """`summaries` and each section's lower and upper quartiles (ms) (`host_window`)."""
+        return host_window(self.sections)
 
     def new_window(self) -> None:
         """Start the next window: clear samples, note which sections were used, expire names.

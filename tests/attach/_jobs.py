@@ -78,6 +78,37 @@ def scrape_while_running(command: list[str], options: list[str], env: dict[str, 
     return done, pages
 
 
+_TORCHRUN_ERROR = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+_SUMMARY = "straggler run: summary of "
+
+
+def job_failure(proc: subprocess.CompletedProcess[str], chars: int = 6000) -> str:
+    """Why a job failed, for an assertion message: its exit status, the workers' own output
+    (their tracebacks, a C++ abort's ``terminate called ...``), and torchrun's table of failed
+    ranks (exit code or signal of each). Left out: torchrun's own traceback, which only says
+    that a child failed, and `straggler run`'s summary of the report log; both end the
+    output and used to push the workers' lines out of a truncated message."""
+    lines = proc.stderr.splitlines()
+    summary = next((i for i, line in enumerate(lines) if line.startswith(_SUMMARY)),
+                   len(lines))
+    lines = lines[:summary]
+    table: list[str] = []
+    end = next((i for i, line in enumerate(lines) if line.startswith(_TORCHRUN_ERROR)), None)
+    if end is not None:
+        start = next((i for i in range(end, -1, -1)
+                      if lines[i].startswith("Traceback (most recent call last):")), end)
+        table = [line for line in lines[end + 1:] if line.strip() and set(line) != {"="}]
+        lines = lines[:start]
+    workers = "\n".join(lines)[-chars:]
+    out = [f"exit status {proc.returncode}; the workers' output (stderr, "
+           f"{len(proc.stderr)} chars in all):", workers]
+    if table:
+        out += ["torchrun's failed ranks:", *table]
+    if proc.stdout.strip():
+        out += ["stdout (tail):", proc.stdout[-1000:]]
+    return "\n".join(out)
+
+
 def records(log: Path) -> list[dict[str, Any]]:
     """The report log's records (none when the file does not exist)."""
     if not log.exists():

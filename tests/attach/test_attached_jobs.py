@@ -13,6 +13,7 @@ import pytest
 from _jobs import (
     free_port,
     job_env,
+    job_failure,
     launch,
     named_ranks,
     records,
@@ -37,11 +38,9 @@ def _run(tmp_path, command, steps=80, options=(), prometheus=None):
     else:
         proc, pages = scrape_while_running(command, [*opts, "--prometheus", str(prometheus)],
                                            env, prometheus)
-    # The output's errors first: a loaded machine's slow run shows in the traceback.
-    errors = "\n".join(line for line in proc.stderr.splitlines() if "rror" in line)
-    assert proc.returncode == 0, (errors[-3000:], proc.stderr[-3000:])
+    assert proc.returncode == 0, job_failure(proc)
     recs = records(log)
-    assert len(recs) >= 5, (len(recs), proc.stderr[-3000:])
+    assert len(recs) >= 5, (len(recs), job_failure(proc))
     if prometheus is not None:
         return proc, recs, pages
     return proc, recs
@@ -116,5 +115,6 @@ def _run_own(tmp_path):
     log = tmp_path / "reports.jsonl"
     proc = straggler_run(launch(2, "own_detector.py"),
                          ["--report-interval", "0", "--report-log", str(log)], job_env())
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 0, job_failure(proc)
     return proc, records(log)
+

@@ -170,3 +170,19 @@ def test_close_stops_the_watcher_thread():
     assert thread is not None and thread.is_alive()
     rank.deadline.close()
     assert not thread.is_alive()
+
+
+def test_close_stops_the_watcher_while_its_reduction_is_pending():
+    # The peer never posts: the watcher waits for a result that does not come. It must still
+    # stop at close (and so at interpreter exit, lifecycle.py), not stay inside the reduction.
+    group, clock = _Group(2), FakeClock()
+    rank = _Rank(group, 0, clock)
+    rank.deadline.start_window(1.0)
+    clock.advance(2.0)
+    rank.deadline.poke()
+    _wait_until(lambda: rank.deadline._posted_iter is not None)
+    thread = rank.deadline._thread
+    assert thread is not None
+    rank.deadline.close()
+    assert not thread.is_alive()
+    assert rank.deadline._result is None and rank.deadline._error is None
