@@ -39,11 +39,29 @@ import replay  # noqa: E402
 WORK = 8            # matrix products per step on a healthy live rank
 MAX_S = 40.0        # a live straggler run gives up after this long
 CLEAN_REPORTS = 20  # reports of a clean live run
-LIVE_FACTORS = (1.0, 1.1, 1.2, 3.0)
+#: Live scenarios: (where rank 2's extra work goes, factor). "compute": inside its
+#: detection_section; "outside": outside every section (only the collective waits see it).
+LIVE_SCENARIOS = (("compute", 1.0), ("compute", 1.1), ("compute", 1.2), ("compute", 3.0),
+                  ("outside", 1.2))
+
+
+#: Clean replays start their windows at these fractions of the interval (more clean reports).
+CLEAN_PHASES = (0.0, 0.2, 0.4, 0.6, 0.8)
+
+
+def _rules() -> dict:
+    from straggler.analysis.policy import PolicyConfig
+
+    return {
+        "evidence rule (default: within-window evidence, upper quartiles)": PolicyConfig(),
+        "evidence rule without the within-window evidence (the previous default)": PolicyConfig(
+            window_noise_factor=0.0, report_noise_weight=1.0, tail_min_effect=10.0),
+        "k_of_n rule": PolicyConfig(rule="k_of_n"),
+    }
 
 
 def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
-               out: mp.Queue) -> None:
+               out: mp.Queue, where: str = "compute") -> None:
     import torch
     import torch.distributed as dist
 
@@ -54,20 +72,24 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
 
     Detector.initialize(report_time_interval=interval, comm_timeout_s=60, telemetry=False)
     a = torch.randn(96, 96)
-    reps = round(WORK * factor) if rank == 2 else WORK
+    extra = round(WORK * (factor - 1.0)) if rank == 2 else 0
+    inside, outside = (WORK + extra, 0) if where == "compute" else (WORK, extra)
     sync, stop = torch.zeros(1), torch.zeros(1)
-    rows: list[tuple[float, list[int]]] = []
+    rows: list[tuple[float, list[int], list[int]]] = []
     dist.barrier()
     start = time.monotonic()
     while True:
         with Detector.detection_section("forward", profile_cuda=False):
             b = a
-            for _ in range(reps):
+            for _ in range(inside):
                 b = torch.mm(b, a) * 0.01
+        for _ in range(outside):
+            b = torch.mm(b, a) * 0.01
         dist.all_reduce(sync)
         report = Detector.generate_report_if_interval_elapsed()
         if report is not None:
-            rows.append((time.monotonic() - start, sorted(s.rank for s in report.confirmed)))
+            rows.append((time.monotonic() - start, sorted(s.rank for s in report.confirmed),
+                         sorted(report.culprit_ranks)))
         elapsed = time.monotonic() - start
         done = (factor > 1.0 and rows and 2 in rows[-1][1]) or elapsed > MAX_S \
             or (factor == 1.0 and len(rows) >= CLEAN_REPORTS)
@@ -86,7 +108,7 @@ def _spin() -> None:
         pass
 
 
-def live_run(factor: float, busy: int, interval: float) -> dict:
+def live_run(factor: float, busy: int, interval: float, where: str = "compute") -> dict:
     """One live run; its verdict per report and the load it ran under."""
     ctx = mp.get_context("spawn")
     spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
@@ -97,7 +119,7 @@ def live_run(factor: float, busy: int, interval: float) -> dict:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ranks = [ctx.Process(target=_live_rank, args=(r, 3, port, factor, interval, out))
+    ranks = [ctx.Process(target=_live_rank, args=(r, 3, port, factor, interval, out, where))
              for r in range(3)]
     for p in ranks:
         p.start()
@@ -107,34 +129,47 @@ def live_run(factor: float, busy: int, interval: float) -> dict:
     for p in spinners:  # the processes started here, by handle
         p.terminate()
         p.join()
-    first = next((i for i, (_, c) in enumerate(rows) if 2 in c), None)
-    false = sum(len(set(c) - {2}) for _, c in rows)
-    return {"factor": factor, "busy": busy, "load": load, "reports": len(rows),
+    first = next((i for i, (_, c, _) in enumerate(rows) if 2 in c), None)
+    # A false alarm: a rank newly confirmed that is not the slowed one (any rank when clean).
+    slow = {2} if factor > 1.0 else set()
+    false, before = 0, set()
+    for _, c, _ in rows:
+        false += len(set(c) - before - slow)
+        before = set(c)
+    culprit_reports = sum(1 for _, _, k in rows if set(k) - slow)
+    return {"where": where, "factor": factor, "busy": busy, "load": load, "reports": len(rows),
             "to_confirm": None if first is None else first + 1,
-            "s_to_confirm": None if first is None else rows[first][0], "false": false}
+            "s_to_confirm": None if first is None else rows[first][0], "false": false,
+            "other_culprit_reports": culprit_reports, "interval": interval}
 
 
 def live_table(runs: list[dict]) -> str:
-    lines = ["| live scenario | load | runs | recall | reports to confirm | s to confirm | "
-             "false alarms / 1,000 reports | load avg (1 min) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
-    keys = sorted({(r["factor"], r["busy"]) for r in runs})
-    for factor, busy in keys:
-        group = [r for r in runs if r["factor"] == factor and r["busy"] == busy]
+    lines = ["| live scenario | load | runs | recall (<= 3 reports) | reports to confirm "
+             "(median, max) | s to confirm (median, max) | false alarms / 1,000 reports | "
+             "reports naming another culprit | load avg (1 min) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    keys = sorted({(r["where"], r["factor"], r["busy"]) for r in runs})
+    for where, factor, busy in keys:
+        group = [r for r in runs if r["factor"] == factor and r["busy"] == busy
+                 and r["where"] == where]
         reports = sum(r["reports"] for r in group)
         fa = 1000.0 * sum(r["false"] for r in group) / max(reports, 1)
         load = f"{np.mean([r['load'] for r in group]):.1f}"
-        name = "clean" if factor == 1.0 else f"compute x{factor:g} persistent"
-        where = "loaded" if busy else "idle"
+        name = "clean" if factor == 1.0 else f"{where} x{factor:g} persistent"
+        load_name = "loaded" if busy else "idle"
+        culprits = sum(r["other_culprit_reports"] for r in group)
         if factor == 1.0:
-            lines.append(f"| {name} | {where} | {len(group)} | - | - | - | {fa:.1f} "
-                         f"({reports} reports) | {load} |")
+            lines.append(f"| {name} | {load_name} | {len(group)} | - | - | - | {fa:.1f} "
+                         f"({reports} reports) | {culprits} | {load} |")
             continue
         hits = [r for r in group if r["to_confirm"] is not None]
-        rtc = f"{np.median([r['to_confirm'] for r in hits]):.0f}" if hits else "never"
-        stc = f"{np.median([r['s_to_confirm'] for r in hits]):.1f}" if hits else "-"
-        lines.append(f"| {name} | {where} | {len(group)} | {len(hits) / len(group):.2f} | "
-                     f"{rtc} | {stc} | {fa:.1f} | {load} |")
+        within = sum(1 for r in hits if r["to_confirm"] <= replay.WITHIN)
+        rtc = (f"{np.median([r['to_confirm'] for r in hits]):.0f}, "
+               f"{max(r['to_confirm'] for r in hits)}") if hits else "never"
+        stc = (f"{np.median([r['s_to_confirm'] for r in hits]):.1f}, "
+               f"{max(r['s_to_confirm'] for r in hits):.1f}") if hits else "-"
+        lines.append(f"| {name} | {load_name} | {len(group)} | {within / len(group):.2f} | "
+                     f"{rtc} | {stc} | {fa:.1f} | {culprits} | {load} |")
     return "\n".join(lines)
 
 
@@ -152,19 +187,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--replay-only", action="store_true")
     p.add_argument("--live-only", action="store_true")
     args = p.parse_args(argv)
+    RULES = _rules()
     if not args.live_only:
         found = replay.traces()
         for t in found:
             print(f"trace {t.name}: {t.world} ranks, {t.steps} steps in {t.meta['seconds']:.0f} "
                   f"s, busy processes {t.meta['busy_processes']}/{t.meta['cpu_count']} cores, "
                   f"load {t.meta['loadavg_1m_before']:.1f} -> {t.meta['loadavg_1m_after']:.1f}")
-        cache: dict = {}
-        for interval in args.interval or [5.0]:
-            for rule in ("evidence", "k_of_n"):
-                def make(rule: str = rule) -> StragglerPolicy:
-                    return StragglerPolicy(PolicyConfig(rule=rule))
-                outcomes = replay.replay_all(found, interval, make, cache=cache)
-                print(f"\nreplay, {interval:g} s per report, rule {rule!r}:")
+        runs_of = [v for t in found for v in replay.variants(t)]
+        print(f"replayed as {len(runs_of)} runs: each trace and each 3-rank subset of a 4-rank "
+              "trace; injected scenarios with the report windows at 2 phases, clean runs at "
+              f"{len(CLEAN_PHASES)}")
+        for interval in args.interval or [5.0, 3.0]:
+            for name, config in RULES.items():
+                def make(config: PolicyConfig = config) -> StragglerPolicy:
+                    return StragglerPolicy(config)
+                phases = (0.0, interval / 2)
+                outcomes = replay.replay_all(runs_of, interval, make, direct=True, phases=phases,
+                                             clean_phases=[f * interval for f in CLEAN_PHASES])
+                print(f"\nreplay, {interval:g} s per report, {name}:")
                 print(replay.summary(outcomes))
                 if args.full:
                     print(replay.table(outcomes))
@@ -174,8 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for _ in range(args.live_repeats):
             for b in (0, busy):
-                for f in LIVE_FACTORS:
-                    runs.append(live_run(f, b, args.live_interval))
+                for where, f in LIVE_SCENARIOS:
+                    runs.append(live_run(f, b, args.live_interval, where))
                     print(f"live run: {runs[-1]}", flush=True)
         print(f"\nlive, 3 ranks, report_time_interval={args.live_interval:g} s:")
         print(live_table(runs))

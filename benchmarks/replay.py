@@ -307,6 +307,39 @@ def run_policy(reps: Sequence[Any], make_policy: Callable[[], Any]
     return confirmed, suspects
 
 
+def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]],
+                    make_policy: Callable[[], Any], sections: Sequence[str] = SCORED
+                    ) -> tuple[list[frozenset[int]], list[frozenset[int]]]:
+    """What `run_policy` gives for `reports` of the same windows, without the report path: each
+    window's per-rank medians, quartiles and step counts straight to `StragglerPolicy.update`,
+    as `apply_policy` passes them (tests check the two agree); fast enough for thousands of
+    clean reports in a test."""
+    from straggler.analysis.policy import TAIL_SUFFIX, window_spread
+
+    policy = make_policy()
+    cols = [trace.sections.index(s) for s in sections]
+    ranks = np.arange(trace.world)
+    confirmed, suspects = [], []
+    for a, b in bounds:
+        window = times_ms[:, a:b][:, :, cols]  # ranks, steps, sections
+        q25, med, q75 = np.percentile(window, (25.0, 50.0, 75.0), axis=1)
+        times: dict[str, np.ndarray] = {}
+        for i, name in enumerate(sections):
+            times[f"section:{name}"] = med[:, i]
+            times[f"section:{name}{TAIL_SUFFIX}"] = q75[:, i]
+        quartiles = {name: {r: (q25[r, i], q75[r, i]) for r in range(trace.world)}
+                     for i, name in enumerate(sections)}
+        steps = {m: float(b - a) for m in times}
+
+        class _Window:
+            section_quartiles_ms = quartiles
+
+        decision = policy.update(ranks, times, steps, window_spread(_Window, ranks, steps))
+        confirmed.append(decision.confirmed)
+        suspects.append(decision.suspects)
+    return confirmed, suspects
+
+
 def onset_of(n_reports: int) -> int:
     """The report where injected faults start: a third into the run (the policy has learned
     the job's noise by then, as in a job that ran a while before a rank turned slow)."""
@@ -327,21 +360,32 @@ def scenarios(world: int, onset: int, n_reports: int) -> list[Injection | None]:
 
 
 def replay_all(trace_list: Iterable[Trace], interval_s: float,
-               make_policy: Callable[[], Any], cache: dict | None = None) -> list[Outcome]:
-    """Every scenario of every trace through the report path and the policy."""
+               make_policy: Callable[[], Any], cache: dict | None = None, *,
+               direct: bool = False, phases: Sequence[float] = (0.0,),
+               clean_phases: Sequence[float] = ()) -> list[Outcome]:
+    """Every scenario of every trace through the report path (``direct``: `direct_verdicts`)
+    and the policy, with the report windows starting at each of ``phases`` seconds; clean runs
+    also at each of ``clean_phases`` (more clean reports)."""
     outcomes = []
     for trace in trace_list:
-        bounds = window_bounds(trace, interval_s)
-        for inj in scenarios(trace.world, onset_of(len(bounds)), len(bounds)):
-            key = (trace.name, interval_s, inj)
-            reps = cache.get(key) if cache is not None else None
-            if reps is None:
-                reps = reports(trace, inject(trace, bounds, inj), bounds)
-                if cache is not None:
-                    cache[key] = reps
-            confirmed, suspects = run_policy(reps, make_policy)
-            outcomes.append(score("clean" if inj is None else inj.label, trace, confirmed,
-                                  suspects, inj, interval_s))
+        for phase in sorted(set(phases) | set(clean_phases)):
+            bounds = window_bounds(trace, interval_s, phase)
+            for inj in scenarios(trace.world, onset_of(len(bounds)), len(bounds)):
+                if phase not in phases and inj is not None:
+                    continue
+                if direct:
+                    confirmed, suspects = direct_verdicts(trace, inject(trace, bounds, inj),
+                                                          bounds, make_policy)
+                else:
+                    key = (trace.name, interval_s, phase, inj)
+                    reps = cache.get(key) if cache is not None else None
+                    if reps is None:
+                        reps = reports(trace, inject(trace, bounds, inj), bounds)
+                        if cache is not None:
+                            cache[key] = reps
+                    confirmed, suspects = run_policy(reps, make_policy)
+                outcomes.append(score("clean" if inj is None else inj.label, trace, confirmed,
+                                      suspects, inj, interval_s))
     return outcomes
 
 

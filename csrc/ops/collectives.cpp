@@ -22,6 +22,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <pybind11/stl.h>
 #include <torch/library.h>
 
@@ -29,8 +30,8 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -43,6 +44,8 @@
 #include <utility>
 #include <vector>
 
+#include "ops/gpu_waits.h"
+
 namespace py = pybind11;
 
 namespace straggler_ops {
@@ -52,6 +55,8 @@ constexpr int kBins = 32;  // wait histogram: bin i holds [2^(i-1), 2^i) µs; bi
 // The keys below ours: the backend's kernel (CPU, CUDA, ...) runs next.
 const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect);
 constexpr std::size_t kMaxGroups = 4096;  // groups (and p2p pairs) tracked; more are ignored
+constexpr std::size_t kPollAt = 8;  // a group's finished GPU collectives are read from here
+constexpr std::size_t kMaxGpuPending = 1024;  // per group; more: not measured
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -61,7 +66,8 @@ std::int64_t now_ns() {
 
 int wait_bin(std::int64_t wait_ns) {
   if (wait_ns < 1000) return 0;
-  const int b = 1 + static_cast<int>(std::log2(static_cast<double>(wait_ns) / 1000.0));
+  // 1 + floor(log2(µs)): the bit width of the whole µs.
+  const int b = 64 - __builtin_clzll(static_cast<unsigned long long>(wait_ns / 1000));
   return b < kBins ? b : kBins - 1;
 }
 
@@ -74,15 +80,35 @@ struct Group {
   bool excluded = false;
   std::uint64_t seq = 0;  // collectives issued so far; the last one's index
   std::string last_op;
-  std::map<std::uint64_t, std::int64_t> pending;  // index -> arrival (ns), unfinished
+  const char* last_op_name = nullptr;  // the kernel's name the string was copied from
+  // (index, arrival ns) of the unfinished ones, in index order: they mostly finish in order,
+  // so a finished one is the first, and the oldest unfinished one stays first.
+  std::deque<std::pair<std::uint64_t, std::int64_t>> pending;
   std::uint64_t completed = 0;
   std::int64_t last_done_ns = 0;  // when the last collective finished (steady clock)
+  // GPU collectives whose events are recorded, oldest first, and the last one read's end.
+  std::deque<std::pair<std::uint64_t, EventPair>> gpu_pending;
+  CUevent gpu_last_end = nullptr;
+  int gpu_last_device = -1;
   // The window since the last take_window().
   std::uint64_t n = 0;
   std::int64_t wait_sum_ns = 0;
   std::int64_t wait_min_ns = std::numeric_limits<std::int64_t>::max();
   std::array<std::uint64_t, kBins> hist{};
 };
+
+void erase_pending(Group& g, std::uint64_t index) {
+  if (!g.pending.empty() && g.pending.front().first == index) {
+    g.pending.pop_front();
+    return;
+  }
+  for (auto it = g.pending.begin(); it != g.pending.end(); ++it) {
+    if (it->first == index) {
+      g.pending.erase(it);
+      return;
+    }
+  }
+}
 
 struct Key {
   const void* pg;
@@ -121,16 +147,37 @@ class Observer {
   void abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept;
   void fail(const char* what) noexcept;
 
+  // The GPU path (gpu_waits.h): the device a collective's tensors are on (-1: host), the
+  // stream to record on, and the pair of a finished enqueue.
+  [[nodiscard]] int gpu_device(const at::Tensor& t) const;
+  [[nodiscard]] CUstream gpu_stream(int device) const;
+  GpuWaits& gpu() { return gpu_; }
+  void gpu_enqueued(const std::shared_ptr<Group>& g, std::uint64_t index,
+                    const EventPair& pair) noexcept;
+  [[nodiscard]] long long gpu_read() const { return gpu_read_.load(std::memory_order_relaxed); }
+
   py::list progress() const;
   py::list take_window();
 
  private:
   Observer() = default;
   std::shared_ptr<Group> lookup(const c10d::ProcessGroup& pg, int peer);
+  void add_wait_locked(Group& g, std::int64_t wait_ns);
+  void poll_gpu_locked(Group& g) noexcept;
 
   std::atomic<bool> enabled_{false};
   std::atomic<bool> failed_{false};
   std::atomic<long long> observed_{0};
+  std::atomic<long long> gpu_read_{0};
+  // Tests: collectives on CPU tensors are timed as GPU ones on this stream of device 0 (the
+  // simulated driver's); -1: only CUDA tensors take the GPU path.
+  std::atomic<long long> cpu_as_gpu_stream_{-1};
+  GpuWaits gpu_;
+
+ public:
+  void set_cpu_as_gpu_stream(long long stream) { cpu_as_gpu_stream_.store(stream); }
+
+ private:
   std::unique_ptr<torch::Library> library_;  // the registrations; destroyed = unregistered
   mutable std::mutex mu_;  // everything below
   std::string error_;
@@ -139,7 +186,114 @@ class Observer {
   std::map<std::string, std::shared_ptr<Group>> by_name_;
 };
 
-// The boxed kernel of one c10d op at the Autograd key.
+// One observed collective between its call and its Work (begin_collective/finish_collective).
+struct Call {
+  std::shared_ptr<Group> group;  // null: not observed
+  std::uint64_t index = 0;
+  std::int64_t arrival = 0;
+  EventPair pair;  // the GPU path's events (start == nullptr: host path)
+};
+
+// Before the collective: the group, its index, the arrival, and on a GPU the start event.
+// `first` is the collective's first tensor (null: none); `measure` whether a Work will tell
+// its end. Never throws: a failure is recorded and the collective runs unobserved.
+Call begin_collective(Observer& o, const c10d::ProcessGroup& pg, int peer, const char* op,
+                      const at::Tensor* first, bool measure) noexcept {
+  Call c;
+  try {
+    c.group = o.arrive(pg, peer, op, &c.index, &c.arrival);
+    if (c.group && measure && first != nullptr) {
+      const int device = o.gpu_device(*first);
+      if (device >= 0) c.pair = o.gpu().start(device, o.gpu_stream(device));
+    }
+  } catch (const c10::Error& e) {
+    o.fail(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    o.fail(e.what());
+  } catch (...) {
+    o.fail("unknown exception reading a collective's arguments");
+  }
+  return c;
+}
+
+// The collective threw: it is not in flight any more.
+void abandon_collective(Observer& o, Call& c) noexcept {
+  if (c.group) o.abandon(c.group, c.index);
+  o.gpu().release(c.pair.device, c.pair.start);
+}
+
+// After the collective returned its Work (null: it returns none and finished on return):
+// the end is noted by a callback on the Work's future. `no_future` is the op's flag: its Work
+// had no future once (gloo's barrier), so only progress is kept from then on.
+void finish_collective(Observer& o, Call& c, const c10::intrusive_ptr<c10d::Work>* work,
+                       std::atomic<bool>& no_future) noexcept {
+  if (!c.group) return;
+  if (work == nullptr || no_future.load(std::memory_order_relaxed)) {
+    o.gpu().release(c.pair.device, c.pair.start);
+    o.complete(c.group, c.index, c.arrival, work == nullptr);  // without a Work: synchronous
+    return;
+  }
+  try {
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    try {
+      future = (*work)->getFuture();
+    } catch (const c10::Error&) {
+      future.reset();  // this op's Work has no future (gloo's barrier): not measured
+    }
+    if (!future) {
+      no_future.store(true, std::memory_order_relaxed);
+      o.gpu().release(c.pair.device, c.pair.start);
+      o.complete(c.group, c.index, c.arrival, false);
+      return;
+    }
+    // Runs on the backend's thread when the work finishes (inline if it already has). A CUDA
+    // future (NCCL) is done at enqueue and runs it with a current stream that waits for the
+    // collective's end: the GPU path's end event goes there.
+    future->addCallback([group = std::move(c.group), index = c.index, arrival = c.arrival,
+                         pair = c.pair](c10::ivalue::Future& f) mutable {
+      Observer& ob = Observer::get();
+      const bool ok = !f.hasError();
+      if (pair.start != nullptr) {
+        bool ended = false;
+        try {
+          ended = ok && ob.gpu().end(pair, ob.gpu_stream(pair.device));
+        } catch (...) {  // the stream getter: never into the backend's thread
+        }
+        if (ended) {
+          ob.gpu_enqueued(group, index, pair);
+          ob.complete(group, index, arrival, false);  // progress; the wait is the GPU's
+          return;
+        }
+        ob.gpu().release(pair.device, pair.start, pair.end);
+      }
+      ob.complete(group, index, arrival, ok);
+    });
+  } catch (const c10::Error& e) {
+    if (c.group) o.abandon(c.group, c.index);
+    o.fail(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    if (c.group) o.abandon(c.group, c.index);
+    o.fail(e.what());
+  } catch (...) {
+    if (c.group) o.abandon(c.group, c.index);
+    o.fail("unknown exception attaching to a collective's Work");
+  }
+}
+
+// The first tensor among a boxed call's arguments (a tensor, or a tensor list's first).
+const at::Tensor* first_tensor(const torch::jit::Stack& stack, std::size_t base, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const c10::IValue& v = stack[base + i];
+    if (v.isTensor()) return &v.toTensor();
+    if (v.isTensorList()) {
+      const auto list = v.toListRef();
+      if (!list.empty() && list[0].isTensor()) return &list[0].toTensor();
+    }
+  }
+  return nullptr;
+}
+
+// The boxed kernel of one c10d op at the BackendSelect key.
 class Kernel final : public c10::OperatorKernel {
  public:
   Kernel(std::string op, int pg_arg, int peer_arg, bool returns_work)
@@ -148,16 +302,16 @@ class Kernel final : public c10::OperatorKernel {
   void operator()(const c10::OperatorHandle& handle, c10::DispatchKeySet keys,
                   torch::jit::Stack* stack) {
     Observer& o = Observer::get();
-    std::shared_ptr<Group> group;
-    std::uint64_t index = 0;
-    std::int64_t arrival = 0;
+    Call c;
     if (o.enabled() && !o.failed()) {
       try {
-        const std::size_t base = stack->size() - handle.schema().arguments().size();
-        const c10::IValue& pg_value = (*stack)[base + pg_arg_];
+        const std::size_t n = handle.schema().arguments().size();
+        const std::size_t base = stack->size() - n;
         const int peer = peer_arg_ >= 0 ? static_cast<int>((*stack)[base + peer_arg_].toInt()) : -1;
-        const auto pg = pg_value.toCustomClass<c10d::ProcessGroup>();
-        group = o.arrive(*pg, peer, op_.c_str(), &index, &arrival);
+        const auto pg = (*stack)[base + pg_arg_].toCustomClass<c10d::ProcessGroup>();
+        const bool measure = returns_work_ && !no_future_.load(std::memory_order_relaxed);
+        c = begin_collective(o, *pg, peer, op_.c_str(),
+                             measure ? first_tensor(*stack, base, n) : nullptr, measure);
       } catch (const c10::Error& e) {
         o.fail(e.what_without_backtrace());
       } catch (const std::exception& e) {
@@ -169,45 +323,23 @@ class Kernel final : public c10::OperatorKernel {
     try {
       handle.redispatchBoxed(keys & kBelow, stack);
     } catch (...) {
-      if (group) o.abandon(group, index);
+      abandon_collective(o, c);
       throw;  // the collective's own error, unchanged
     }
-    if (!group) return;
+    if (!c.group) return;
     if (!returns_work_) {  // synchronous (monitored_barrier_): finished on return
-      o.complete(group, index, arrival, true);
+      finish_collective(o, c, nullptr, no_future_);
       return;
     }
-    if (no_future_.load(std::memory_order_relaxed)) {
-      o.complete(group, index, arrival, false);
-      return;
-    }
+    c10::intrusive_ptr<c10d::Work> work;
     try {
-      const auto work = stack->back().toCustomClass<c10d::Work>();
-      c10::intrusive_ptr<c10::ivalue::Future> future;
-      try {
-        future = work->getFuture();
-      } catch (const c10::Error&) {
-        future.reset();  // this op's Work has no future (gloo's barrier): not measured
-      }
-      if (!future) {
-        no_future_.store(true, std::memory_order_relaxed);
-        o.complete(group, index, arrival, false);
-        return;
-      }
-      // Runs on the backend's thread when the work finishes (inline if it already has).
-      future->addCallback([group, index, arrival](c10::ivalue::Future& f) {
-        Observer::get().complete(group, index, arrival, !f.hasError());
-      });
-    } catch (const c10::Error& e) {
-      o.abandon(group, index);
-      o.fail(e.what_without_backtrace());
-    } catch (const std::exception& e) {
-      o.abandon(group, index);
-      o.fail(e.what());
+      work = stack->back().toCustomClass<c10d::Work>();
     } catch (...) {
-      o.abandon(group, index);
-      o.fail("unknown exception attaching to a collective's Work");
+      abandon_collective(o, c);
+      o.fail("a collective returned no Work");
+      return;
     }
+    finish_collective(o, c, &work, no_future_);
   }
 
  private:
@@ -217,6 +349,40 @@ class Kernel final : public c10::OperatorKernel {
   bool returns_work_;
   std::atomic<bool> no_future_{false};  // its Work had no future once: only progress is kept
 };
+
+// allreduce_ (DDP's bucket all-reduces, most collectives of a data-parallel job) unboxed: the
+// boxed kernel above costs its arguments' boxing (a list of the tensors) and unboxing.
+using AllreduceResult = std::tuple<std::vector<at::Tensor>, c10::intrusive_ptr<c10d::Work>>;
+using AllreduceSig = AllreduceResult(at::TensorList, const c10::intrusive_ptr<c10d::ProcessGroup>&,
+                                     const c10::intrusive_ptr<c10d::ReduceOp>&,
+                                     const std::optional<at::Tensor>&, bool, int64_t);
+std::atomic<bool> g_allreduce_no_future{false};
+
+AllreduceResult allreduce_kernel(c10::DispatchKeySet keys, at::TensorList tensors,
+                                 const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                 const c10::intrusive_ptr<c10d::ReduceOp>& reduce_op,
+                                 const std::optional<at::Tensor>& sparse_indices, bool async_op,
+                                 int64_t timeout) {
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("c10d::allreduce_", "").typed<AllreduceSig>();
+  Observer& o = Observer::get();
+  Call c;
+  if (o.enabled() && !o.failed()) {
+    const bool measure = !g_allreduce_no_future.load(std::memory_order_relaxed);
+    c = begin_collective(o, *pg, -1, "allreduce_",
+                         measure && !tensors.empty() ? &tensors[0] : nullptr, measure);
+  }
+  AllreduceResult result;
+  try {
+    result =
+        handle.redispatch(keys & kBelow, tensors, pg, reduce_op, sparse_indices, async_op, timeout);
+  } catch (...) {
+    abandon_collective(o, c);
+    throw;  // the collective's own error, unchanged
+  }
+  finish_collective(o, c, &std::get<1>(result), g_allreduce_no_future);
+  return result;
+}
 
 std::shared_ptr<Group> Observer::lookup(const c10d::ProcessGroup& pg, int peer) {
   const std::string& name = pg.getGroupName();
@@ -268,8 +434,11 @@ std::shared_ptr<Group> Observer::arrive(const c10d::ProcessGroup& pg, int peer, 
     if (!g || g->excluded) return nullptr;
     *index = ++g->seq;
     *arrival = t;
-    g->last_op = op;
-    g->pending.emplace(*index, t);
+    if (g->last_op_name != op) {  // copied only when the op changes
+      g->last_op = op;
+      g->last_op_name = op;
+    }
+    g->pending.emplace_back(*index, t);
     observed_.fetch_add(1, std::memory_order_relaxed);
     return g;
   } catch (const std::exception& e) {
@@ -284,22 +453,80 @@ void Observer::complete(const std::shared_ptr<Group>& g, std::uint64_t index, st
                         bool ok) noexcept {
   const std::int64_t done = now_ns();
   std::lock_guard<std::mutex> lock(mu_);
-  g->pending.erase(index);
+  erase_pending(*g, index);
   ++g->completed;
   // A group's collectives finish in order: time spent before the previous one finished was
   // spent waiting for that one (DDP's bucket all-reduces overlap), so it is counted there once.
   const std::int64_t wait = std::max<std::int64_t>(0, done - std::max(arrival, g->last_done_ns));
   g->last_done_ns = std::max(g->last_done_ns, done);
   if (!ok) return;  // failed, or no future to tell its end: no wait measured
-  ++g->n;
-  g->wait_sum_ns += wait;
-  if (wait < g->wait_min_ns) g->wait_min_ns = wait;
-  ++g->hist[wait_bin(wait)];
+  add_wait_locked(*g, wait);
+}
+
+void Observer::add_wait_locked(Group& g, std::int64_t wait_ns) {
+  ++g.n;
+  g.wait_sum_ns += wait_ns;
+  if (wait_ns < g.wait_min_ns) g.wait_min_ns = wait_ns;
+  ++g.hist[wait_bin(wait_ns)];
+}
+
+int Observer::gpu_device(const at::Tensor& t) const {
+  if (!t.defined()) return -1;
+  if (t.is_cuda()) return std::max<int>(0, t.device().index());
+  return cpu_as_gpu_stream_.load(std::memory_order_relaxed) >= 0 && t.is_cpu() ? 0 : -1;
+}
+
+CUstream Observer::gpu_stream(int device) const {
+  const long long cpu_stream = cpu_as_gpu_stream_.load(std::memory_order_relaxed);
+  if (cpu_stream >= 0) return reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(cpu_stream));
+  // The raw getter (0.2-0.5 µs on an H100), not torch.cuda.current_stream() (4-7 µs).
+  const c10::impl::DeviceGuardImplInterface* impl =
+      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+  return static_cast<CUstream>(
+      impl->getStream(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device)))
+          .native_handle());
+}
+
+void Observer::gpu_enqueued(const std::shared_ptr<Group>& g, std::uint64_t index,
+                            const EventPair& pair) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (g->gpu_pending.size() >= kMaxGpuPending) {
+      gpu_.release(pair.device, pair.start, pair.end);
+      return;
+    }
+    g->gpu_pending.emplace_back(index, pair);
+    if (g->gpu_pending.size() >= kPollAt) poll_gpu_locked(*g);
+  } catch (...) {
+    gpu_.release(pair.device, pair.start, pair.end);
+  }
+}
+
+// Reads the group's finished GPU collectives, oldest first. As on the host, a collective's wait
+// starts no earlier than the previous one's end (overlapping collectives count it once).
+void Observer::poll_gpu_locked(Group& g) noexcept {
+  while (!g.gpu_pending.empty()) {
+    const EventPair pair = g.gpu_pending.front().second;
+    float ms = 0.0f, since_ms = 0.0f;
+    const int r = gpu_.read(pair, g.gpu_last_end, &ms, &since_ms);
+    if (r == 0) break;
+    g.gpu_pending.pop_front();
+    if (r < 0) {  // the GPU path is off: give the events back
+      gpu_.release(pair.device, pair.start, pair.end);
+      continue;
+    }
+    const double wait_ms = std::max(0.0f, std::min(ms, since_ms));
+    add_wait_locked(g, static_cast<std::int64_t>(wait_ms * 1e6));
+    gpu_read_.fetch_add(1, std::memory_order_relaxed);
+    gpu_.release(g.gpu_last_device, g.gpu_last_end, pair.start);
+    g.gpu_last_end = pair.end;
+    g.gpu_last_device = pair.device;
+  }
 }
 
 void Observer::abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
-  g->pending.erase(index);
+  erase_pending(*g, index);
 }
 
 void Observer::fail(const char* what) noexcept {
@@ -323,6 +550,12 @@ void Observer::set_excluded(const std::vector<std::string>& names) {
 void Observer::enable(const std::vector<std::string>& exclude) {
   if (!enabled()) {  // a new start: indices count from it (every member starts together)
     std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [name, g] : by_name_) {
+      for (const auto& [index, pair] : g->gpu_pending) {
+        gpu_.release(pair.device, pair.start, pair.end);
+      }
+      g->gpu_pending.clear();
+    }
     by_key_.clear();
     by_name_.clear();
   }
@@ -352,6 +585,10 @@ void Observer::enable(const std::vector<std::string>& exclude) {
       const std::string op = name.name.substr(6);
       std::string qualified = op;
       if (!name.overload_name.empty()) qualified += "." + name.overload_name;
+      if (qualified == "allreduce_") {
+        lib->impl("allreduce_", TORCH_FN(allreduce_kernel));
+        continue;
+      }
       lib->impl(qualified.c_str(),
                 torch::CppFunction::makeFromBoxedFunctor(
                     std::make_unique<Kernel>(op, pg_arg, peer_arg, returns_work)));
@@ -379,7 +616,7 @@ py::list Observer::progress() const {
   py::list out;
   for (const auto& [name, g] : by_name_) {
     if (g->excluded) continue;
-    const std::int64_t since = g->pending.empty() ? -1 : g->pending.begin()->second;
+    const std::int64_t since = g->pending.empty() ? -1 : g->pending.front().second;
     out.append(py::make_tuple(name, g->size, g->rank, g->seq, g->last_op, g->pending.size(), since,
                               g->completed));
   }
@@ -390,6 +627,7 @@ py::list Observer::take_window() {
   std::lock_guard<std::mutex> lock(mu_);
   py::list out;
   for (auto& [name, g] : by_name_) {
+    poll_gpu_locked(*g);
     if (g->excluded || g->n == 0) continue;
     py::list hist;
     for (std::uint64_t c : g->hist) hist.append(c);
@@ -408,9 +646,22 @@ py::list Observer::take_window() {
 void bind_collectives(py::module_& m) {
   m.def(
       "collectives_enable",
-      [](const std::vector<std::string>& exclude) { Observer::get().enable(exclude); },
-      py::arg("exclude") = std::vector<std::string>{},
-      "Observe every c10d collective; groups named in `exclude` are passed through.");
+      [](const std::vector<std::string>& exclude, long long cpu_as_gpu_stream) {
+        Observer::get().set_cpu_as_gpu_stream(cpu_as_gpu_stream);
+        Observer::get().enable(exclude);
+      },
+      py::arg("exclude") = std::vector<std::string>{}, py::arg("cpu_as_gpu_stream") = -1,
+      "Observe every c10d collective; groups named in `exclude` are passed through. Tests: "
+      "`cpu_as_gpu_stream` >= 0 times collectives on CPU tensors as GPU ones on that stream of "
+      "device 0 (the simulated driver's).");
+  m.def(
+      "collectives_gpu",
+      [] {
+        Observer& o = Observer::get();
+        return py::make_tuple(o.gpu().recorded(), o.gpu_read(), o.gpu().error());
+      },
+      "(collectives whose start event was recorded, waits read from events, the GPU path's "
+      "first error or '').");
   m.def(
       "collectives_disable", [] { Observer::get().disable(); },
       "Stop observing collectives (the kernels are unregistered).");

@@ -26,7 +26,7 @@ MIN_HISTORY = 2
 _SQRT_TERM = 1.0
 _LINEAR_TERM = 3.0
 
-_CONFIRMED_BY = {1: "relative", 2: "individual"}  # MetricState.confirmed_by codes
+_CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.confirmed_by codes
 
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
 # the window's steps, the within-window standard errors.
@@ -106,7 +106,8 @@ class MetricState:
         self.rel_window = np.zeros(size, dtype=np.uint32)
         self.ind_window = np.zeros(size, dtype=np.uint32)
         self.baseline = np.full(size, np.nan)  # log time
-        self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual
+        self.confirmed_by = np.zeros(size, dtype=np.int8)  # 0 no, 1 relative, 2 individual,
+        # 3 culprit (the "culprit" metric: the collective waits)
         # Noise estimates: last value and EW mean |successive difference| / 1.128 (= sigma for
         # Gaussian noise), for the log ratio to the peers and for the log time.
         self.rel_prev = np.full(size, np.nan)
@@ -125,6 +126,9 @@ class MetricState:
         self.step_noise = math.nan
         self.step_noise_obs = 0
         self.groups: np.ndarray | None = None
+        # Suspects named during the structure warm-up from the window's own evidence (against
+        # every other rank), so an early report can follow before the groups are known.
+        self.provisional = np.zeros(size, dtype=bool)
         self.warmup_levels: list[np.ndarray] = []
         self.pending: list[Pending] = []
 
@@ -139,6 +143,7 @@ class MetricState:
         self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
         for name in ("rel_prev", "ind_prev", "ratio_prev"):
             setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
+        self.provisional = np.concatenate([self.provisional, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
@@ -148,7 +153,8 @@ class MetricState:
     @property
     def flagged(self) -> bool:
         """Whether any rank has a slow mark or a confirmation on this metric."""
-        return bool(self.confirmed_by.any() or self.rel_window.any() or self.ind_window.any())
+        return bool(self.confirmed_by.any() or self.rel_window.any() or self.ind_window.any()
+                    or self.provisional.any())
 
     def marks(self, slot: int) -> tuple[str | None, int]:
         """The rule that confirmed ``slot`` ("relative", "individual" or None) and its slow
@@ -248,6 +254,9 @@ class MetricState:
                 # straggler raises its bar only by a part of its noise, never by its slowdown.
                 noise = np.maximum(self._report_noise(cfg, alpha, slots, log_ratio, steps),
                                    cfg.own_noise_weight * rel_sigma)
+                # Clearing judges with the whole noise between reports: a recovered rank with
+                # a lasting offset of a few per cent is healthy (hysteresis).
+                clear_noise = noise
                 within = window_noise(se, groups)
                 noise = np.where(np.isfinite(within),
                                  np.maximum(cfg.window_noise_factor * within,
@@ -256,6 +265,8 @@ class MetricState:
                                  noise)
                 noise = np.maximum(noise, cfg.noise_floor)
                 z = log_ratio / noise
+                z_clear = log_ratio / np.where(np.isfinite(clear_noise),
+                                               np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & effect & (z >= cfg.slow_z)
                 self._accumulate(cfg, slots, z, effect)
             else:
@@ -270,7 +281,7 @@ class MetricState:
             band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
             # Unhealthy: a slow report under the evidence rule; beyond one sigma of the rank's
             # own noise under k_of_n.
-            rel_bad = ((peer < cfg.clear_threshold) & effect & (z >= 0.75 * cfg.slow_z)
+            rel_bad = ((peer < cfg.clear_threshold) & effect & (z_clear >= 0.75 * cfg.slow_z)
                        if cfg.rule == "evidence"
                        else (peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
             bad = has & (rel_bad
@@ -291,6 +302,51 @@ class MetricState:
         newly_ind = (popcount(self.ind_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_ind] = 2
         return peer, rel_slow | ind_slow, bad
+
+    def judge_culprits(self, cfg: PolicyConfig, slots: np.ndarray, share: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """One report of the collective waits (the ``"culprit"`` metric); returns the slow and
+        unhealthy masks.
+
+        ``share``: per rank of ``slots``, the share of the job's time lost waiting for it when
+        it is a culprit of the report (`straggler.analysis.waits`), 0 when it is observed and is
+        not one, NaN when not observed. A culprit report adds ``evidence_z_cap * min(1, share /
+        culprit_full_share) - evidence_drift`` to the rank's evidence, another report
+        ``-evidence_drift``; a culprit report with the evidence at ``evidence_threshold``
+        confirms the rank (reason ``"culprit"``). A rank slow outside every section shows here.
+        """
+        has = ~np.isnan(share)
+        culprit = has & (share > 0)
+        with np.errstate(invalid="ignore"):
+            z = np.where(culprit, cfg.evidence_z_cap * np.minimum(
+                1.0, share / cfg.culprit_full_share), 0.0)
+        step = z - cfg.evidence_drift
+        sl = slots[has]
+        self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[has])
+        self.rel_window[sl] = ((self.rel_window[sl] << np.uint32(1))
+                               | culprit[has].astype(np.uint32)) & self.mask
+        hit = np.zeros(self.confirmed_by.shape, dtype=bool)
+        hit[slots[culprit]] = True
+        newly = hit & (self.evidence >= cfg.evidence_threshold) & (self.confirmed_by == 0)
+        self.confirmed_by[newly] = 3
+        return culprit, culprit
+
+    def provisional_suspects(self, cfg: PolicyConfig, slots: np.ndarray, x: np.ndarray,
+                             se: np.ndarray) -> None:
+        """Name suspects in a warm-up report (no groups yet): a rank whose window is slower than
+        the median of all the others by the effect-size gate and by ``slow_z`` times its
+        within-window noise (`window_noise`). Only the early-report signal: no evidence, no
+        confirmation (the warm-up's reports are judged once the groups are known)."""
+        self.provisional[:] = False
+        if cfg.rule != "evidence":
+            return
+        one = np.zeros(x.shape, dtype=np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            log_ratio = np.log(x / median_of_others(x, one))
+            noise = np.maximum(cfg.window_noise_factor * window_noise(se, one), cfg.noise_floor)
+            gate = math.log1p(cfg.tail_min_effect if self.tail else cfg.min_effect)
+            slow = (log_ratio >= gate) & (log_ratio / noise >= cfg.slow_z) & np.isfinite(noise)
+        self.provisional[slots[slow]] = True
 
     def _report_noise(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray,
                       log_ratio: np.ndarray, steps: float) -> float:

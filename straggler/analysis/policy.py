@@ -43,12 +43,14 @@ from .persistence import MetricState
 from .policy_config import PolicyConfig
 from .statistics import Statistic
 
-__all__ = ["GPU_METRIC", "TAIL_SUFFIX", "PolicyConfig", "PolicyDecision", "RankState",
-           "StragglerPolicy", "make_policy", "observation_from_report", "window_spread",
-           "window_steps"]
+__all__ = ["CULPRIT_METRIC", "GPU_METRIC", "TAIL_SUFFIX", "PolicyConfig", "PolicyDecision",
+           "RankState", "StragglerPolicy", "culprit_shares", "make_policy",
+           "observation_from_report", "window_spread", "window_steps"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
+#: The metric of the collective waits: who the job waits for (`straggler.analysis.waits`).
+CULPRIT_METRIC = "culprit"
 
 #: A section's upper-quartile metric is ``f"section:{name}{TAIL_SUFFIX}"``: a rank slow in one
 #: step in a few (a heavy upper tail) moves it far more than its median.
@@ -184,8 +186,8 @@ class StragglerPolicy:
     def update(self, ranks: Iterable[int] | np.ndarray,
                times: Mapping[str, Iterable[float] | np.ndarray],
                steps: Mapping[str, float] | None = None,
-               spread: Mapping[str, Iterable[float] | np.ndarray] | None = None
-               ) -> PolicyDecision:
+               spread: Mapping[str, Iterable[float] | np.ndarray] | None = None,
+               culprits: Mapping[int, float] | None = None) -> PolicyDecision:
         """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none).
 
         ``steps[metric]``: how many steps each value summarises (the window's sample count);
@@ -193,6 +195,9 @@ class StragglerPolicy:
         ``spread[metric]``: the standard error of each rank's log value from the window's own
         samples (`window_spread`; NaN: unknown), the within-window evidence of the
         evidence rule. Absent: the noise comes from successive reports only.
+        ``culprits``: every rank whose collective waits were observed, with the share of the
+        job's time lost waiting for it when it is a culprit of this report, else 0
+        (`culprit_shares`). Absent: no culprit evidence.
         """
         ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
                                dtype=np.int64)
@@ -242,6 +247,7 @@ class StragglerPolicy:
                 if judged is None:
                     peer_out[metric] = np.full(x.shape, np.nan)
                     unhealthy[slots[has]] = True
+                    self._mark(metric, ms)  # its provisional suspects
                     continue
             else:
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
@@ -252,6 +258,10 @@ class StragglerPolicy:
             unhealthy[slots[bad]] = True
             self._mark(metric, ms)
 
+        if culprits and cfg.culprit_full_share > 0:
+            slow, bad = self._judge_culprits(culprits)
+            slow_any |= slow
+            unhealthy |= bad
         # Hysteresis: a confirmed rank clears after clear_reports healthy reports in a row.
         healthy = seen & ~unhealthy
         self._healthy_streak = np.where(healthy, self._healthy_streak + 1,
@@ -274,6 +284,36 @@ class StragglerPolicy:
             peer_scores=peer_out, individual_scores=ind_out, ranks=ranks_arr,
             structure_ready=ready)
 
+    def _judge_culprits(self, culprits: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
+        """The culprit metric's report: slow and unhealthy masks over every slot.
+
+        A report naming as many culprits as a learned cluster may hold (``cluster_min_size``,
+        ``cluster_min_fraction`` of the observed ranks) says nothing about a lone straggler (a
+        pipeline stage that has more work makes the next one wait): it counts as no culprit.
+        """
+        cfg = self.config
+        known = self._ranks.slot_of  # ranks of no report so far carry no verdict
+        pairs = [(known[r], v) for r, v in culprits.items() if r in known]
+        slots = np.array([p[0] for p in pairs], dtype=np.int64)
+        share = np.array([p[1] for p in pairs], dtype=np.float64)
+        many = max(cfg.cluster_min_size, math.ceil(cfg.cluster_min_fraction * slots.size))
+        if int(np.count_nonzero(share > 0)) >= many:
+            share = np.where(np.isnan(share), np.nan, 0.0)
+        ms = self._metrics.get(CULPRIT_METRIC)
+        if ms is None:
+            ms = self._metrics[CULPRIT_METRIC] = MetricState(cfg.n, self._ranks.size)
+        ms.grow(self._ranks.size)
+        self._last_seen.pop(CULPRIT_METRIC, None)
+        self._last_seen[CULPRIT_METRIC] = self._reports
+        slow, bad = ms.judge_culprits(cfg, slots, share)
+        self._mark(CULPRIT_METRIC, ms)
+        size = self._ranks.size
+        out_slow = np.zeros(size, dtype=bool)
+        out_bad = np.zeros(size, dtype=bool)
+        out_slow[slots[slow]] = True
+        out_bad[slots[bad]] = True
+        return out_slow, out_bad
+
     def _warm_up(self, ms: MetricState, slots: np.ndarray, x: np.ndarray, logx: np.ndarray,
                  ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
                  n_steps: float, se: np.ndarray
@@ -284,6 +324,8 @@ class StragglerPolicy:
         through the persistence rules; returns the judgement of this report then, else None.
         """
         cfg = self.config
+        ms.grow(self._ranks.size)
+        ms.provisional_suspects(cfg, slots, x, se)
         med_all = np.nanmedian(x) if (~np.isnan(x)).any() else np.nan
         level = logx - math.log(med_all) if np.isfinite(med_all) else logx
         full = np.full(self._ranks.size, np.nan)
@@ -298,6 +340,7 @@ class StragglerPolicy:
                                    cfg.cluster_gap, cfg.cluster_min_fraction,
                                    cfg.cluster_min_size)
         ms.warmup_levels = []
+        ms.provisional[:] = False
         pending, ms.pending = ms.pending, []
         judged = None
         for p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se in pending:
@@ -354,7 +397,7 @@ class StragglerPolicy:
         mask = np.zeros(self._ranks.size, dtype=bool)
         for ms in (self._metrics[m] for m in self._flagged):
             size = ms.rel_window.size
-            mask[:size] |= (ms.rel_window | ms.ind_window) > 0
+            mask[:size] |= ((ms.rel_window | ms.ind_window) > 0) | ms.provisional
         return mask
 
     def _states(self, mask: np.ndarray) -> dict[int, RankState]:
@@ -411,6 +454,17 @@ def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarr
                 values = np.where(np.isfinite(values) & (values > 0), 1.0 / values, np.nan)
         times[metric] = values
     return ranks, times
+
+
+def culprit_shares(report: Any) -> dict[int, float]:
+    """The policy's culprit input from a gathered `Report`: every rank with observed collective
+    waits (``Report.waits``), with the share of the job's time lost to it when it is one of
+    ``Report.culprits``, else 0. Empty without waits."""
+    waits = getattr(report, "waits", None) or {}
+    out = dict.fromkeys((int(r) for r in waits), 0.0)
+    for c in getattr(report, "culprits", None) or ():
+        out[int(c.rank)] = float(c.share)
+    return out
 
 
 def window_spread(report: Any, ranks: np.ndarray,

@@ -66,6 +66,11 @@ class PolicyConfig:
     report_noise_weight: float = 0.6
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
+    #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
+    #: culprit (`straggler.analysis.waits`) with this share of the job's time lost to it adds
+    #: as much evidence as a report at ``evidence_z_cap`` (a smaller share, proportionally
+    #: less); 0 turns the culprit evidence off.
+    culprit_full_share: float = 0.08
     #: Rule ``"k_of_n"``: a rank is confirmed after ``k`` slow reports among its last ``n``.
     k: int = 4
     n: int = 5
@@ -112,6 +117,7 @@ class PolicyConfig:
         check_number("evidence_drift", self.evidence_drift, 0.0)
         check_number("evidence_threshold", self.evidence_threshold, 0.0, low_open=True)
         check_number("noise_floor", self.noise_floor, 0.0, 1.0)
+        check_number("culprit_full_share", self.culprit_full_share, 0.0, 1.0)
         check_number("window_noise_factor", self.window_noise_factor, 0.0, 100.0)
         check_number("report_noise_weight", self.report_noise_weight, 0.0, 10.0)
         check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)

@@ -13,7 +13,8 @@ per-collective timelines), each rank summarises a report window per group in `FI
 - a rank's **late count**: its collectives whose wait is at most `LATE_FACTOR` times the floor
   (it arrived last, or about with the last), read off the wait quantiles it sends;
 - the **time lost** to a rank in the group: the loss less ``(members - 1)`` times its own
-  waited time (clipped at zero, rescaled so the shares sum to the loss). Where rank r arrived
+  waited time, for a rank that waited at least ``f`` per collective less than the group's
+  average (none otherwise), rescaled so the shares sum to the loss. Where rank r arrived
   last by d, each of the others waited d: the members' waits sum to ``(members - 1)`` times
   everyone's delays and r's to all but its own, so the difference is what the others lost to
   r, from exact sums. Collectives nobody waited in give nobody anything.
@@ -278,10 +279,15 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     # (members - 1) x the delays of all, and r waits all but its own. So the time lost to r,
     # (members - 1) x its delays, is the group's loss less (members - 1) x its own waited time:
     # exact sums, no quantiles. Collectives nobody waited in add nothing to anyone (a DDP step's
-    # later buckets). A member waiting more than the average gets none (clipped at zero; the
-    # rest is rescaled so the group's loss is shared out exactly).
+    # later buckets). Only a member that waited at least a floor per collective less than the
+    # group's average gets any: in a large group the noise of the others' sums, multiplied by
+    # (members - 1), would otherwise pass for a delay. The shares are rescaled so the group's
+    # loss is shared out exactly.
+    per_collective = loss / np.maximum(np.bincount(group, weights=count, minlength=n_groups),
+                                       1.0)
+    early = per_collective[group] - waited / count < floor[group]
     raw = np.maximum(0.0, loss[group] - (members[group] - 1) * waited)
-    raw[alone] = 0.0
+    raw[alone | early] = 0.0
     raw_total = np.bincount(group, weights=raw, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         lost = np.where(raw_total[group] > 0, raw * loss[group] / raw_total[group], 0.0)
@@ -306,10 +312,11 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
         delay = np.where(late > 0, lost / (np.maximum(members[group] - 1, 1) * late), 0.0)
     known = {float(x): "p2p" for x in np.unique(gid[gid >= _P2P_BIT])} if len(suspects) else {}
     known.update({group_id(g): n for g, n in (names or {}).items() if n})
+    qualifying = np.flatnonzero((late >= MIN_LATE_SHARE * count) & (lost > 0)
+                                & (delay >= MIN_DELAY_FACTOR * floor[group]))
     culprits = []
     for i in suspects:
-        mine = np.flatnonzero((who == i) & (late >= MIN_LATE_SHARE * count) & (lost > 0)
-                              & (delay >= MIN_DELAY_FACTOR * floor[group]))
+        mine = qualifying[who[qualifying] == i]
         if not len(mine):
             continue
         found = []

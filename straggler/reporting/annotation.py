@@ -20,6 +20,7 @@ from .._log import WarnOnce
 from ..analysis.causes import Cause, CauseRules, Diagnosis, diagnose
 from ..analysis.policy import (
     StragglerPolicy,
+    culprit_shares,
     observation_from_report,
     window_spread,
     window_steps,
@@ -42,7 +43,8 @@ def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
     states filled in."""
     ranks, times = observation_from_report(report)
     steps = window_steps(report)
-    decision = policy.update(ranks, times, steps, window_spread(report, ranks, steps))
+    decision = policy.update(ranks, times, steps, window_spread(report, ranks, steps),
+                             culprit_shares(report))
     nodes = report.rank_to_node
 
     def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:

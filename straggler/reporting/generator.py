@@ -368,7 +368,7 @@ class ReportGenerator:
         if waits is not None:
             local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks,
                                                                 self._wait_groups)
-            rows = rows[:, :-WAITS_WIDTH]
+            rows = np.ascontiguousarray(rows[:, :-WAITS_WIDTH])  # unpack reads rows
         report = Report(
             **unpack(rows, ranks, self.names.section_ids,
                      self.telemetry_fields, relative, self.is_computing_indiv_scores),

@@ -14,8 +14,10 @@ Per process group (its c10d name, which every member agrees on; a point-to-point
   whether this rank is inside one now (issued, not finished) and since when. For the hang
   watchdog and the zero-code attach: cheap to read at any time, from any thread.
 - waits (`take_window`): per collective, arrival (the call) to completion (the Work's future is
-  done: on gloo when its worker finished, whatever the caller does with ``wait()``); summed,
-  minimum and a log2 histogram since the last `take_window`. The report turns them into culprits
+  done: on gloo when its worker finished, whatever the caller does with ``wait()``), from no
+  earlier than the group's previous completion; on CUDA tensors the same read from two CUDA
+  events on the GPU (`gpu_status`; docs/culprits.md "GPU"). Summed, minimum and a log2
+  histogram since the last `take_window`. The report turns them into culprits
   (`straggler.analysis.waits`).
 
 The detector's own collectives run on a private gloo backend outside the dispatcher and are
@@ -30,8 +32,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["GroupProgress", "GroupWaits", "WAIT_BINS", "error", "is_observing", "progress",
-           "start", "stop", "take_window"]
+__all__ = ["GpuStatus", "GroupProgress", "GroupWaits", "WAIT_BINS", "error", "gpu_status",
+           "is_observing", "progress", "start", "stop", "take_window"]
 
 log = logging.getLogger("straggler")
 
@@ -99,18 +101,27 @@ def _native() -> Any:
     return _ops
 
 
-def start(exclude: Iterable[str] = ()) -> bool:
+def start(exclude: Iterable[str] = (), cpu_as_gpu_stream: int | None = None) -> bool:
     """Observe every collective from now on; groups named in ``exclude`` are left out.
 
+    Collectives on CUDA tensors are timed on the GPU (two events each, `gpu_status`).
+    ``cpu_as_gpu_stream`` is for tests with the simulated driver (tests/sim): collectives on
+    CPU tensors are then timed as GPU ones on that stream of device 0.
+
     Returns False (and logs once) when the native observer is missing: collectives are then
-    not observed. Starting again only replaces ``exclude``.
+    not observed. Starting again only replaces ``exclude`` and ``cpu_as_gpu_stream``.
     """
     ops = _native()
     if ops is None:
         log.warning("straggler: collectives are not observed (straggler._ops is not built); "
                     "Report.waits and Report.culprits stay empty")
         return False
-    ops.collectives_enable([str(name) for name in exclude])
+    if cpu_as_gpu_stream is not None and (not isinstance(cpu_as_gpu_stream, int)
+                                          or cpu_as_gpu_stream < 0):
+        raise ValueError(f"`cpu_as_gpu_stream={cpu_as_gpu_stream!r}` must be a stream handle "
+                         "(an int >= 0) or None")
+    ops.collectives_enable([str(name) for name in exclude],
+                           -1 if cpu_as_gpu_stream is None else cpu_as_gpu_stream)
     return True
 
 
@@ -131,6 +142,26 @@ def error() -> str:
     """The observer's first internal failure ('' when none); after one it records nothing."""
     ops = _native()
     return "" if ops is None else str(ops.collectives_error())
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuStatus:
+    """The GPU path: ``recorded`` collectives got their start event, ``read`` waits were read
+    from their events, ``error`` is the first driver error ('' when none; the GPU path is then
+    off, progress goes on)."""
+
+    recorded: int
+    read: int
+    error: str
+
+
+def gpu_status() -> GpuStatus:
+    """How the GPU path of the collective waits fares (docs/culprits.md, "GPU")."""
+    ops = _native()
+    if ops is None:
+        return GpuStatus(0, 0, "straggler._ops is not built")
+    recorded, read, err = ops.collectives_gpu()
+    return GpuStatus(int(recorded), int(read), str(err))
 
 
 def progress() -> dict[str, GroupProgress]:

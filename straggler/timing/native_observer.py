@@ -46,8 +46,10 @@ __all__ = ["ObserverStatus", "build_command", "built_for", "cache_dir", "load", 
 MODULE = "straggler._ops"
 BUILD_TIMEOUT_S = 600.0  # the compile; waiting for another process's build has the same bound
 # Relative to csrc/ (or _ops_src/); the same files CMakeLists.txt builds and ships.
-_UNITS = ("ops/observer.cpp", "ops/collectives.cpp")
-_SOURCES = (*_UNITS, "ops/collectives.h", "timing/engine_api.h")
+_UNITS = ("ops/observer.cpp", "ops/collectives.cpp", "ops/gpu_waits.cpp",
+          "driver/cuda_driver.cpp")
+_SOURCES = (*_UNITS, "ops/collectives.h", "ops/gpu_waits.h", "driver/cuda_driver.h",
+            "driver/dynamic_library.h", "timing/engine_api.h")
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,7 @@ def build_command(compiler: str, root: Path, output: Path, torch_module: ModuleT
             f'-DSTRAGGLER_TORCH_VERSION="{torch_module.__version__}"', f"-I{root}",
             "-isystem", str(torch_dir / "include"), "-isystem", sysconfig.get_paths()["include"],
             *(str(root / unit) for unit in _UNITS), "-o", str(output), f"-L{lib}", "-lc10",
-            "-ltorch_cpu", f"-Wl,-rpath,{lib}"]
+            "-ltorch_cpu", "-ldl", f"-Wl,-rpath,{lib}"]
 
 
 def _from_cache(torch_module: ModuleType, why_not: str, build: bool

@@ -63,3 +63,61 @@ def test_a_20_percent_data_or_host_stall_straggler_is_confirmed_within_3_reports
     out = _replay(trace, replay.Injection(2, 1.2, kind, "persistent", replay.onset_of(n)))
     assert out.reports_to_confirm is not None and out.reports_to_confirm <= 3, out.confirmed
     assert out.false_alarms == 0, out.confirmed
+
+
+# ------------------------------------------------------- the within-window evidence (#19)
+# Every trace and each 3-rank subset of a 4-rank trace (12 runs of real noise), through
+# replay.direct_verdicts: the same numbers as the report path (checked below), fast enough for
+# many reports.
+RUNS = [v for t in TRACES for v in replay.variants(t)]
+
+
+def _direct(trace, inj, phase=0.0):
+    bounds = replay.window_bounds(trace, INTERVAL_S, phase)
+    confirmed, suspects = replay.direct_verdicts(trace, replay.inject(trace, bounds, inj),
+                                                 bounds, StragglerPolicy)
+    return replay.score("", trace, confirmed, suspects, inj, INTERVAL_S)
+
+
+def test_the_direct_replay_gives_the_report_paths_verdicts():
+    trace = next(t for t in TRACES if t.name == "idle-4r")
+    n = len(replay.window_bounds(trace, INTERVAL_S))
+    inj = replay.Injection(1, 1.1, "compute", "recovers", replay.onset_of(n), n - 5)
+    via_reports, direct = _replay(trace, inj), _direct(trace, inj)
+    assert via_reports.confirmed == direct.confirmed and via_reports.suspects == direct.suspects
+    assert direct.reports_to_confirm is not None
+
+
+def test_clean_replays_confirm_nobody_in_a_thousand_reports():
+    reports = 0
+    for trace in RUNS:
+        for phase in (0.0, 1.0, 2.0, 3.0, 4.0):
+            out = _direct(trace, None, phase)
+            assert out.false_alarms == 0, (trace.name, phase, out.confirmed)
+            reports += out.judged_reports
+    assert reports >= 1000
+
+
+def test_a_10_percent_straggler_is_mostly_confirmed_within_3_reports():
+    found = []
+    for trace in RUNS:
+        n = len(replay.window_bounds(trace, INTERVAL_S))
+        for kind in replay.KINDS:
+            out = _direct(trace, replay.Injection(2, 1.1, kind, "persistent",
+                                                  replay.onset_of(n)))
+            assert out.false_alarms == 0 and out.reports_to_confirm is not None, trace.name
+            found.append(out.reports_to_confirm)
+    # Measured (benchmarks/README.md): about 0.8 of the runs within 3 reports, all within 5;
+    # the target (0.95) is not met on these runs (docs/policy.md, "Known limits").
+    assert sum(r <= 3 for r in found) >= 0.7 * len(found) and max(found) <= 5, found
+
+
+def test_an_intermittent_straggler_shows_in_the_upper_quartile():
+    found = []
+    for trace in RUNS:
+        n = len(replay.window_bounds(trace, INTERVAL_S))
+        out = _direct(trace, replay.Injection(2, 3.0, "compute", "intermittent",
+                                              replay.onset_of(n)))
+        assert out.false_alarms == 0 and out.reports_to_confirm is not None, trace.name
+        found.append(out.reports_to_confirm)
+    assert max(found) <= 4 and sum(r <= 3 for r in found) >= 0.75 * len(found), found
