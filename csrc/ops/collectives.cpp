@@ -518,7 +518,8 @@ void Observer::poll_gpu_locked(Group& g) noexcept {
     const double wait_ms = std::max(0.0f, std::min(ms, since_ms));
     add_wait_locked(g, static_cast<std::int64_t>(wait_ms * 1e6));
     gpu_read_.fetch_add(1, std::memory_order_relaxed);
-    gpu_.release(g.gpu_last_device, g.gpu_last_end, pair.start);
+    gpu_.release(g.gpu_last_device, g.gpu_last_end);  // none before the group's first read
+    gpu_.release(pair.device, pair.start);
     g.gpu_last_end = pair.end;
     g.gpu_last_device = pair.device;
   }

@@ -69,8 +69,8 @@ class PolicyConfig:
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
     #: culprit (`straggler.analysis.waits`) with this share of the job's time lost to it adds
     #: as much evidence as a report at ``evidence_z_cap`` (a smaller share, proportionally
-    #: less); 0 turns the culprit evidence off.
-    culprit_full_share: float = 0.08
+    #: less; docs/policy.md); 0 turns the culprit evidence off.
+    culprit_full_share: float = 0.2
     #: Rule ``"k_of_n"``: a rank is confirmed after ``k`` slow reports among its last ``n``.
     k: int = 4
     n: int = 5

@@ -87,7 +87,7 @@ def test_without_the_window_evidence_the_pooled_noise_decides_as_before():
 def test_culprit_reports_confirm_a_rank_slow_outside_every_section():
     policy = StragglerPolicy()
     medians = np.full(WORLD, 10.0)
-    shares = {0: 0.0, 1: 0.0, 2: 0.0, 3: 0.12}
+    shares = {0: 0.0, 1: 0.0, 2: 0.0, 3: 0.25}
     first = _feed(policy, medians, 0.1, culprits=shares)
     assert first.suspects == {3} and not first.confirmed  # one report is not enough
     second = _feed(policy, medians, 0.1, culprits=shares)
@@ -102,7 +102,7 @@ def test_culprit_reports_confirm_a_rank_slow_outside_every_section():
 def test_two_culprits_at_once_are_structure_not_a_lone_straggler():
     policy = StragglerPolicy()
     medians = np.full(WORLD, 10.0)
-    shares = {0: 0.0, 1: 0.0, 2: 0.12, 3: 0.12}  # a heavier pipeline stage of two ranks
+    shares = {0: 0.0, 1: 0.0, 2: 0.25, 3: 0.25}  # a heavier pipeline stage of two ranks
     decisions = [_feed(policy, medians, 0.1, culprits=shares) for _ in range(5)]
     assert all(not d.confirmed and not d.suspects for d in decisions)
 
@@ -127,3 +127,10 @@ def test_culprit_evidence_can_be_turned_off_and_is_read_from_a_report():
 def test_bad_evidence_settings_name_the_value(kwargs, match):
     with pytest.raises(ValueError, match=match):
         PolicyConfig(**kwargs)
+
+
+def test_a_mild_culprit_needs_more_reports_than_a_heavy_one():
+    policy = StragglerPolicy()
+    shares = {0: 0.0, 1: 0.0, 2: 0.0, 3: 0.08}  # 8 % of the job's time: 1.1 per report
+    decisions = [_feed(policy, np.full(WORLD, 10.0), 0.1, culprits=shares) for _ in range(6)]
+    assert [bool(d.confirmed) for d in decisions] == [False] * 5 + [True]

@@ -52,6 +52,7 @@ def _sim_ranks(rank, world_size):
     time.sleep(0.05)
     sim.complete()  # the simulated work ends now: the events can be read
     out["busy"] = {g.group: g.wait_sum_s for g in collectives.take_window()}
+    out["live"] = sim.live_events()
     collectives.stop()
     return out
 
@@ -67,13 +68,16 @@ def test_a_late_ranks_wait_is_read_from_events_on_the_simulated_gpu(sim_cuda):
         assert out[rank]["records"] == 2 * N  # two event records per collective, no more
     waits = {rank: out[rank]["late"][0] for rank in (0, 1)}
     assert waits[0][1] == waits[1][1] == N
-    # Rank 0 waited about N x 50 ms (the sleeps overshoot on a loaded machine); rank 1 little.
-    assert N * LATE_S * 0.8 < waits[0][2] < N * LATE_S * 2.0, waits
+    # Rank 0 waited about N x 50 ms (generous bounds: on a loaded machine the sleeps overshoot
+    # and rank 0 itself may come late to some); rank 1 little.
+    assert N * LATE_S * 0.5 < waits[0][2] < N * LATE_S * 2.0, waits
     assert waits[1][2] < 0.25 * waits[0][2], waits
     _, culprits = attribute(np.stack([pack(out[r]["late"], 1.0) for r in (0, 1)]), [0, 1])
     assert [c.rank for c in culprits] == [1]
     # The busy GPU's wait is what its events say (nothing), not what its host waited (200 ms).
     assert out[0]["busy"]["0"] < 0.02, out[0]["busy"]
+    # Events are reused once read: 12 collectives, far fewer than their 24 events alive.
+    assert out[0]["live"] <= 18 and out[1]["live"] <= 18, (out[0]["live"], out[1]["live"])
 
 
 def _nccl_one_rank():
