@@ -39,7 +39,8 @@ def _job_without_shutdown(rank: int, world_size: int, out_dir: str) -> list[str]
 
 
 def test_threads_are_stopped_before_the_interpreter_finalizes(tmp_path):
-    running = run_ranks(_job_without_shutdown, 2, str(tmp_path))
+    # Spawned: a fork server's child ends with os._exit, without atexit or finalization.
+    running = run_ranks(_job_without_shutdown, 2, str(tmp_path), start_method="spawn")
     # The job really had detector threads running when its main function returned...
     assert all("straggler-hang" in names for names in running), running
     # ...and none was left when Python finalized (run_ranks also checks each exit code).

@@ -86,13 +86,28 @@ def _cell(rank, world_size, how, fail_rank, fail_at, comm_timeout_s=LONG_TIMEOUT
                  how if rank == fail_rank else None, comm_timeout_s=comm_timeout_s)
 
 
-def _healthy(rank, world_size):
-    return _loop(rank)
+FAILURES = ("driver", "exception", "mid_report")
+
+
+def _healthy_then_failures(rank, world_size):
+    """One job, one detector lifetime after the other: a healthy loop, then a loop with each
+    of `FAILURES` injected on rank 1 at iteration 3 (each lifetime ends with shutdown(), and
+    the next initialize() starts afresh: the cells stay independent at a third of the spawns).
+    """
+    out = {"healthy": _loop(rank)}
+    for how in FAILURES:
+        out[how] = _cell(rank, world_size, how, 1, 3)
+    return out
 
 
 @pytest.fixture(scope="module")
-def healthy():
-    return run_ranks(_healthy, 3, timeout_s=120)
+def cells():
+    return run_ranks(_healthy_then_failures, 3, timeout_s=240)
+
+
+@pytest.fixture(scope="module")
+def healthy(cells):
+    return [c["healthy"] for c in cells]
 
 
 def test_healthy_loop_reports_on_every_rank_and_stays_on(healthy):
@@ -101,10 +116,10 @@ def test_healthy_loop_reports_on_every_rank_and_stays_on(healthy):
     assert healthy[0]["reports"]  # rank 0 gathers
 
 
-@pytest.mark.parametrize("how", ["driver", "exception", "mid_report"])
+@pytest.mark.parametrize("how", FAILURES)
 def test_a_failure_on_one_rank_turns_every_rank_off_without_waiting_for_the_timeout(
-        healthy, how):
-    results = run_ranks(_cell, 3, how, 1, 3, timeout_s=150)
+        cells, healthy, how):
+    results = [c[how] for c in cells]
     for rank, result in enumerate(results):
         assert not result["enabled"] and result["done"], (rank, result)
         # About a healthy loop, far from one comm_timeout_s (60 s) more: the peers agreed.
@@ -264,9 +279,23 @@ def _restored(rank, world_size, states):
     return result
 
 
-@pytest.mark.parametrize("states", [(100, 37, None), (None, None, 5)])
-def test_ranks_restored_with_different_iterations_report_together(states):
-    results = run_ranks(_restored, 3, states, timeout_s=150)
+RESTORED = [(100, 37, None), (None, None, 5)]
+
+
+def _restored_each(rank, world_size):
+    """`_restored` for each of `RESTORED`, one detector lifetime after the other in one job."""
+    return [_restored(rank, world_size, states) for states in RESTORED]
+
+
+@pytest.fixture(scope="module")
+def restored():
+    return run_ranks(_restored_each, 3, timeout_s=200)
+
+
+@pytest.mark.parametrize("index", range(len(RESTORED)))
+def test_ranks_restored_with_different_iterations_report_together(restored, index):
+    states = RESTORED[index]
+    results = [r[index] for r in restored]
     first = max(s for s in states if s is not None)
     for result in results:
         assert result["enabled"] and result["sum"] == 3.0, results

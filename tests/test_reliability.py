@@ -101,7 +101,8 @@ def test_unused_names_expire_and_the_registries_follow_the_names_in_use():
     assert list(core.sections) == ["step"]
     reporter = core.cycle.reporter
     assert reporter.registry_rebuilds >= 1 and list(reporter.names.section_ids) == ["step"]
-    assert core.options.policy.metrics_tracked <= 2
+    # What is left: 'gpu', and the median and upper quartile of 'step' (none of the churn).
+    assert core.options.policy.metrics_tracked <= 3
     # A context held across expiry is registered again when entered.
     held = Detector.detection_section("held", profile_cuda=False)
     with held:

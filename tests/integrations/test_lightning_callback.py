@@ -262,7 +262,10 @@ def test_without_ptl_logging_nothing_reaches_the_lightning_logger(tmp_path, capl
     trainer = _trainer(tmp_path, [cb], max_steps=40, logger=CSVLogger(str(tmp_path)))
     trainer.fit(TinyModule())
     assert cb.last_report is not None
-    assert "GPU relative performance" not in caplog.text  # 0: print only with stragglers
+    # 0: scores are printed only with stragglers. Nobody is slowed here, but on a loaded machine
+    # this one rank's own steps can slow down enough for its individual score to flag it.
+    flagged = "Some GPUs performance dropped" in caplog.text
+    assert ("GPU relative performance" in caplog.text) == flagged, caplog.text[-2000:]
     metrics = Path(trainer.logger.log_dir, "metrics.csv")
     assert not metrics.exists() or "gpu_relative_perf" not in metrics.read_text()
 
