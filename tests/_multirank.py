@@ -16,12 +16,13 @@ that imported torch once (``forkserver`` context, `_context`: importing torch co
 1.6 s of CPU, most of a short multi-rank test on 2 cores), elsewhere with ``spawn``. The fork
 server imports nothing else (no straggler module), so a child is as fresh as a spawned one apart
 from torch (imported before ``OMP_NUM_THREADS`` is set: the child sets its thread count itself).
-Each child sets its environment (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``OMP_NUM_THREADS=1``,
-then ``env`` and ``rank_env[rank]``) *before* it unpickles the function, so modules that read the
-environment at import see it; then it joins a gloo group through a ``file://`` store in a fresh
-temporary directory, calls ``fn(rank, world_size, *args, **kwargs)`` and sends the return value (or
-the formatted traceback) back through a queue. The parent waits at most ``timeout_s`` for
-everything, kills what is left, and raises with the child's traceback when a rank failed.
+Each child sets its environment (the parent's as it is at the call, ``RANK``, ``WORLD_SIZE``,
+``LOCAL_RANK``, ``OMP_NUM_THREADS=1``, then ``env`` and ``rank_env[rank]``) *before* it unpickles
+the function, so modules that read the environment at import see it; then it joins a gloo group
+through a ``file://`` store in a fresh temporary directory, calls ``fn(rank, world_size, *args,
+**kwargs)`` and sends the return value (or the formatted traceback) back through a queue. The
+parent waits at most ``timeout_s`` for everything, kills what is left, and raises with the child's
+traceback when a rank failed.
 
 A rank listed in ``may_die`` may exit without a result (tests of a dead peer call ``os._exit``
 there); its entry in the returned list is ``None``.
@@ -70,6 +71,7 @@ def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
            payload: bytes, results: mp.Queue, timeout_s: float,
            tcp_store_port: int | None = None) -> None:
     """Body of one spawned rank: environment, process group, the function, the result."""
+    os.environ.clear()
     os.environ.update(env)
     try:
         if "torch" in sys.modules:  # from the fork server: it read no OMP_NUM_THREADS
@@ -124,7 +126,9 @@ that returned and then exited with a non-zero code (not in ``may_die``) fails th
     procs = []
     try:
         for rank in range(world_size):
-            child_env = {"RANK": str(rank), "WORLD_SIZE": str(world_size),
+            # The parent's environment now, as a spawned child would get it: a fork server's
+            # children would otherwise inherit the server's, as it was when it started.
+            child_env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(world_size),
                          "LOCAL_RANK": str(rank), "MASTER_ADDR": "127.0.0.1",
                          "OMP_NUM_THREADS": "1"}
             child_env.update(env or {})
