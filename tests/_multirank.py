@@ -1,4 +1,4 @@
-"""Run a function on several spawned ranks joined by a gloo process group.
+"""Run a function on several fresh ranks joined by a gloo process group.
 
 Every multi-rank test in the project uses :func:`run_ranks`::
 
@@ -12,16 +12,17 @@ Every multi-rank test in the project uses :func:`run_ranks`::
         assert run_ranks(_worker, 3, 10) == [0, 10, 20]
 
 How it works: the parent starts ``world_size`` fresh processes: under pytest from a fork server
-that imported torch once (``forkserver`` context, `_context`: importing torch costs each rank
-about 1.6 s of CPU, most of a short multi-rank test on 2 cores), elsewhere with ``spawn``. The
-fork server imports nothing else (no straggler module), so a child is as fresh as a spawned one
-apart from torch. Each child
-sets its environment (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``OMP_NUM_THREADS=1``, then ``env``
-and ``rank_env[rank]``) *before* it unpickles the function, so modules that read the environment
-at import see it; then it joins a gloo group through a ``file://`` store in a fresh temporary
-directory, calls ``fn(rank, world_size, *args, **kwargs)`` and sends the return value (or the
-formatted traceback) back through a queue. The parent waits at most ``timeout_s`` for everything,
-kills what is left, and raises with the child's traceback when a rank failed.
+that imported torch once (``forkserver`` context, `_context`: importing torch costs each rank about
+1.6 s of CPU, most of a short multi-rank test on 2 cores), elsewhere with ``spawn``. The fork
+server imports nothing else (no straggler module), so a child is as fresh as a spawned one apart
+from torch (imported before ``OMP_NUM_THREADS`` is set: the child sets its thread count itself).
+Each child sets its environment (the parent's as it is at the call, ``RANK``, ``WORLD_SIZE``,
+``LOCAL_RANK``, ``OMP_NUM_THREADS=1``, then ``env`` and ``rank_env[rank]``) *before* it unpickles
+the function, so modules that read the environment at import see it; then it joins a gloo group
+through a ``file://`` store in a fresh temporary directory, calls ``fn(rank, world_size, *args,
+**kwargs)`` and sends the return value (or the formatted traceback) back through a queue. The
+parent waits at most ``timeout_s`` for everything, kills what is left, and raises with the child's
+traceback when a rank failed.
 
 A rank listed in ``may_die`` may exit without a result (tests of a dead peer call ``os._exit``
 there); its entry in the returned list is ``None``.
@@ -35,6 +36,7 @@ import os
 import pickle
 import queue
 import shutil
+import sys
 import tempfile
 import time
 import traceback
@@ -69,8 +71,11 @@ def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
            payload: bytes, results: mp.Queue, timeout_s: float,
            tcp_store_port: int | None = None) -> None:
     """Body of one spawned rank: environment, process group, the function, the result."""
+    os.environ.clear()
     os.environ.update(env)
     try:
+        if "torch" in sys.modules:  # from the fork server: it read no OMP_NUM_THREADS
+            sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
         import torch.distributed as dist
 
         fn, args, kwargs = pickle.loads(payload)
@@ -121,7 +126,9 @@ that returned and then exited with a non-zero code (not in ``may_die``) fails th
     procs = []
     try:
         for rank in range(world_size):
-            child_env = {"RANK": str(rank), "WORLD_SIZE": str(world_size),
+            # The parent's environment now, as a spawned child would get it: a fork server's
+            # children would otherwise inherit the server's, as it was when it started.
+            child_env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(world_size),
                          "LOCAL_RANK": str(rank), "MASTER_ADDR": "127.0.0.1",
                          "OMP_NUM_THREADS": "1"}
             child_env.update(env or {})
