@@ -194,18 +194,12 @@ struct Call {
   EventPair pair;  // the GPU path's events (start == nullptr: host path)
 };
 
-// Before the collective: the group, its index, the arrival, and on a GPU the start event.
-// `first` is the collective's first tensor (null: none); `measure` whether a Work will tell
-// its end. Never throws: a failure is recorded and the collective runs unobserved.
-Call begin_collective(Observer& o, const c10d::ProcessGroup& pg, int peer, const char* op,
-                      const at::Tensor* first, bool measure) noexcept {
-  Call c;
+// Runs `read` (reading a collective's arguments or state); an exception turns the observer
+// off with its message and never reaches the collective.
+template <typename Read>
+void read_or_fail(Observer& o, Read&& read) noexcept {
   try {
-    c.group = o.arrive(pg, peer, op, &c.index, &c.arrival);
-    if (c.group && measure && first != nullptr) {
-      const int device = o.gpu_device(*first);
-      if (device >= 0) c.pair = o.gpu().start(device, o.gpu_stream(device));
-    }
+    read();
   } catch (const c10::Error& e) {
     o.fail(e.what_without_backtrace());
   } catch (const std::exception& e) {
@@ -213,6 +207,21 @@ Call begin_collective(Observer& o, const c10d::ProcessGroup& pg, int peer, const
   } catch (...) {
     o.fail("unknown exception reading a collective's arguments");
   }
+}
+
+// Before the collective: the group, its index, the arrival, and on a GPU the start event.
+// `first` is the collective's first tensor (null: none); `measure` whether a Work will tell
+// its end. Never throws: a failure is recorded and the collective runs unobserved.
+Call begin_collective(Observer& o, const c10d::ProcessGroup& pg, int peer, const char* op,
+                      const at::Tensor* first, bool measure) noexcept {
+  Call c;
+  read_or_fail(o, [&] {
+    c.group = o.arrive(pg, peer, op, &c.index, &c.arrival);
+    if (c.group && measure && first != nullptr) {
+      const int device = o.gpu_device(*first);
+      if (device >= 0) c.pair = o.gpu().start(device, o.gpu_stream(device));
+    }
+  });
   return c;
 }
 
@@ -304,7 +313,7 @@ class Kernel final : public c10::OperatorKernel {
     Observer& o = Observer::get();
     Call c;
     if (o.enabled() && !o.failed()) {
-      try {
+      read_or_fail(o, [&] {
         const std::size_t n = handle.schema().arguments().size();
         const std::size_t base = stack->size() - n;
         const int peer = peer_arg_ >= 0 ? static_cast<int>((*stack)[base + peer_arg_].toInt()) : -1;
@@ -312,13 +321,7 @@ class Kernel final : public c10::OperatorKernel {
         const bool measure = returns_work_ && !no_future_.load(std::memory_order_relaxed);
         c = begin_collective(o, *pg, peer, op_.c_str(),
                              measure ? first_tensor(*stack, base, n) : nullptr, measure);
-      } catch (const c10::Error& e) {
-        o.fail(e.what_without_backtrace());
-      } catch (const std::exception& e) {
-        o.fail(e.what());
-      } catch (...) {
-        o.fail("unknown exception reading a collective's arguments");
-      }
+      });
     }
     try {
       handle.redispatchBoxed(keys & kBelow, stack);
