@@ -307,11 +307,11 @@ def test_reading_the_sampler_while_it_samples_lets_other_python_threads_run(monk
     """A property that waits for a sample in progress (NVML calls can take seconds on a sick
     GPU) waits without the GIL: the rest of the process keeps running meanwhile."""
     s = _sampler(period_s=60.0)
-    use_scenario(monkeypatch, scenario(call_latency_us=100_000))  # ~1.7 s per sample
+    counters = use_scenario(monkeypatch, scenario(call_latency_us=100_000))  # ~1.7 s a sample
     started, reading, done = threading.Event(), threading.Event(), threading.Event()
 
     def sample() -> None:
-        started.set()  # this thread goes straight on into the sample, taking the sampler's lock
+        started.set()
         s.sample_now()
 
     def read() -> None:
@@ -322,8 +322,14 @@ def test_reading_the_sampler_while_it_samples_lets_other_python_threads_run(monk
     sampling = threading.Thread(target=sample)
     sampling.start()
     assert started.wait(timeout=60)
-    # Events, not sleeps: the reader is started once the sample is under way (its first NVML
-    # call alone takes 0.1 s), and this thread looks as soon as it can run again.
+    # The reader starts once the sample is under way: its first NVML call has been counted (the
+    # count waits for that 0.1 s call to end), so the sampler holds its lock for over a second
+    # more. `started` alone is not enough: the reader could take the lock before the sampling
+    # thread got the GIL back to enter the sample (seen under pytest-xdist).
+    deadline = time.monotonic() + 60
+    while counters.calls("nvmlDeviceGetClockInfo") == 0 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert counters.calls("nvmlDeviceGetClockInfo") > 0
     reader = threading.Thread(target=read)
     reader.start()
     assert reading.wait(timeout=60)
