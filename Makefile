@@ -112,11 +112,12 @@ cpp-test:
 
 # The suite in two passes: the tests that spawn no ranks on both cores (pytest-xdist), then the
 # multi-rank ones one at a time (each fills the cores with its ranks; their margins assume no
-# neighbour of their own). Both passes run; either failing fails `make test`.
+# neighbour of their own), with the `serial` tests (thread scheduling, pyproject.toml). Both
+# passes run; either failing fails `make test`.
 test: install sim cpp-test
 	@status=0; \
-	$(PY) -m pytest -m "not multirank and not install" -n 2 || status=1; \
-	$(PY) -m pytest -m "multirank and not install" || status=1; \
+	$(PY) -m pytest -m "not multirank and not serial and not install" -n 2 || status=1; \
+	$(PY) -m pytest -m "(multirank or serial) and not install" || status=1; \
 	exit $$status
 
 # A plain `pip install` of a clean clone into a fresh venv ends with the native op observer
