@@ -207,9 +207,7 @@ class WindowedMinBaseline:
 
     def update(self, names: Sequence[str], medians: npt.ArrayLike) -> np.ndarray:
         """Add this report's medians and return the references, NaN for invalid medians."""
-        values = valid_medians(medians)
-        if values.shape != (len(names),):
-            raise ValueError(f"{len(names)} names but medians of shape {values.shape}")
+        values = _medians_for(names, medians)
         reference = [math.nan] * len(names)
         self._updates += 1
         last = self._last_update
@@ -246,6 +244,14 @@ class WindowedMinBaseline:
         self._last_update = dict.fromkeys(history, self._updates)
 
 
+def _medians_for(names: Sequence[str], medians: npt.ArrayLike) -> np.ndarray:
+    """`medians` as valid float64 medians, one per name (ValueError otherwise)."""
+    values = valid_medians(medians)
+    if values.shape != (len(names),):
+        raise ValueError(f"{len(names)} names but medians of shape {values.shape}")
+    return values
+
+
 class BestMedianBaseline:
     """NVRx's individual reference per timer: the smallest valid median of every report so far.
 
@@ -264,9 +270,7 @@ class BestMedianBaseline:
 
     def update(self, names: Sequence[str], medians: npt.ArrayLike) -> np.ndarray:
         """Add this report's medians and return the references, NaN for invalid medians."""
-        values = valid_medians(medians)
-        if values.shape != (len(names),):
-            raise ValueError(f"{len(names)} names but medians of shape {values.shape}")
+        values = _medians_for(names, medians)
         reference = [math.nan] * len(names)
         self._updates += 1
         best, last = self._best, self._last_update

@@ -146,13 +146,19 @@ def test_a_report_finishes_the_window_so_the_sequence_stays_matched():
         r.deadline.close()
 
 
-def test_a_failed_reduction_is_raised_in_the_training_thread():
+def _posted_alone() -> tuple[_Group, _Rank]:
+    """Rank 0 of two, past its deadline: its watcher has posted; the peer never does."""
     group, clock = _Group(2), FakeClock()
     rank = _Rank(group, 0, clock)
     rank.deadline.start_window(1.0)
     clock.advance(2.0)
     rank.deadline.poke()
     _wait_until(lambda: rank.deadline._posted_iter is not None)
+    return group, rank
+
+
+def test_a_failed_reduction_is_raised_in_the_training_thread():
+    group, rank = _posted_alone()
     with group.cond:
         group.error = RuntimeError("peer gone")
         group.cond.notify_all()
@@ -175,12 +181,7 @@ def test_close_stops_the_watcher_thread():
 def test_close_stops_the_watcher_while_its_reduction_is_pending():
     # The peer never posts: the watcher waits for a result that does not come. It must still
     # stop at close (and so at interpreter exit, lifecycle.py), not stay inside the reduction.
-    group, clock = _Group(2), FakeClock()
-    rank = _Rank(group, 0, clock)
-    rank.deadline.start_window(1.0)
-    clock.advance(2.0)
-    rank.deadline.poke()
-    _wait_until(lambda: rank.deadline._posted_iter is not None)
+    _, rank = _posted_alone()
     thread = rank.deadline._thread
     assert thread is not None
     rank.deadline.close()
