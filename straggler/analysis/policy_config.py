@@ -63,10 +63,15 @@ class PolicyConfig:
     own_noise_weight: float = 0.5
     #: The within-window evidence: a report's noise is this many times the standard error of
     #: the rank's log ratio to its peers from the window's own samples (their quartiles and
-    #: count: real steps are not independent, the factor covers it) ...
-    window_noise_factor: float = 1.5
+    #: count) ...
+    window_noise_factor: float = 1.0
     #: ... or this share of the noise between successive reports, when larger.
-    report_noise_weight: float = 0.6
+    report_noise_weight: float = 0.4
+    #: The evidence counts a rank slower than its peers by no more than its fast steps are
+    #: (each window's 5th percentile, ``Report.section_low_ms``): interference lengthens some
+    #: of a healthy rank's steps, a straggler every step. False: the median alone (the earlier
+    #: rule, which needed ``window_noise_factor=1.5, report_noise_weight=0.6``).
+    fast_steps: bool = True
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
@@ -124,6 +129,7 @@ class PolicyConfig:
         check_number("window_noise_factor", self.window_noise_factor, 0.0, 100.0)
         check_number("report_noise_weight", self.report_noise_weight, 0.0, 10.0)
         check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)
+        check_bool("fast_steps", self.fast_steps)
         check_int("n", self.n)
         if self.n > 32:
             raise ValueError(f"`n={self.n!r}` must be at most 32 reports")
