@@ -53,8 +53,7 @@ CLEAN_PHASES = (0.0, 0.2, 0.4, 0.6, 0.8)
 RULES = {
     "default": "evidence rule (default: within-window evidence, fast steps)",
     "tails": "evidence rule, upper quartiles on (tail_min_effect=0.15)",
-    "previous": "evidence rule without the fast steps (the previous default: fast_steps=False, "
-                "window_noise_factor=1.5, report_noise_weight=0.6)",
+    "previous": "evidence rule without the fast steps (the previous default: fast_steps=False)",
     "k_of_n": "k_of_n rule",
 }
 
@@ -66,8 +65,7 @@ def _rules(names: list[str] | None = None) -> dict:
     configs = {
         "default": PolicyConfig(),
         "tails": PolicyConfig(tail_min_effect=0.15),
-        "previous": PolicyConfig(fast_steps=False, window_noise_factor=1.5,
-                                 report_noise_weight=0.6),
+        "previous": PolicyConfig(fast_steps=False),
         "k_of_n": PolicyConfig(rule="k_of_n"),
     }
     return {RULES[n]: configs[n] for n in (names or list(RULES))}

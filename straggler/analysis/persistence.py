@@ -72,21 +72,23 @@ def update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np
 
 
 def fast_step_ratio(log_ratio: np.ndarray, low: np.ndarray | None, groups: np.ndarray
-                    ) -> np.ndarray:
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """The smaller of ``log_ratio`` (a rank's median to its peers') and its fast steps' log
-    ratio to its peers' (``low``: each rank's low quantile of the window, NaN: unknown).
+    ratio to its peers' (``low``: each rank's low percentile of the window, NaN: unknown), and
+    where the fast steps were read.
 
     Interference (descheduling, a busy neighbour) lengthens some of a healthy rank's steps: its
     median moves, its fastest steps much less. A straggler's slowdown (slower compute, a host
     stall, slower data) lengthens every step, its fast ones too. Where a rank or all its peers
-    lack a low quantile, the median's ratio as it is.
+    lack a low percentile, the median's ratio as it is.
     """
     if low is None:
-        return log_ratio
+        return log_ratio, np.zeros(log_ratio.shape, dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         lw = np.where(low > 0, low, np.nan)
         low_ratio = np.log(lw / median_of_others(lw, groups))
-    return np.fmin(log_ratio, low_ratio)
+    read = np.isfinite(low_ratio)
+    return np.where(read, np.fmin(log_ratio, low_ratio), log_ratio), read
 
 
 def window_noise(se: np.ndarray | None, groups: np.ndarray) -> np.ndarray:
@@ -280,16 +282,19 @@ class MetricState:
                 # Clearing judges with the whole noise between reports: a recovered rank with
                 # a lasting offset of a few per cent is healthy (hysteresis).
                 clear_noise = noise
+                # The evidence: the median's shift, at most its fast steps' (an interfered
+                # window lengthens some steps; a straggler lengthens every step) ...
+                slower, fast = fast_step_ratio(log_ratio, low if cfg.fast_steps else None,
+                                               groups)
+                # ... which lets the window's own error count for more than the median alone.
+                factor = np.where(fast, cfg.fast_window_noise_factor, cfg.window_noise_factor)
+                weight = np.where(fast, cfg.fast_report_noise_weight, cfg.report_noise_weight)
                 within = window_noise(se, groups)
                 noise = np.where(np.isfinite(within),
-                                 np.maximum(cfg.window_noise_factor * within,
-                                            np.where(np.isfinite(noise),
-                                                     cfg.report_noise_weight * noise, 0.0)),
+                                 np.maximum(factor * within,
+                                            np.where(np.isfinite(noise), weight * noise, 0.0)),
                                  noise)
                 noise = np.maximum(noise, cfg.noise_floor)
-                # The evidence: the median's shift, at most its fast steps' (an interfered
-                # window lengthens some steps; a straggler lengthens every step).
-                slower = fast_step_ratio(log_ratio, low if cfg.fast_steps else None, groups)
                 shows = slower >= math.log1p(cfg.tail_min_effect if self.tail
                                              else cfg.min_effect)
                 z = slower / noise

@@ -505,10 +505,15 @@ def window_low(report: Any, ranks: np.ndarray) -> dict[str, np.ndarray]:
     """Each section metric's fast steps per rank: the window's low percentile
     (``Report.section_low_ms``), aligned with ``ranks``, NaN where a rank has none."""
     out: dict[str, np.ndarray] = {}
+    order = ranks.tolist()
     for name, by_rank in (getattr(report, "section_low_ms", None) or {}).items():
-        if by_rank:
-            out[f"section:{name}"] = np.array([by_rank.get(int(r), np.nan) for r in ranks],
-                                              dtype=np.float64)
+        if not by_rank:
+            continue
+        if len(by_rank) == len(order) and list(by_rank) == order:  # the gathered layout: fast
+            values = np.fromiter(by_rank.values(), dtype=np.float64, count=len(order))
+        else:
+            values = np.array([by_rank.get(r, np.nan) for r in order], dtype=np.float64)
+        out[f"section:{name}"] = values
     return out
 
 
