@@ -12,9 +12,9 @@ evidence rule (the default) and the earlier k-of-n rule (``PolicyConfig(rule="k_
 Live: 3 spawned ranks on gloo in lock step (a collective each step, like DDP) run the detector
 (``report_time_interval=--live-interval``) with one rank's compute section ``factor`` times
 longer (more matrix products) from the first step, or none; idle, and with every core loaded
-by busy processes. A straggler run stops at its first confirmation (or after ``MAX_S``), a
-clean one after ``CLEAN_REPORTS`` reports. The 1-minute load average is printed with the table:
-the machine is shared.
+by busy processes. A straggler run stops at its first confirmation (or ``MAX_INTERVALS``
+intervals after the onset), a clean one after ``CLEAN_REPORTS`` reports. The 1-minute load
+average is printed with the table: the machine is shared.
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                          "suspects": sorted(s.rank for s in report.suspects),
                          "culprits": sorted(report.culprit_ranks),
                          "steps": int(num) if math.isfinite(num) else 0,
+                         "early_next": Detector.core().cycle.next_report_early,
                          "states": {r: dict(st.slow_reports)
                                     for r, st in report.straggler_states.items()}})
         elapsed = time.monotonic() - start
@@ -176,6 +177,7 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
             "onset_s": onset_s, "to_confirm": to_confirm,
             "s_to_confirm": None if first is None else rows[first]["t"] - onset_s,
             "false": false, "other_culprit_reports": culprit_reports, "interval": interval,
+            "early": [False] + [r["early_next"] for r in rows[:-1]],
             "trace": [(round(r["t"], 2), r["steps"], r["suspects"], r["confirmed"], r["states"])
                       for r in rows]}
 
@@ -216,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, action="append",
                    help="replay: recorded seconds per report (default 5)")
-    p.add_argument("--live-interval", type=float, default=1.0,
-                   help="live: report_time_interval in s (default 1)")
+    p.add_argument("--live-interval", type=float, default=5.0,
+                   help="live: report_time_interval in s (default 5: windows of several "
+                        "hundred steps; at 1 s they hold a few dozen)")
     p.add_argument("--live-repeats", type=int, default=1)
     p.add_argument("--full", action="store_true",
                    help="replay: also the table per kind, factor, pattern and load")
