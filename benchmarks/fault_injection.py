@@ -12,9 +12,9 @@ evidence rule (the default) and the earlier k-of-n rule (``PolicyConfig(rule="k_
 Live: 3 spawned ranks on gloo in lock step (a collective each step, like DDP) run the detector
 (``report_time_interval=--live-interval``) with one rank's compute section ``factor`` times
 longer (more matrix products) from the first step, or none; idle, and with every core loaded
-by busy processes. A straggler run stops at its first confirmation (or after ``MAX_S``), a
-clean one after ``CLEAN_REPORTS`` reports. The 1-minute load average is printed with the table:
-the machine is shared.
+by busy processes. A straggler run stops at its first confirmation (or ``MAX_INTERVALS``
+intervals after the onset), a clean one after ``CLEAN_REPORTS`` reports. The 1-minute load
+average is printed with the table: the machine is shared.
 """
 
 from __future__ import annotations
@@ -50,15 +50,26 @@ LIVE_SCENARIOS = (("compute", 1.0), ("compute", 1.1), ("compute", 1.2), ("comput
 CLEAN_PHASES = (0.0, 0.2, 0.4, 0.6, 0.8)
 
 
-def _rules() -> dict:
+#: The replayed policies: short name -> what it is.
+RULES = {
+    "default": "evidence rule (default: within-window evidence, fast steps)",
+    "tails": "evidence rule, upper quartiles on (tail_min_effect=0.15)",
+    "previous": "evidence rule without the fast steps (the previous default: fast_steps=False)",
+    "k_of_n": "k_of_n rule",
+}
+
+
+def _rules(names: list[str] | None = None) -> dict:
+    """The `PolicyConfig` of each of ``names`` (default: all of `RULES`), by description."""
     from straggler.analysis.policy import PolicyConfig
 
-    return {
-        "evidence rule (default: within-window evidence, upper quartiles)": PolicyConfig(),
-        "evidence rule without the within-window evidence (the previous default)": PolicyConfig(
-            window_noise_factor=0.0, report_noise_weight=1.0, tail_min_effect=10.0),
-        "k_of_n rule": PolicyConfig(rule="k_of_n"),
+    configs = {
+        "default": PolicyConfig(),
+        "tails": PolicyConfig(tail_min_effect=0.15),
+        "previous": PolicyConfig(fast_steps=False),
+        "k_of_n": PolicyConfig(rule="k_of_n"),
     }
+    return {RULES[n]: configs[n] for n in (names or list(RULES))}
 
 
 def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
@@ -100,6 +111,7 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                          "suspects": sorted(s.rank for s in report.suspects),
                          "culprits": sorted(report.culprit_ranks),
                          "steps": int(num) if math.isfinite(num) else 0,
+                         "early_next": Detector.core().cycle.next_report_early,
                          "states": {r: dict(st.slow_reports)
                                     for r, st in report.straggler_states.items()}})
         elapsed = time.monotonic() - start
@@ -165,6 +177,7 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
             "onset_s": onset_s, "to_confirm": to_confirm,
             "s_to_confirm": None if first is None else rows[first]["t"] - onset_s,
             "false": false, "other_culprit_reports": culprit_reports, "interval": interval,
+            "early": [False] + [r["early_next"] for r in rows[:-1]],
             "trace": [(round(r["t"], 2), r["steps"], r["suspects"], r["confirmed"], r["states"])
                       for r in rows]}
 
@@ -205,15 +218,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, action="append",
                    help="replay: recorded seconds per report (default 5)")
-    p.add_argument("--live-interval", type=float, default=1.0,
-                   help="live: report_time_interval in s (default 1)")
+    p.add_argument("--live-interval", type=float, default=5.0,
+                   help="live: report_time_interval in s (default 5: windows of several "
+                        "hundred steps; at 1 s they hold a few dozen)")
     p.add_argument("--live-repeats", type=int, default=1)
     p.add_argument("--full", action="store_true",
                    help="replay: also the table per kind, factor, pattern and load")
     p.add_argument("--replay-only", action="store_true")
+    p.add_argument("--rule", action="append", choices=list(RULES),
+                   help="replay: the policies to replay (default: all)")
     p.add_argument("--live-only", action="store_true")
     args = p.parse_args(argv)
-    RULES = _rules()
+    rules = _rules(args.rule)
     if not args.live_only:
         found = replay.traces()
         for t in found:
@@ -225,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
               "trace; injected scenarios with the report windows at 2 phases, clean runs at "
               f"{len(CLEAN_PHASES)}")
         for interval in args.interval or [5.0, 3.0]:
-            for name, config in RULES.items():
+            for name, config in rules.items():
                 def make(config: PolicyConfig = config) -> StragglerPolicy:
                     return StragglerPolicy(config)
                 phases = (0.0, interval / 2)

@@ -88,7 +88,7 @@ def _slow_rank(rank, world_size, interval_s, slow_rank, slowdown):
 
 
 def test_a_suspect_brings_the_next_report_forward_and_is_confirmed_within_1_5_intervals():
-    from straggler.report_cycle import EARLY_FRACTION
+    from straggler.report_cycle import early_window
 
     # Rank 2 is 2x slower in its section: a suspect from the first report (its window alone
     # says so), confirmed by the early reports that follow. Counted in iterations (the
@@ -101,7 +101,7 @@ def test_a_suspect_brings_the_next_report_forward_and_is_confirmed_within_1_5_in
     window_start = reports[seen - 1][0] if seen else 0
     it, every, _, stragglers = reports[seen]
     if not stragglers:
-        assert reports[seen + 1][0] - it <= EARLY_FRACTION * every + 2, reports  # came early
+        assert reports[seen + 1][0] - it <= early_window(every) + 2, reports  # came early
     confirmed = next((r for r in reports if r[3]), None)
     assert confirmed is not None and confirmed[3] == [2], reports
     # Within 1.5 intervals of the start of the window that first showed it.
