@@ -311,9 +311,9 @@ def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[i
                     make_policy: Callable[[], Any], sections: Sequence[str] = SCORED
                     ) -> tuple[list[frozenset[int]], list[frozenset[int]]]:
     """What `run_policy` gives for `reports` of the same windows, without the report path: each
-    window's per-rank medians, quartiles and step counts straight to `StragglerPolicy.update`,
-    as `apply_policy` passes them (tests check the two agree); fast enough for thousands of
-    clean reports in a test."""
+    window's per-rank medians, quartiles, 5th percentiles and step counts straight to
+    `StragglerPolicy.update`, as `apply_policy` passes them (tests check the two agree); fast
+    enough for thousands of clean reports in a test."""
     from straggler.analysis.policy import TAIL_SUFFIX, window_spread
     from straggler.timing.registry import LOW_PERCENTILE
 
