@@ -3,24 +3,27 @@ false alarms per 1,000 reports, from replayed real traces and from live gloo run
 
     python benchmarks/fault_injection.py                 # both parts (live: several minutes)
     python benchmarks/fault_injection.py --replay-only
+    python benchmarks/fault_injection.py --replay-only --interval 5 --rule default --full
     python benchmarks/fault_injection.py --live-only --live-repeats 2
 
 Replay: every trace of tests/data/traces through benchmarks/replay.py (the real report path and
-policy) with every injected scenario, at ``--interval`` recorded seconds per report, for the
-evidence rule (the default) and the earlier k-of-n rule (``PolicyConfig(rule="k_of_n")``).
+policy) with every injected scenario, at ``--interval`` recorded seconds per report, for each
+of `RULES` (``--rule``: the default, the upper quartiles on, the previous default without the
+fast steps, the earlier k-of-n rule).
 
 Live: 3 spawned ranks on gloo in lock step (a collective each step, like DDP) run the detector
 (``report_time_interval=--live-interval``) with one rank's compute section ``factor`` times
 longer (more matrix products) from the first step, or none; idle, and with every core loaded
-by busy processes. A straggler run stops at its first confirmation (or after ``MAX_S``), a
-clean one after ``CLEAN_REPORTS`` reports. The 1-minute load average is printed with the table:
-the machine is shared.
+by busy processes. A straggler run stops at its first confirmation (or ``MAX_INTERVALS``
+intervals after the onset), a clean one after ``CLEAN_REPORTS`` reports. The 1-minute load
+average is printed with the table: the machine is shared.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import multiprocessing as mp
 import os
 import socket
@@ -36,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 import replay  # noqa: E402
 
-WORK = 8            # matrix products per step on a healthy live rank
-MAX_S = 40.0        # a live straggler run gives up after this long
+WORK = 10           # matrix products per step on a healthy live rank (x1.1: one more)
+MAX_INTERVALS = 8   # a live straggler run gives up this many intervals after the onset
 CLEAN_REPORTS = 20  # reports of a clean live run
 #: Live scenarios: (where rank 2's extra work goes, factor). "compute": inside its
 #: detection_section; "outside": outside every section (only the collective waits see it).
@@ -49,36 +52,51 @@ LIVE_SCENARIOS = (("compute", 1.0), ("compute", 1.1), ("compute", 1.2), ("comput
 CLEAN_PHASES = (0.0, 0.2, 0.4, 0.6, 0.8)
 
 
-def _rules() -> dict:
+#: The replayed policies: short name -> what it is.
+RULES = {
+    "default": "evidence rule (default: within-window evidence, fast steps)",
+    "tails": "evidence rule, upper quartiles on (tail_min_effect=0.15)",
+    "previous": "evidence rule without the fast steps (the previous default: fast_steps=False)",
+    "k_of_n": "k_of_n rule",
+}
+
+
+def _rules(names: list[str] | None = None) -> dict:
+    """The `PolicyConfig` of each of ``names`` (default: all of `RULES`), by description."""
     from straggler.analysis.policy import PolicyConfig
 
-    return {
-        "evidence rule (default: within-window evidence, upper quartiles)": PolicyConfig(),
-        "evidence rule without the within-window evidence (the previous default)": PolicyConfig(
-            window_noise_factor=0.0, report_noise_weight=1.0, tail_min_effect=10.0),
-        "k_of_n rule": PolicyConfig(rule="k_of_n"),
+    configs = {
+        "default": PolicyConfig(),
+        "tails": PolicyConfig(tail_min_effect=0.15),
+        "previous": PolicyConfig(fast_steps=False),
+        "k_of_n": PolicyConfig(rule="k_of_n"),
     }
+    return {RULES[n]: configs[n] for n in (names or list(RULES))}
 
 
 def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
-               out: mp.Queue, where: str = "compute") -> None:
+               out: mp.Queue, where: str = "compute", onset_s: float = 0.0,
+               policy: dict | None = None) -> None:
     import torch
     import torch.distributed as dist
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world, timeout=datetime.timedelta(seconds=120))
-    from straggler import Detector
+    from straggler import Detector, Statistic
 
-    Detector.initialize(report_time_interval=interval, comm_timeout_s=60, telemetry=False)
+    Detector.initialize(report_time_interval=interval, comm_timeout_s=60, telemetry=False,
+                        policy=policy if policy is not None else True)
     a = torch.randn(96, 96)
     extra = round(WORK * (factor - 1.0)) if rank == 2 else 0
-    inside, outside = (WORK + extra, 0) if where == "compute" else (WORK, extra)
     sync, stop = torch.zeros(1), torch.zeros(1)
-    rows: list[tuple[float, list[int], list[int]]] = []
+    rows: list[dict] = []
     dist.barrier()
     start = time.monotonic()
     while True:
+        now = time.monotonic() - start
+        slow = extra if now >= onset_s else 0
+        inside, outside = (WORK + slow, 0) if where == "compute" else (WORK, slow)
         with Detector.detection_section("forward", profile_cuda=False):
             b = a
             for _ in range(inside):
@@ -88,10 +106,19 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
         dist.all_reduce(sync)
         report = Detector.generate_report_if_interval_elapsed()
         if report is not None:
-            rows.append((time.monotonic() - start, sorted(s.rank for s in report.confirmed),
-                         sorted(report.culprit_ranks)))
+            steps = report.local_section_summaries.get("forward", {})
+            num = steps.get(Statistic.NUM, 0)
+            rows.append({"t": time.monotonic() - start,
+                         "confirmed": sorted(s.rank for s in report.confirmed),
+                         "suspects": sorted(s.rank for s in report.suspects),
+                         "culprits": sorted(report.culprit_ranks),
+                         "steps": int(num) if math.isfinite(num) else 0,
+                         "early_next": Detector.core().cycle.next_report_early,
+                         "states": {r: dict(st.slow_reports)
+                                    for r, st in report.straggler_states.items()}})
         elapsed = time.monotonic() - start
-        done = (factor > 1.0 and rows and 2 in rows[-1][1]) or elapsed > MAX_S \
+        done = (factor > 1.0 and rows and 2 in rows[-1]["confirmed"]
+                and elapsed >= onset_s) or elapsed > onset_s + MAX_INTERVALS * interval \
             or (factor == 1.0 and len(rows) >= CLEAN_REPORTS)
         stop[0] = float(rank == 0 and bool(done))
         dist.broadcast(stop, src=0)
@@ -108,8 +135,13 @@ def _spin() -> None:
         pass
 
 
-def live_run(factor: float, busy: int, interval: float, where: str = "compute") -> dict:
-    """One live run; its verdict per report and the load it ran under."""
+def live_run(factor: float, busy: int, interval: float, where: str = "compute",
+             onset_s: float = 0.0, policy: dict | None = None) -> dict:
+    """One live run; its verdict per report and the load it ran under.
+
+    Rank 2 is slowed from ``onset_s`` seconds after the first step. Times to confirm count from
+    the onset; a confirmation of rank 2 before it is a false alarm.
+    """
     ctx = mp.get_context("spawn")
     spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
     for p in spinners:
@@ -119,7 +151,8 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute") 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ranks = [ctx.Process(target=_live_rank, args=(r, 3, port, factor, interval, out, where))
+    ranks = [ctx.Process(target=_live_rank,
+                         args=(r, 3, port, factor, interval, out, where, onset_s, policy))
              for r in range(3)]
     for p in ranks:
         p.start()
@@ -129,18 +162,26 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute") 
     for p in spinners:  # the processes started here, by handle
         p.terminate()
         p.join()
-    first = next((i for i, (_, c, _) in enumerate(rows) if 2 in c), None)
-    # A false alarm: a rank newly confirmed that is not the slowed one (any rank when clean).
-    slow = {2} if factor > 1.0 else set()
+    slowed = factor > 1.0
+    first = next((i for i, r in enumerate(rows) if 2 in r["confirmed"] and slowed
+                  and r["t"] >= onset_s), None)
+    # A false alarm: a rank newly confirmed that is not the slowed one after its onset (any
+    # rank when clean).
     false, before = 0, set()
-    for _, c, _ in rows:
-        false += len(set(c) - before - slow)
-        before = set(c)
-    culprit_reports = sum(1 for _, _, k in rows if set(k) - slow)
+    for r in rows:
+        slow = {2} if slowed and r["t"] >= onset_s else set()
+        false += len(set(r["confirmed"]) - before - slow)
+        before = set(r["confirmed"])
+    culprit_reports = sum(1 for r in rows if set(r["culprits"]) - ({2} if slowed else set()))
+    after = [r for r in rows if r["t"] >= onset_s]
+    to_confirm = None if first is None else first + 1 - (len(rows) - len(after))
     return {"where": where, "factor": factor, "busy": busy, "load": load, "reports": len(rows),
-            "to_confirm": None if first is None else first + 1,
-            "s_to_confirm": None if first is None else rows[first][0], "false": false,
-            "other_culprit_reports": culprit_reports, "interval": interval}
+            "onset_s": onset_s, "to_confirm": to_confirm,
+            "s_to_confirm": None if first is None else rows[first]["t"] - onset_s,
+            "false": false, "other_culprit_reports": culprit_reports, "interval": interval,
+            "early": [False] + [r["early_next"] for r in rows[:-1]],
+            "trace": [(round(r["t"], 2), r["steps"], r["suspects"], r["confirmed"], r["states"])
+                      for r in rows]}
 
 
 def live_table(runs: list[dict]) -> str:
@@ -179,15 +220,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, action="append",
                    help="replay: recorded seconds per report (default 5)")
-    p.add_argument("--live-interval", type=float, default=1.0,
-                   help="live: report_time_interval in s (default 1)")
+    p.add_argument("--live-interval", type=float, default=5.0,
+                   help="live: report_time_interval in s (default 5: windows of several "
+                        "hundred steps; at 1 s they hold a few dozen)")
     p.add_argument("--live-repeats", type=int, default=1)
     p.add_argument("--full", action="store_true",
                    help="replay: also the table per kind, factor, pattern and load")
     p.add_argument("--replay-only", action="store_true")
+    p.add_argument("--rule", action="append", choices=list(RULES),
+                   help="replay: the policies to replay (default: all)")
     p.add_argument("--live-only", action="store_true")
     args = p.parse_args(argv)
-    RULES = _rules()
+    rules = _rules(args.rule)
     if not args.live_only:
         found = replay.traces()
         for t in found:
@@ -199,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
               "trace; injected scenarios with the report windows at 2 phases, clean runs at "
               f"{len(CLEAN_PHASES)}")
         for interval in args.interval or [5.0, 3.0]:
-            for name, config in RULES.items():
+            for name, config in rules.items():
                 def make(config: PolicyConfig = config) -> StragglerPolicy:
                     return StragglerPolicy(config)
                 phases = (0.0, interval / 2)

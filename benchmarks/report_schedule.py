@@ -6,22 +6,30 @@ all_reduce keeps the ranks in lockstep, as data-parallel training does. Two tabl
 1. Report gaps when the step time jumps (100x slower, 100x faster, a long first step), with the
    report deadline (straggler/dist/deadline.py) and without it (the iteration count alone), in
    the same run: the largest gap between reports in units of ``report_time_interval``.
-2. Seconds to a confirmed straggler (rank 2 slower by 10 % / 20 % in every step, from the
-   start), with early reports after a report that has suspects and without them.
+2. Seconds to a confirmed straggler: the live runs of benchmarks/fault_injection.py (3 ranks in
+   lock step, rank 2's compute section 10 % / 20 % slower from the first step or from mid-run),
+   idle and with every core busy, with early reports after a report that has suspects.
 
-    .venv/bin/python benchmarks/report_schedule.py            # about 3 minutes
+    .venv/bin/python benchmarks/report_schedule.py --only gaps       # about 3 minutes
+    .venv/bin/python benchmarks/report_schedule.py --only verdict    # about 15 minutes
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import multiprocessing as mp
 import os
 import shutil
+import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def _rank(rank: int, world: int, store: str, fn: Any, args: tuple, out: Any) -> None:
@@ -89,36 +97,67 @@ def _jump(rank: int, interval_s: float, steps: tuple[float, float, float], switc
     return {"times": times, "triggered": triggered}
 
 
-def _verdict(rank: int, interval_s: float, slowdown: float, limit_s: float, early: bool) -> dict:
-    import straggler.report_cycle as cycle_module
-    from straggler import Detector
+def _live_verdicts(interval: float, repeats: int) -> list[dict]:
+    """Live runs (benchmarks/fault_injection.py's: 3 gloo ranks in lock step, rank 2's compute
+    section slower): 10 % and 20 %, idle and with every core busy, from the first step and
+    starting mid-run (3.3 and 3.8 intervals in: two phases of the report windows)."""
+    import fault_injection
 
-    if not early:
-        cycle_module.MAX_EARLY_REPORTS = 0
-    Detector.initialize(report_time_interval=interval_s, telemetry=False, comm_timeout_s=60)
-    step_s = 0.01 * (slowdown if rank == 2 else 1.0)
-    start, reports, confirmed_at = None, 0, None
-    while True:
-        with Detector.detection_section("step", profile_cuda=False):
-            time.sleep(step_s)
-        if _stop(rank, start, limit_s if confirmed_at is None else 0.0):
-            break
-        if start is None:
-            start = time.monotonic()
-        Detector.generate_report_if_interval_elapsed()
-        decision = Detector.last_decision()
-        if Detector.is_interval_elapsed():
-            reports += 1
-            if decision is not None and 2 in decision.stragglers and confirmed_at is None:
-                confirmed_at = (time.monotonic() - start, reports)
-    Detector.shutdown()
-    return {"confirmed_at": confirmed_at, "reports": reports}
+    busy = os.cpu_count() or 2
+    runs = []
+    for _ in range(repeats):
+        for b in (0, busy):
+            for factor in (1.1, 1.2):
+                for onset in (0.0, 3.3 * interval, 3.8 * interval):
+                    r = fault_injection.live_run(factor, b, interval, onset_s=onset)
+                    r["load_after"] = os.getloadavg()[0]
+                    print(f"live run: {r}", flush=True)
+                    runs.append(r)
+    return runs
+
+
+def _verdict_table(runs: list[dict], interval: float) -> str:
+    lines = ["| rank 2 slower by | load | slowed from | runs | confirmed within 1.5 intervals | "
+             "s to confirm (median, max) | x interval (median, max) | reports after the onset "
+             "(median, max) | early windows (steps, median) | load avg (1 min) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    keys = sorted({(r["factor"], r["busy"], r["onset_s"] > 0) for r in runs})
+    for factor, busy, mid in keys:
+        group = [r for r in runs if (r["factor"], r["busy"], r["onset_s"] > 0)
+                 == (factor, busy, mid)]
+        secs = [r["s_to_confirm"] if r["s_to_confirm"] is not None else math.inf
+                for r in group]
+        hits = [r for r in group if r["s_to_confirm"] is not None]
+        within = sum(1 for x in secs if x <= 1.5 * interval)
+        early = [steps for r in group for (_, steps, *_rest), early in
+                 zip(r["trace"], r["early"], strict=True) if early]
+
+        def med_max(values: list[float], fmt: str = ".1f", runs: int = len(group)) -> str:
+            if not values:
+                return "never"
+            text = f"{statistics.median(values):{fmt}}, {max(values):{fmt}}"
+            return text + (f" ({runs - len(values)} never)" if len(values) < runs else "")
+
+        loads = [r["load"] for r in group] + [r["load_after"] for r in group]
+        lines.append(
+            f"| {round((factor - 1) * 100)} % | {'loaded' if busy else 'idle'} | "
+            f"{'mid-run' if mid else 'the first step'} | {len(group)} | {within}/{len(group)} | "
+            f"{med_max([r['s_to_confirm'] for r in hits])} | "
+            f"{med_max([r['s_to_confirm'] / interval for r in hits], '.2f')} | "
+            f"{med_max([float(r['to_confirm']) for r in hits], '.0f')} | "
+            f"{statistics.median(early) if early else '-'} | "
+            f"{min(loads):.1f}-{max(loads):.1f} |")
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
     parser.add_argument("--only", choices=("gaps", "verdict"), help="one table only")
+    parser.add_argument("--verdict-interval", type=float, default=5.0,
+                        help="report_time_interval of the time-to-verdict runs (s, default 5)")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="time-to-verdict runs per row and phase (default 2)")
     args = parser.parse_args()
     interval = args.interval
     load = os.getloadavg()[0]
@@ -146,20 +185,12 @@ def main() -> None:
     print("\n(largest gap includes the stretch from the last report to the end of the run)\n")
     if args.only == "gaps":
         return
-    vinterval = 2.0 * interval
-    print(f"report_time_interval={vinterval:g} s; seconds (reports) from the end of the first "
-          "step until rank 0's decision names rank 2; 'never' within 5x the interval\n")
-    print("| rank 2 slower by | early reports | confirmed after | x interval |")
-    print("|---|---|---|---|")
-    for slowdown in (1.2, 1.1):
-        for early in (False, True):
-            r = _run(_verdict, 3, vinterval, slowdown, 5 * vinterval, early)[0]
-            at = r["confirmed_at"]
-            text = "never" if at is None else f"{at[0]:.1f} s ({at[1]} reports)"
-            ratio = "-" if at is None else f"{at[0] / vinterval:.2f}"
-            print(f"| {round((slowdown - 1) * 100)} % | {'on' if early else 'off'} | {text} | "
-                  f"{ratio} |")
-
+    vinterval = args.verdict_interval
+    print(f"time to a verdict: report_time_interval={vinterval:g} s, 3 ranks, gloo; seconds "
+          "from the onset until rank 0's report confirms rank 2 (never: not within 8 "
+          "intervals)\n", flush=True)
+    runs = _live_verdicts(vinterval, args.repeats)
+    print(_verdict_table(runs, vinterval))
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@ long run, a `Detector` after many section entries, and rank 0's policy state at 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -91,10 +92,23 @@ def memory_report_generator(timers: int, sections: int, reports: int) -> int:
     return held
 
 
-def memory_detector(sections: int, entries: int, report_every: int) -> int:
-    """Bytes held by a host-only Detector after ``entries`` section entries and its reports."""
+def memory_detector(sections: int, entries: int, report_every: int, warm: bool = True) -> int:
+    """Bytes held by a host-only Detector after ``entries`` section entries and its reports.
+
+    ``warm``: a first short Detector run (initialize, a section, a report, shutdown) goes
+    before the measurement, so that what a process pays once (modules imported on first use,
+    numpy's and torch's first-call caches: about 1.3 MiB, of which numpy's percentile for
+    the section quartiles ~0.5 MiB and prometheus_client, imported by the sinks, ~0.5 MiB) is
+    not counted as the detector's state; ``warm=False`` counts it.
+    """
     from straggler import Detector
 
+    if warm:
+        Detector.initialize(report_time_interval=3600, node_name="node0")
+        with Detector.detection_section("warm-up", profile_cuda=False):
+            pass
+        Detector.generate_report()
+        Detector.shutdown()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     Detector.initialize(report_time_interval=3600, node_name="node0")
@@ -129,18 +143,63 @@ def memory_policy(world: int, reports: int) -> int:
     return held
 
 
+def waits_pairs(world: int, reports: int) -> tuple[list[float], list[float], list[float], int]:
+    """Rank-0 CPU ms of the same reports without and with collective waits, interleaved (the
+    order alternates), the attribution's CPU ms alone, and the bytes per rank (with).
+
+    CPU time of rank 0's thread, not wall time: on a shared machine the time a process waits
+    for a core (load 4-13 on the project's 2 cores) would swamp a difference of a few ms."""
+    import straggler.reporting.generator as reporting
+
+    attribute_ms: list[float] = []
+    attribute = reporting.attribute_waits
+
+    def timed_attribute(*args, **kwargs):
+        t0 = time.thread_time_ns()
+        out = attribute(*args, **kwargs)
+        attribute_ms.append((time.thread_time_ns() - t0) / 1e6)
+        return out
+
+    sims = {w: simulator.SimWorld(world, policy=True, waits=w) for w in (False, True)}
+    samples = simulator.generate(simulator.scenario("slow20"), world, reports + 1, seed=0,
+                                 gpu_timers=100)
+    times: dict[bool, list[float]] = {False: [], True: []}
+    steady = 0
+    reporting.attribute_waits = timed_attribute
+    try:
+        for i, sample in enumerate(samples):
+            for w in (False, True) if i % 2 else (True, False):
+                before = sum(sims[w].comm.bytes_sent.values())
+                sims[w].report(sample)
+                if i:  # the first report registers the names
+                    times[w].append(sims[w].last_rank0_cpu_ns / 1e6)
+                if w:
+                    steady = sum(sims[w].comm.bytes_sent.values()) - before
+    finally:
+        reporting.attribute_waits = attribute
+    return times[False], times[True], attribute_ms[1:], steady
+
+
 def waits_table(worlds: Sequence[int], reports: int) -> None:
-    """Rank-0 report time without and with collective waits, in the same run."""
-    print("Rank-0 ms of a report with the default policy and 100 GPU timers, without and with "
-          "collective waits (each rank sends its packed waits of 3 groups; rank 0 attributes "
-          "them): median / best of the steady-state reports, both in the same run.\n")
-    print("| ranks | without waits | with waits | ratio (medians) | bytes per rank (with) |")
-    print("|---|---|---|---|---|")
+    """Rank-0 report time without and with collective waits: paired reports of one run."""
+    print(f"Rank-0 CPU ms (its thread's CPU time) of a report with the default policy and "
+          f"100 GPU timers, without and with collective waits (each rank sends its packed "
+          f"waits of 3 groups; rank 0 attributes them), {reports} steady-state reports of "
+          f"each, interleaved in one process (the same window without, then with, the order "
+          f"alternating); the ratio is the median of the paired ratios, with their 25th-75th "
+          f"percentiles. Load average {os.getloadavg()[0]:.1f} at the start.\n")
+    print("| ranks | without waits (median / best ms) | with waits (median / best ms) | "
+          "ratio: median of pairs (p25-p75) | ratio of the bests | attribution ms (median) | "
+          "bytes per rank (with) | load |")
+    print("|---|---|---|---|---|---|---|---|")
     for world in worlds:
-        off, off_best, _, _, _, _ = report_times(world, 100, reports, True, waits=False)
-        on, on_best, _, steady, _, _ = report_times(world, 100, reports, True, waits=True)
-        print(f"| {world:,} | {off:.1f} / {off_best:.1f} | {on:.1f} / {on_best:.1f} | "
-              f"{on / off:.2f} | {sum(steady.values()):,} |", flush=True)
+        off, on, attr, steady = waits_pairs(world, reports)
+        pairs = np.array(on) / np.array(off)
+        p25, p50, p75 = np.percentile(pairs, (25, 50, 75))
+        print(f"| {world:,} | {statistics.median(off):.1f} / {min(off):.1f} | "
+              f"{statistics.median(on):.1f} / {min(on):.1f} | {p50:.2f} ({p25:.2f}-{p75:.2f}) | "
+              f"{min(on) / min(off):.2f} | {statistics.median(attr):.1f} | {steady:,} | "
+              f"{os.getloadavg()[0]:.1f} |", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -152,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     worlds = (1024,) if args.quick else (1024, 4096, 16384)
     if args.waits_only:
-        waits_table(worlds, args.reports or 5)
+        waits_table(worlds, args.reports or 12)
         return 0
     reports = args.reports or (3 if args.quick else 5)
     t0 = time.perf_counter()
@@ -190,6 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     held = memory_detector(10, entries, 1000)
     print(f"| one rank's Detector (host timing), 10 sections, {entries:,} entries, a report "
           f"every 1,000 | {held / 1024:,.0f} KiB |", flush=True)
+    held = memory_detector(10, entries // 10, 1000, warm=False)
+    print(f"| the same, {entries // 10:,} entries, as the first Detector of a process (first-use "
+          f"imports and caches counted) | {held / 1024:,.0f} KiB |", flush=True)
     world = 1024 if args.quick else 16384
     held = memory_policy(world, 100 if args.quick else 300)
     print(f"| rank 0's policy state, {world:,} ranks x 3 metrics | {held / 1024:,.0f} KiB "

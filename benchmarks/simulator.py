@@ -367,7 +367,8 @@ class SimComm:
     equals the one the real `ReportGenerator` handed in (so the simulation cannot drift from the
     real code).
     ``bytes_sent`` counts the payload one rank contributes per collective; ``sim_ns`` the time
-    spent simulating the other ranks (to subtract from rank-0 timings).
+    spent simulating the other ranks (to subtract from rank-0 timings), ``sim_cpu_ns`` the same
+    in this thread's CPU time.
     """
 
     def __init__(self, world: int, individual_window: int = 20) -> None:
@@ -379,6 +380,7 @@ class SimComm:
         self.calls: collections.Counter[str] = collections.Counter()
         self.bytes_sent: collections.Counter[str] = collections.Counter()
         self.sim_ns = 0
+        self.sim_cpu_ns = 0  # the same in this thread's CPU time
         self.generator: Any = None
         self.sample: WindowSample | None = None
         self._window = individual_window
@@ -405,7 +407,7 @@ class SimComm:
     def all_reduce(self, t: Any, op: Any = "sum") -> Any:
         import torch
 
-        t0 = time.perf_counter_ns()
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         self.calls["all_reduce"] += 1
         self.bytes_sent["all_reduce"] += t.numel() * t.element_size()
         if op == "min":
@@ -425,13 +427,14 @@ class SimComm:
             self._reference_min = self._reference
         # "max" carries [new-names flag, *extra]: identical on every simulated rank.
         self.sim_ns += time.perf_counter_ns() - t0
+        self.sim_cpu_ns += time.thread_time_ns() - c0
         return t
 
     def all_gather(self, t: Any) -> list[Any]:
         import torch
         from straggler.analysis import scoring
 
-        t0 = time.perf_counter_ns()
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         self.calls["all_gather"] += 1
         self.bytes_sent["all_gather"] += t.numel() * t.element_size()
         m, _, _ = self._id_matrix()
@@ -440,6 +443,7 @@ class SimComm:
         self._reference_min = scoring.relative_reference(m, "min")
         rows = [torch.from_numpy(row) for row in m]
         self.sim_ns += time.perf_counter_ns() - t0
+        self.sim_cpu_ns += time.thread_time_ns() - c0
         return rows
 
     def all_gather_object(self, obj: Any) -> list[Any]:
@@ -450,11 +454,11 @@ class SimComm:
         # Every simulated rank has the same timers: rank 0's new names register them all.
         return [obj] + [(node_name(r), [], []) for r in range(1, self.world_size)]
 
-    def gather_to_first(self, t: Any) -> list[Any]:
+    def gather_to_first(self, t: Any) -> Any:
         import torch
         from straggler.analysis import scoring
 
-        t0 = time.perf_counter_ns()
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         self.calls["gather_to_first"] += 1
         self.bytes_sent["gather_to_first"] += t.numel() * t.element_size()
         s, gen = self.sample, self.generator
@@ -463,7 +467,7 @@ class SimComm:
         weights = s.gpu_num * _summary_avg(s.gpu_med)  # NUM * AVG, as the summaries say
         rows = np.full((self.world_size, t.numel()), np.nan)
         ids = np.asarray(sec_cols)
-        tail = 2 + 5 * n_sec + len(gen.telemetry_fields)  # straggler.reporting.layout
+        tail = 2 + 6 * n_sec + len(gen.telemetry_fields)  # straggler.reporting.layout
 
         def put(gpu_col: int, sec_offset: int, sec_ref: np.ndarray, gpu_ref: np.ndarray) -> None:
             rows[:, sec_offset + ids] = scoring.ratio_scores(sec_ref, s.section_med)
@@ -497,8 +501,9 @@ class SimComm:
             rows[:, -self.waits.shape[1]:] = self.waits
         _check_same("gather", rows[0], t.numpy())
         rows[0] = t.numpy()
-        out = [torch.from_numpy(row) for row in rows]
+        out = torch.from_numpy(rows)  # one tensor of rows, as straggler.dist.comm's
         self.sim_ns += time.perf_counter_ns() - t0
+        self.sim_cpu_ns += time.thread_time_ns() - c0
         return out
 
     def broadcast_from_first(self, t: Any) -> Any:
@@ -543,16 +548,20 @@ class SimWorld:
                                          policy=policy, roles=roles)
         self.comm.generator = self.generator
         self.last_rank0_ns = 0
+        self.last_rank0_cpu_ns = 0  # the same in this thread's CPU time (not waiting for a core)
 
     def report(self, sample: WindowSample) -> Any:
-        """The gathered report of ``sample``; ``last_rank0_ns`` is rank 0's own time for it."""
+        """The gathered report of ``sample``; ``last_rank0_ns`` is rank 0's own time for it
+        (``last_rank0_cpu_ns``: its CPU time, without the time it waited for a core)."""
         self.comm.sample = sample
-        sim_before = self.comm.sim_ns
-        t0 = time.perf_counter_ns()
+        sim_before, sim_cpu_before = self.comm.sim_ns, self.comm.sim_cpu_ns
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         waits = None if self.comm.waits is None else self.comm.waits[0]
         report = self.generator.generate_report(sample.section_summaries(0),
                                                 sample.gpu_summaries(0), waits=waits)
         self.last_rank0_ns = time.perf_counter_ns() - t0 - (self.comm.sim_ns - sim_before)
+        self.last_rank0_cpu_ns = (time.thread_time_ns() - c0
+                                  - (self.comm.sim_cpu_ns - sim_cpu_before))
         return report
 
 

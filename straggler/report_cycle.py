@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .reporting.report import Report
     from .sinks.observers import ReportObservers
 
-__all__ = ["ReportCycle", "EARLY_FRACTION", "MAX_EARLY_REPORTS"]
+__all__ = ["ReportCycle", "EARLY_FRACTION", "MAX_EARLY_REPORTS", "MIN_EARLY_STEPS", "early_window"]
 
 log = logging.getLogger("straggler")
 
@@ -39,6 +39,19 @@ log = logging.getLogger("straggler")
 EARLY_FRACTION = 0.15
 #: Early reports in a row at most (the extra cost's bound), then the interval again.
 MAX_EARLY_REPORTS = 4
+#: Iterations an early report's window holds at least: the demo's 5-step early windows put a
+#: healthy rank's median 8x behind its peers (docs/policy.md, "Early reports").
+MIN_EARLY_STEPS = 25
+
+
+def early_window(every: int | None, profiling_interval: int = 1) -> int | None:
+    """Iterations of an early report's window, given the interval's ``every`` iterations:
+    `EARLY_FRACTION` of it, at least `MIN_EARLY_STEPS` (and ``profiling_interval``); None
+    when that is more than half the interval (the next report comes on time instead)."""
+    if every is None:
+        return None
+    iters = max(profiling_interval, MIN_EARLY_STEPS, math.ceil(EARLY_FRACTION * every))
+    return iters if 2 * iters <= every else None
 
 
 class ReportCycle:
@@ -212,30 +225,38 @@ class ReportCycle:
         # Agreed on every rank before anything else can fail: a rank that fails later in this
         # report still holds the same decision as its peers.
         self.last_decision = decision = self._agree_decision(report)
-        early = decision.suspects_pending and self._early_streak < MAX_EARLY_REPORTS
+        tracker = self.tracker
+        if extra is None:
+            agreed = tracker.local_estimate()
+        else:
+            agreed = (self.reporter.last_extra_max or (-1.0,))[0]
+        tracker.agree(agreed if agreed > 0 else math.nan)  # local: the value is agreed
+        every = tracker.iter_interval
+        early_iters = early_window(every, tracker.profiling_interval) \
+            if self.interval_s > 0 else None
+        early = (decision.suspects_pending and self._early_streak < MAX_EARLY_REPORTS
+                 and early_iters is not None)
         self._early_streak = self._early_streak + 1 if early else 0
         if self.deadline is not None and self._started:  # the next window starts now
             self.deadline.finish_window()
-            self.deadline.start_window(self.interval_s * (EARLY_FRACTION if early else 1.0))
+            share = early_iters / every if early and early_iters and every else 1.0
+            self.deadline.start_window(self.interval_s * share)
+        if early and early_iters is not None:
+            tracker.bring_forward(tracker.current_iter + early_iters)
         if report is not None and self.observers is not None:  # never raises
-            self.observers.emit(report, iteration=self.tracker.current_iter,
+            self.observers.emit(report, iteration=tracker.current_iter,
                                 report_ms=(time.perf_counter() - start_s) * 1e3,
                                 sections=len(sections), gpu_timers=len(gpu))
-        if extra is None:
-            agreed = self.tracker.local_estimate()
-        else:
-            agreed = (self.reporter.last_extra_max or (-1.0,))[0]
-        self.tracker.agree(agreed if agreed > 0 else math.nan)
-        every = self.tracker.iter_interval
-        if early and every is not None and self.interval_s > 0:
-            tracker = self.tracker
-            tracker.bring_forward(tracker.current_iter + max(tracker.profiling_interval,
-                                                             math.ceil(EARLY_FRACTION * every)))
         self.registry.new_window()
         self.gpu.new_window()
         if self.on_report is not None:
             self.on_report()  # learns FT timeouts; never raises
         return report
+
+    @property
+    def next_report_early(self) -> bool:
+        """Whether the next report comes early (the last one had suspects; docs/policy.md)."""
+        return self._early_streak > 0
 
     def _waits(self) -> Any:
         """This window's collective waits (`straggler.analysis.waits.pack`), or None when

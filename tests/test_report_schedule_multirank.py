@@ -64,3 +64,45 @@ def test_reports_keep_their_interval_when_steps_get_100x_slower():
     # 1.5x the interval is the target; +1 s of slack for a loaded machine (100x would be ~100 s).
     assert max(gaps) < 1.5 * INTERVAL_S + 1.0, reports
     assert results[0]["deadline"] >= 1  # the slowdown's reports came from the deadline
+
+
+def _slow_rank(rank, world_size, interval_s, slow_rank, slowdown):
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=interval_s, comm_timeout_s=60, telemetry=False)
+    core = Detector.core()
+    step_s = 0.004 * (slowdown if rank == slow_rank else 1.0)
+    reports = []  # (iteration, the agreed interval in iterations, suspects, stragglers)
+    while True:
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(step_s)
+        Detector.generate_report_if_interval_elapsed()
+        if Detector.is_interval_elapsed():
+            decision = Detector.last_decision()
+            reports.append((decision.iteration, core.cycle.tracker.iter_interval,
+                            sorted(decision.suspects), sorted(decision.stragglers)))
+            if decision.stragglers or len(reports) >= 6:  # the same decision on every rank
+                break
+    Detector.shutdown()
+    return reports
+
+
+def test_a_suspect_brings_the_next_report_forward_and_is_confirmed_within_1_5_intervals():
+    from straggler.report_cycle import early_window
+
+    # Rank 2 is 2x slower in its section: a suspect from the first report (its window alone
+    # says so), confirmed by the early reports that follow. Counted in iterations (the
+    # interval's own unit), so a loaded machine cannot flip the result.
+    results = run_ranks(_slow_rank, 3, 1.0, 2, 2.0, timeout_s=180)
+    reports = results[0]
+    assert all(r == reports for r in results), results  # one decision on every rank
+    # The first report that names it (the first, nearly always: its window alone says so).
+    seen = next(i for i, r in enumerate(reports) if 2 in r[2] or 2 in r[3])
+    window_start = reports[seen - 1][0] if seen else 0
+    it, every, _, stragglers = reports[seen]
+    if not stragglers:
+        assert reports[seen + 1][0] - it <= early_window(every) + 2, reports  # came early
+    confirmed = next((r for r in reports if r[3]), None)
+    assert confirmed is not None and confirmed[3] == [2], reports
+    # Within 1.5 intervals of the start of the window that first showed it.
+    assert confirmed[0] - window_start <= 1.5 * every, reports

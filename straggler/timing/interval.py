@@ -36,6 +36,7 @@ class ReportIntervalTracker:
     ESTIMATION_ITERS = 16
     INTERVAL_ESTIMATION_ITERS = ESTIMATION_ITERS  # NVRx's name
     WINDOW = 64  # recent step times kept for re-estimation
+    OUTLIER = 4.0  # a step over this many times the median is left out of the mean
 
     def __init__(
         self,
@@ -93,7 +94,9 @@ class ReportIntervalTracker:
             missed = self.current_iter - nxt
             self.next_report_iter = nxt + -(-missed // every) * every
         if self.iter_interval is None and self._num_steps >= self.ESTIMATION_ITERS:
-            self._set_interval(self._reduce_max(self.local_estimate()), from_iter=None)
+            # The first estimate is NVRx's (the median step: warm-up steps do not count).
+            first = self._per_interval(self.median_step_s())
+            self._set_interval(self._reduce_max(first), from_iter=None)
 
     def is_interval_elapsed(self) -> bool:
         """True on the iteration a report is due (until `iter_increase` moves on)."""
@@ -104,22 +107,36 @@ class ReportIntervalTracker:
     def local_estimate(self) -> float:
         """This rank's wish: iterations per `time_interval_s` from its recent step times.
 
-        NaN before any step was measured (the reduction then takes the other ranks' value).
+        From their mean without the outliers (`mean_step_s`), so that the iterations fill the
+        interval: on a busy host the median step is well below the mean (a window counted
+        with it ran 20 % long here). NaN before any step was measured (the reduction then
+        takes the other ranks' value).
         """
-        n = min(self._num_steps, self.WINDOW)
+        return self._per_interval(self.mean_step_s())
+
+    def _per_interval(self, step_s: float) -> float:
         if self.time_interval_s == 0:
             return float(self.profiling_interval)
-        if n == 0:
+        if math.isnan(step_s):
             return math.nan
-        median = sorted(self._steps[:n])[(n - 1) // 2]  # the lower median, as torch/NVRx
-        if median <= 0:
+        if step_s <= 0:
             return float(_MAX_ITERS)
-        return self.time_interval_s / median
+        return self.time_interval_s / step_s
 
     def median_step_s(self) -> float:
         """The lower median of this rank's recent step times (s); NaN before any was measured."""
         n = min(self._num_steps, self.WINDOW)
         return sorted(self._steps[:n])[(n - 1) // 2] if n else math.nan
+
+    def mean_step_s(self) -> float:
+        """The mean of this rank's recent step times (s) without those over `OUTLIER` times
+        their median (the report's own step, a checkpoint, a pause); NaN before any step."""
+        median = self.median_step_s()
+        if math.isnan(median):
+            return math.nan
+        kept = [s for s in self._steps[:min(self._num_steps, self.WINDOW)]
+                if s <= self.OUTLIER * median]
+        return sum(kept) / len(kept)
 
     def agree(self, global_estimate: float) -> None:
         """Adopt the ranks' agreed estimate (the MAX of `local_estimate()`) after a report.

@@ -152,3 +152,28 @@ def test_culprit_groups_carry_the_names_people_use():
     assert {g.label for g in unnamed[0].groups} == {"ranks 0,1,2,3", "ranks 2,3",
                                                     "p2p [ranks 1,3]"}
     assert group_name("7", "undefined") == "" and group_name("2", "", world="2") == "world"
+
+
+def test_the_late_share_is_the_piecewise_linear_cdf_of_the_quantiles():
+    from straggler.analysis.waits import QUANTILES, _share_below
+
+    rng = np.random.default_rng(3)
+    n = 400
+    quantiles = np.sort(rng.lognormal(-8, 1, (n, len(QUANTILES))), axis=1)
+    quantiles[::5, 2] = quantiles[::5, 1]  # an empty segment
+    quantiles[::7] = quantiles[::7, :1]  # every wait alike
+    wait_min = quantiles[:, 0] * rng.uniform(0.5, 1.0, n)
+    limit = rng.lognormal(-8, 1.5, n)
+    limit[::3] = quantiles[::3, 1]  # on a knot
+    got = _share_below(limit, wait_min, quantiles)
+    ys = [0.0, *QUANTILES]
+    for i in range(n):
+        xs = [wait_min[i], *quantiles[i]]
+        k = max((j for j, x in enumerate(xs) if x <= limit[i]), default=-1)  # last knot below
+        if k < 0:
+            want = 0.0
+        elif k == len(xs) - 1:
+            want = 1.0
+        else:
+            want = ys[k] + (ys[k + 1] - ys[k]) * (limit[i] - xs[k]) / (xs[k + 1] - xs[k])
+        assert got[i] == pytest.approx(want, abs=1e-12), i

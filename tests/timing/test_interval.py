@@ -47,6 +47,21 @@ def test_estimate_uses_the_median_step_time():
     assert 45 <= tracker.iter_interval <= 55
 
 
+def test_later_estimates_fill_the_interval_with_skewed_steps():
+    # A busy host: steps of 10 and 30 ms in turn. The median (10 ms) would put 100 iterations
+    # (2 s) into a 1 s interval; the mean (20 ms) puts 50.
+    tracker = ReportIntervalTracker(1.0, clock=FakeClock([0.01, 0.03] * 100))
+    _run(tracker, 100)
+    assert tracker.local_estimate() == pytest.approx(50.0)
+
+
+def test_an_outlier_step_does_not_shorten_the_interval():
+    # The report's own step, a checkpoint: one 2 s step among 10 ms steps is left out.
+    tracker = ReportIntervalTracker(1.0, clock=FakeClock([0.01] * 50 + [2.0] + [0.01] * 50))
+    _run(tracker, 80)
+    assert tracker.local_estimate() == pytest.approx(100.0)
+
+
 def test_first_report_on_a_multiple_of_the_interval_then_every_interval():
     tracker = ReportIntervalTracker(0.1, clock=FakeClock([0.01] * 200))  # 10 iterations
     assert _run(tracker, 45) == [20, 30, 40]  # estimated at 17; NVRx's `iter % n == 0`

@@ -1,0 +1,41 @@
+"""Early reports' short windows do not raise the bar later reports are judged by."""
+
+from __future__ import annotations
+
+import numpy as np
+from straggler.analysis.policy import StragglerPolicy
+
+
+def _feed(policy, rng, steps, noise, slow=1.0):
+    times = 100.0 * np.exp(noise * rng.standard_normal(3))
+    times[2] *= slow
+    return policy.update([0, 1, 2], {"s": times}, steps={"s": steps})
+
+
+def test_short_windows_do_not_inflate_the_noise_between_reports():
+    # Full windows (300 steps) with 1 % noise; then, as after every suspect, bursts of four
+    # early windows (40 steps) whose medians are far noisier; then rank 2 is 10 % slower. The
+    # early windows are judged with a wider bar, but the full windows keep theirs: the
+    # straggler is confirmed within 3 full reports of its onset.
+    rng = np.random.default_rng(3)
+    policy = StragglerPolicy()
+    for _ in range(3):
+        for _ in range(4):
+            _feed(policy, rng, 300, 0.01)
+        for _ in range(4):
+            assert not _feed(policy, rng, 40, 0.08).confirmed
+    confirmed = [bool(_feed(policy, rng, 300, 0.01, slow=1.1).confirmed) for _ in range(3)]
+    assert any(confirmed), confirmed
+
+
+def test_windows_that_stay_short_become_the_typical_length():
+    # Steps got slower for good: every window now holds 40 steps. After a few of them the
+    # noise is learned from them again, and a 20 % straggler is confirmed.
+    rng = np.random.default_rng(4)
+    policy = StragglerPolicy()
+    for _ in range(6):
+        _feed(policy, rng, 300, 0.01)
+    for _ in range(12):
+        assert not _feed(policy, rng, 40, 0.01).confirmed
+    confirmed = [bool(_feed(policy, rng, 40, 0.01, slow=1.2).confirmed) for _ in range(4)]
+    assert any(confirmed), confirmed
