@@ -128,7 +128,9 @@ test-setup:
 test: test-setup
 	@status=0; \
 	$(PY) -m pytest -m "not multirank and not serial and not install" -n 2 || status=1; \
-	$(PY) -m pytest -m "(multirank or serial) and not install" || status=1; \
+	$(PY) -m pytest -m "multirank and not serial and not install" -n 2 --dist loadfile \
+	    || status=1; \
+	$(PY) -m pytest -m "serial and not install" || status=1; \
 	exit $$status
 
 # A plain `pip install` of a clean clone into a fresh venv ends with the native op observer

@@ -51,6 +51,8 @@ CURRENT_TEST_MARKED: bool | None = None
 # A rank that exited without a result is declared failed after this grace period, which lets its
 # last queue message (flushed by a feeder thread) reach the parent first.
 _EXIT_GRACE_S = 3.0
+# How long the parent waits for ranks that returned their result to exit.
+_EXIT_WAIT_S = 30.0
 
 
 def _context(start_method: str | None) -> Any:
@@ -139,9 +141,14 @@ that returned and then exited with a non-zero code (not in ``may_die``) fails th
             p.start()
             procs.append(p)
         values = _collect(procs, results, may_die, timeout_s)
-        deadline = time.monotonic() + 10.0
+        # Ranks exit at once, normally: the bound is for a loaded machine, where a spawned rank's
+        # exit (atexit hooks, finalization) once took over 10 s; a rank still running after it
+        # is killed below, before its atexit hooks ran.
+        deadline = time.monotonic() + _EXIT_WAIT_S
         for p in procs:
             p.join(timeout=max(0.1, deadline - time.monotonic()))
+        import os as _o; _late = [r for r, p in enumerate(procs) if p.is_alive()]  # TEMP
+        if _late: open("/tmp/suite-timing/join-timeouts.log", "a").write(f"{_o.environ.get('PYTEST_CURRENT_TEST')} {_late}\n")  # TEMP
         # A rank that returned but then crashed while exiting (a detector thread aborting the
         # interpreter's finalization, say) failed its job all the same.
         crashed = {rank: p.exitcode for rank, p in enumerate(procs)
