@@ -50,15 +50,26 @@ LIVE_SCENARIOS = (("compute", 1.0), ("compute", 1.1), ("compute", 1.2), ("comput
 CLEAN_PHASES = (0.0, 0.2, 0.4, 0.6, 0.8)
 
 
-def _rules() -> dict:
+#: The replayed policies: short name -> what it is.
+RULES = {
+    "default": "evidence rule (default: within-window evidence, fast steps)",
+    "tails": "evidence rule, upper quartiles on (tail_min_effect=0.15)",
+    "previous": "evidence rule without the fast steps (the previous default: fast_steps=False)",
+    "k_of_n": "k_of_n rule",
+}
+
+
+def _rules(names: list[str] | None = None) -> dict:
+    """The `PolicyConfig` of each of ``names`` (default: all of `RULES`), by description."""
     from straggler.analysis.policy import PolicyConfig
 
-    return {
-        "evidence rule (default: within-window evidence, upper quartiles)": PolicyConfig(),
-        "evidence rule without the within-window evidence (the previous default)": PolicyConfig(
-            window_noise_factor=0.0, report_noise_weight=1.0, tail_min_effect=10.0),
-        "k_of_n rule": PolicyConfig(rule="k_of_n"),
+    configs = {
+        "default": PolicyConfig(),
+        "tails": PolicyConfig(tail_min_effect=0.15),
+        "previous": PolicyConfig(fast_steps=False),
+        "k_of_n": PolicyConfig(rule="k_of_n"),
     }
+    return {RULES[n]: configs[n] for n in (names or list(RULES))}
 
 
 def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
@@ -214,9 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--full", action="store_true",
                    help="replay: also the table per kind, factor, pattern and load")
     p.add_argument("--replay-only", action="store_true")
+    p.add_argument("--rule", action="append", choices=list(RULES),
+                   help="replay: the policies to replay (default: all)")
     p.add_argument("--live-only", action="store_true")
     args = p.parse_args(argv)
-    RULES = _rules()
+    rules = _rules(args.rule)
     if not args.live_only:
         found = replay.traces()
         for t in found:
@@ -228,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
               "trace; injected scenarios with the report windows at 2 phases, clean runs at "
               f"{len(CLEAN_PHASES)}")
         for interval in args.interval or [5.0, 3.0]:
-            for name, config in RULES.items():
+            for name, config in rules.items():
                 def make(config: PolicyConfig = config) -> StragglerPolicy:
                     return StragglerPolicy(config)
                 phases = (0.0, interval / 2)

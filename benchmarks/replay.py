@@ -315,6 +315,7 @@ def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[i
     as `apply_policy` passes them (tests check the two agree); fast enough for thousands of
     clean reports in a test."""
     from straggler.analysis.policy import TAIL_SUFFIX, window_spread
+    from straggler.timing.registry import LOW_PERCENTILE
 
     policy = make_policy()
     cols = [trace.sections.index(s) for s in sections]
@@ -322,7 +323,7 @@ def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[i
     confirmed, suspects = [], []
     for a, b in bounds:
         window = times_ms[:, a:b][:, :, cols]  # ranks, steps, sections
-        q25, med, q75 = np.percentile(window, (25.0, 50.0, 75.0), axis=1)
+        p5, q25, med, q75 = np.percentile(window, (LOW_PERCENTILE, 25.0, 50.0, 75.0), axis=1)
         times: dict[str, np.ndarray] = {}
         for i, name in enumerate(sections):
             times[f"section:{name}"] = med[:, i]
@@ -334,7 +335,9 @@ def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[i
         class _Window:
             section_quartiles_ms = quartiles
 
-        decision = policy.update(ranks, times, steps, window_spread(_Window, ranks, steps))
+        low = {f"section:{name}": p5[:, i] for i, name in enumerate(sections)}
+        decision = policy.update(ranks, times, steps, window_spread(_Window, ranks, steps),
+                                 low=low)
         confirmed.append(decision.confirmed)
         suspects.append(decision.suspects)
     return confirmed, suspects

@@ -467,7 +467,7 @@ class SimComm:
         weights = s.gpu_num * _summary_avg(s.gpu_med)  # NUM * AVG, as the summaries say
         rows = np.full((self.world_size, t.numel()), np.nan)
         ids = np.asarray(sec_cols)
-        tail = 2 + 5 * n_sec + len(gen.telemetry_fields)  # straggler.reporting.layout
+        tail = 2 + 6 * n_sec + len(gen.telemetry_fields)  # straggler.reporting.layout
 
         def put(gpu_col: int, sec_offset: int, sec_ref: np.ndarray, gpu_ref: np.ndarray) -> None:
             rows[:, sec_offset + ids] = scoring.ratio_scores(sec_ref, s.section_med)

@@ -17,7 +17,8 @@ import numpy as np
 from .peers import group_min, median_of_others
 from .policy_config import PolicyConfig
 
-__all__ = ["MIN_HISTORY", "MetricState", "popcount", "update_noise"]
+__all__ = ["MIN_HISTORY", "MetricState", "fast_step_ratio", "popcount", "update_noise",
+           "window_noise"]
 
 #: Successive differences a rank needs before its individual rule may fire.
 MIN_HISTORY = 2
@@ -34,8 +35,9 @@ _SHORT_STREAK = 8
 _CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.confirmed_by codes
 
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
-# the window's steps, the within-window standard errors.
-Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray]
+# the window's steps, the within-window standard errors, the fast steps (`fast_step_ratio`).
+Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray,
+                np.ndarray | None]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -72,6 +74,26 @@ def update_noise(prev: np.ndarray, sigma: np.ndarray, obs: np.ndarray, slots: np
     obs[slots] = o + ok
     prev[slots] = np.where(np.isnan(value), pv, value)
     return before
+
+
+def fast_step_ratio(log_ratio: np.ndarray, low: np.ndarray | None, groups: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The smaller of ``log_ratio`` (a rank's median to its peers') and its fast steps' log
+    ratio to its peers' (``low``: each rank's low percentile of the window, NaN: unknown), and
+    where the fast steps were read.
+
+    Interference (descheduling, a busy neighbour) lengthens some of a healthy rank's steps: its
+    median moves, its fastest steps much less. A straggler's slowdown (slower compute, a host
+    stall, slower data) lengthens every step, its fast ones too. Where a rank or all its peers
+    lack a low percentile, the median's ratio as it is.
+    """
+    if low is None:
+        return log_ratio, np.zeros(log_ratio.shape, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lw = np.where(low > 0, low, np.nan)
+        low_ratio = np.log(lw / median_of_others(lw, groups))
+    read = np.isfinite(low_ratio)
+    return np.where(read, np.fmin(log_ratio, low_ratio), log_ratio), read
 
 
 def window_noise(se: np.ndarray | None, groups: np.ndarray) -> np.ndarray:
@@ -237,12 +259,15 @@ class MetricState:
 
     def judge(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, x: np.ndarray,
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
-              groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None,
+              low: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
         ``steps``: the steps behind each rank's value in this window (NaN: unknown, then the
         noise is per report); the evidence rule's noise scales as ``1 / sqrt(steps)``.
+        ``low``: each rank's fast steps in the window (`PolicyConfig.low_quantile`; NaN or None:
+        unknown): the evidence rule counts a rank as slower than its peers by the smaller of
+        its median's and its fast steps' log ratio (`fast_step_ratio`).
         """
         has = ~np.isnan(x)
         med = median_of_others(x, groups)
@@ -263,18 +288,26 @@ class MetricState:
                 # Clearing judges with the whole noise between reports: a recovered rank with
                 # a lasting offset of a few per cent is healthy (hysteresis).
                 clear_noise = noise
+                # The evidence: the median's shift, at most its fast steps' (an interfered
+                # window lengthens some steps; a straggler lengthens every step) ...
+                slower, fast = fast_step_ratio(log_ratio, low if cfg.fast_steps else None,
+                                               groups)
+                # ... which lets the window's own error count for more than the median alone.
+                factor = np.where(fast, cfg.fast_window_noise_factor, cfg.window_noise_factor)
+                weight = np.where(fast, cfg.fast_report_noise_weight, cfg.report_noise_weight)
                 within = window_noise(se, groups)
                 noise = np.where(np.isfinite(within),
-                                 np.maximum(cfg.window_noise_factor * within,
-                                            np.where(np.isfinite(noise),
-                                                     cfg.report_noise_weight * noise, 0.0)),
+                                 np.maximum(factor * within,
+                                            np.where(np.isfinite(noise), weight * noise, 0.0)),
                                  noise)
                 noise = np.maximum(noise, cfg.noise_floor)
-                z = log_ratio / noise
+                shows = slower >= math.log1p(cfg.tail_min_effect if self.tail
+                                             else cfg.min_effect)
+                z = slower / noise
                 z_clear = log_ratio / np.where(np.isfinite(clear_noise),
                                                np.maximum(clear_noise, noise), noise)
-                rel_slow = (peer < cfg.threshold) & effect & (z >= cfg.slow_z)
-                self._accumulate(cfg, slots, z, effect)
+                rel_slow = (peer < cfg.threshold) & shows & (z >= cfg.slow_z)
+                self._accumulate(cfg, slots, z, shows)
             else:
                 rel_slow = (peer < cfg.threshold) & effect & (log_ratio >= cfg.noise_z * rel_sigma)
             use_ind = np.full(x.shape, cfg.individual == "always")

@@ -46,7 +46,7 @@ from .statistics import Statistic
 
 __all__ = ["CULPRIT_METRIC", "GPU_METRIC", "TAIL_SUFFIX", "PolicyConfig", "PolicyDecision",
            "RankState", "StragglerPolicy", "culprit_shares", "make_policy",
-           "observation_from_report", "window_spread", "window_steps"]
+           "observation_from_report", "window_low", "window_spread", "window_steps"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
@@ -188,7 +188,8 @@ class StragglerPolicy:
                times: Mapping[str, Iterable[float] | np.ndarray],
                steps: Mapping[str, float] | None = None,
                spread: Mapping[str, Iterable[float] | np.ndarray] | None = None,
-               culprits: Mapping[int, float] | None = None) -> PolicyDecision:
+               culprits: Mapping[int, float] | None = None,
+               low: Mapping[str, Iterable[float] | np.ndarray] | None = None) -> PolicyDecision:
         """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none).
 
         ``steps[metric]``: how many steps each value summarises (the window's sample count);
@@ -199,6 +200,10 @@ class StragglerPolicy:
         ``culprits``: every rank whose collective waits were observed, with the share of the
         job's time lost waiting for it when it is a culprit of this report, else 0
         (`culprit_shares`). Absent: no culprit evidence.
+        ``low[metric]``: each rank's fast steps in the window (the 5th percentile of its step
+        times, `window_low`; NaN: unknown): the evidence rule counts a rank slower than its
+        peers by no more than its fast steps are (interference lengthens some steps, a
+        straggler every step). Absent: the median's ratio alone.
         """
         ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
                                dtype=np.int64)
@@ -225,6 +230,8 @@ class StragglerPolicy:
             given = (spread or {}).get(metric)
             se = np.full(x.shape, np.nan) if given is None \
                 else np.asarray(given, dtype=np.float64).reshape(x.shape)
+            fast = (low or {}).get(metric)
+            lo = None if fast is None else np.asarray(fast, dtype=np.float64).reshape(x.shape)
             ms = self._metrics.get(metric)
             if ms is None:
                 ms = self._metrics[metric] = MetricState(cfg.n, self._ranks.size,
@@ -243,7 +250,7 @@ class StragglerPolicy:
             groups = self._groups_for(ms)
             if groups is None:  # still learning the structure of this metric
                 judged = self._warm_up(ms, slots, x, logx, ind, ind_above_noise,
-                                       ind_within_noise, n_steps, se)
+                                       ind_within_noise, n_steps, se, lo)
                 ready = judged is not None
                 if judged is None:
                     peer_out[metric] = np.full(x.shape, np.nan)
@@ -252,7 +259,7 @@ class StragglerPolicy:
                     continue
             else:
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
-                                  ind_within_noise, groups[slots], n_steps, se)
+                                  ind_within_noise, groups[slots], n_steps, se, lo)
             peer, slow, bad = judged
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
@@ -319,7 +326,7 @@ class StragglerPolicy:
 
     def _warm_up(self, ms: MetricState, slots: np.ndarray, x: np.ndarray, logx: np.ndarray,
                  ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
-                 n_steps: float, se: np.ndarray
+                 n_steps: float, se: np.ndarray, low: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Keep one report of a metric whose peer groups are not learned yet.
 
@@ -335,7 +342,7 @@ class StragglerPolicy:
         full[slots] = level
         ms.warmup_levels.append(full)
         ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise, ind_within_noise,
-                           n_steps, se.copy()))
+                           n_steps, se.copy(), None if low is None else low.copy()))
         if len(ms.warmup_levels) < cfg.structure_warmup:
             return None
         ms.grow(self._ranks.size)
@@ -346,9 +353,9 @@ class StragglerPolicy:
         ms.provisional[:] = False
         pending, ms.pending = ms.pending, []
         judged = None
-        for p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se in pending:
+        for p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se, p_low in pending:
             judged = ms.judge(cfg, self._alpha, p_slots, p_x, p_ind, p_above, p_within,
-                              ms.groups[p_slots], p_steps, p_se)
+                              ms.groups[p_slots], p_steps, p_se, p_low)
         return judged
 
     # ------------------------------------------------------------------------------- helpers
@@ -494,6 +501,22 @@ def window_spread(report: Any, ranks: np.ndarray,
         sigma /= _IQR_SIGMAS * math.sqrt(n)
         out[f"section:{name}"] = _SE_MEDIAN * sigma
         out[f"section:{name}{TAIL_SUFFIX}"] = _SE_UPPER_QUARTILE * sigma
+    return out
+
+
+def window_low(report: Any, ranks: np.ndarray) -> dict[str, np.ndarray]:
+    """Each section metric's fast steps per rank: the window's low percentile
+    (``Report.section_low_ms``), aligned with ``ranks``, NaN where a rank has none."""
+    out: dict[str, np.ndarray] = {}
+    order = ranks.tolist()
+    for name, by_rank in (getattr(report, "section_low_ms", None) or {}).items():
+        if not by_rank:
+            continue
+        if len(by_rank) == len(order) and list(by_rank) == order:  # the gathered layout: fast
+            values = np.fromiter(by_rank.values(), dtype=np.float64, count=len(order))
+        else:
+            values = np.array([by_rank.get(r, np.nan) for r in order], dtype=np.float64)
+        out[f"section:{name}"] = values
     return out
 
 

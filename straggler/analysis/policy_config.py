@@ -67,6 +67,15 @@ class PolicyConfig:
     window_noise_factor: float = 1.5
     #: ... or this share of the noise between successive reports, when larger.
     report_noise_weight: float = 0.6
+    #: The evidence counts a rank slower than its peers by no more than its fast steps are
+    #: (each window's 5th percentile, ``Report.section_low_ms``): interference lengthens some
+    #: of a healthy rank's steps, a straggler every step. False: the median alone.
+    fast_steps: bool = True
+    #: Where the fast steps are read, the noise is judged with these instead of
+    #: ``window_noise_factor`` and ``report_noise_weight`` (which stay for the rest: an upper
+    #: quartile, a report without fast steps).
+    fast_window_noise_factor: float = 1.0
+    fast_report_noise_weight: float = 0.4
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
@@ -124,6 +133,9 @@ class PolicyConfig:
         check_number("window_noise_factor", self.window_noise_factor, 0.0, 100.0)
         check_number("report_noise_weight", self.report_noise_weight, 0.0, 10.0)
         check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)
+        check_bool("fast_steps", self.fast_steps)
+        check_number("fast_window_noise_factor", self.fast_window_noise_factor, 0.0, 100.0)
+        check_number("fast_report_noise_weight", self.fast_report_noise_weight, 0.0, 10.0)
         check_int("n", self.n)
         if self.n > 32:
             raise ValueError(f"`n={self.n!r}` must be at most 32 reports")

@@ -22,6 +22,7 @@ from ..analysis.policy import (
     StragglerPolicy,
     culprit_shares,
     observation_from_report,
+    window_low,
     window_spread,
     window_steps,
 )
@@ -44,7 +45,7 @@ def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
     ranks, times = observation_from_report(report)
     steps = window_steps(report)
     decision = policy.update(ranks, times, steps, window_spread(report, ranks, steps),
-                             culprit_shares(report))
+                             culprit_shares(report), window_low(report, ranks))
     nodes = report.rank_to_node
 
     def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:

@@ -193,9 +193,10 @@ class ReportGenerator:
         ``Report.culprits`` (`straggler.analysis.waits.attribute`); ``wait_groups`` names
         this rank's groups for people (``{c10d group name: name}``,
         `straggler.analysis.waits.group_name`). ``section_quartiles``: section -> (lower,
-        upper) quartile of its times in the window (ms, `straggler.timing.registry.host_window`),
-        ``Report.section_quartiles_ms``: the within-window spread the policy weighs each median
-        by.
+        upper) quartile of its times in the window and optionally its low percentile (ms,
+        `straggler.timing.registry.host_window`), ``Report.section_quartiles_ms`` and
+        ``Report.section_low_ms``: the within-window spread the policy weighs each median by and
+        the rank's fast steps.
         Returns None on all but the first rank when gathering. A collective error propagates;
         the generator refuses further use after one, since its peers' state is then unknown.
         """
@@ -221,8 +222,8 @@ class ReportGenerator:
         try:
             waits_vec = None if waits is None else self._vector("waits", waits, WAITS_WIDTH)
             self._wait_groups = dict(wait_groups or {})
-            quartiles = np.array([tuple((section_quartiles or {}).get(n, (math.nan, math.nan)))
-                                  for n in sections], dtype=np.float64).reshape(-1, 2)
+            quartiles = np.array([_window_quantiles((section_quartiles or {}).get(n))
+                                  for n in sections], dtype=np.float64).reshape(-1, 3)
             return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec,
                                   quartiles)
         except BaseException:
@@ -348,7 +349,11 @@ class ReportGenerator:
                 rank_telemetry={own: present(self.telemetry_fields, telemetry)},
                 section_quartiles_ms={} if quartiles is None else {
                     n: {own: (float(q[0]), float(q[1]))}
-                    for n, q in zip(sec_names, quartiles, strict=True) if not np.isnan(q).any()},
+                    for n, q in zip(sec_names, quartiles, strict=True)
+                    if not np.isnan(q[:2]).any()},
+                section_low_ms={} if quartiles is None else {
+                    n: {own: float(q[2])}
+                    for n, q in zip(sec_names, quartiles, strict=True) if not np.isnan(q[2])},
                 generate_report_elapsed_time=_elapsed_ms(start_ns),
                 robust_gpu_relative_scores={own: robust_gpu_rel} if relative else {},
                 robust_section_relative_scores=pick(relative, robust_sec_rel),
@@ -445,3 +450,10 @@ def _gpu_score(reference: np.ndarray, medians: np.ndarray, weights: np.ndarray) 
 
 def _elapsed_ms(start_ns: int) -> float:
     return (time.perf_counter_ns() - start_ns) * 1e-6
+
+
+def _window_quantiles(given: Any) -> tuple[float, float, float]:
+    """A section's ``(lower quartile, upper quartile, low percentile)``: NaN where not given
+    (a caller may pass the quartiles alone)."""
+    values = tuple(float(v) for v in given) if given is not None else ()
+    return (values + (math.nan,) * 3)[:3]  # type: ignore[return-value]

@@ -1,12 +1,14 @@
 """The gathered vector of one rank: its scores, section medians and telemetry at fixed offsets.
 
-``[gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), sec_q25(S), sec_q75(S), telemetry(F),
-robust_gpu_ind, robust_sec_ind(S)]``, then ``[robust_gpu_rel, robust_sec_rel(S)]`` when the
-robust relative scores differ from NVRx's (a ``"median"`` reference), with ``S`` the sections of
-the name registry (`straggler.reporting.registry`, by id) and ``F`` the telemetry fields; NaN
-where a rank has no value. ``sec_q25``/``sec_q75``: the quartiles of each section's times in the
-window, the within-window spread the verdict policy weighs each median by (docs/policy.md). The
-first scores are NVRx's (its field names), the ``robust_`` ones ours.
+``[gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), sec_q25(S), sec_q75(S), sec_low(S),
+telemetry(F), robust_gpu_ind, robust_sec_ind(S)]``, then ``[robust_gpu_rel, robust_sec_rel(S)]``
+when the robust relative scores differ from NVRx's (a ``"median"`` reference), with ``S`` the
+sections of the name registry (`straggler.reporting.registry`, by id) and ``F`` the telemetry
+fields; NaN where a rank has no value. ``sec_q25``/``sec_q75``: the quartiles of each section's
+times in the window, the within-window spread the verdict policy weighs each median by, and
+``sec_low`` their low percentile (`straggler.timing.registry.LOW_PERCENTILE`: the rank's fast
+steps, which the policy's evidence reads; docs/policy.md). The first scores are NVRx's (its
+field names), the ``robust_`` ones ours.
 `pack` builds one rank's row, `unpack` turns the group's rows back into the `Report` fields
 they carry. Pure numpy.
 """
@@ -43,14 +45,15 @@ class RankScores:
 
 def row_length(n_sections: int, n_telemetry: int, robust_relative: bool) -> int:
     """Values in one rank's row."""
-    return 3 + 6 * n_sections + n_telemetry + (1 + n_sections if robust_relative else 0)
+    return 3 + 7 * n_sections + n_telemetry + (1 + n_sections if robust_relative else 0)
 
 
 def pack(scores: RankScores, section_ids: np.ndarray, n_sections: int, sec_med: np.ndarray,
          telemetry: np.ndarray, sec_quartiles: np.ndarray | None = None) -> np.ndarray:
     """One rank's row; ``section_ids`` are the registry ids of the sections' values.
 
-    ``sec_quartiles``: ``(sections, 2)`` lower and upper quartiles (ms), NaN or None: unknown.
+    ``sec_quartiles``: ``(sections, 2)`` lower and upper quartiles (ms), or ``(sections, 3)``
+    with the low percentile as well; NaN or None: unknown.
     """
     robust_relative = scores.robust_sec_rel is not None
     n, nt = n_sections, len(telemetry)
@@ -62,8 +65,10 @@ def pack(scores: RankScores, section_ids: np.ndarray, n_sections: int, sec_med: 
     if sec_quartiles is not None:
         row[2 + 3 * n + section_ids] = sec_quartiles[:, 0]
         row[2 + 4 * n + section_ids] = sec_quartiles[:, 1]
-    row[2 + 5 * n:2 + 5 * n + nt] = telemetry
-    tail = 2 + 5 * n + nt
+        if sec_quartiles.shape[1] > 2:
+            row[2 + 5 * n + section_ids] = sec_quartiles[:, 2]
+    row[2 + 6 * n:2 + 6 * n + nt] = telemetry
+    tail = 2 + 6 * n + nt
     row[tail] = scores.robust_gpu_ind
     row[tail + 1 + section_ids] = scores.robust_sec_ind
     if robust_relative:
@@ -82,7 +87,7 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
     """
     n_sec, nt = len(section_ids), len(telemetry_fields)
     id_to_name = {i: n for n, i in section_ids.items()}
-    tail = 2 + 5 * n_sec + nt
+    tail = 2 + 6 * n_sec + nt
     robust_relative = rows.shape[1] == row_length(n_sec, nt, True)
 
     def per_rank(column: int) -> dict[int, float]:
@@ -111,9 +116,11 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
         "robust_section_individual_scores": per_section(tail + 1) if individual else {},
         "section_medians_ms": {id_to_name[i]: {r: m for r, m in per_rank(2 + 2 * n_sec + i).items()
                                                if not math.isnan(m)} for i in in_use},
-        "rank_telemetry": {r: present(telemetry_fields, rows[i, 2 + 5 * n_sec:tail])
+        "rank_telemetry": {r: present(telemetry_fields, rows[i, 2 + 6 * n_sec:tail])
                            for i, r in enumerate(ranks)},
         "section_quartiles_ms": {id_to_name[i]: quartiles(i) for i in in_use},
+        "section_low_ms": {id_to_name[i]: {r: v for r, v in per_rank(2 + 5 * n_sec + i).items()
+                                           if not math.isnan(v)} for i in in_use},
     }
 
 

@@ -86,6 +86,9 @@ class Report:
     - ``section_quartiles_ms``: section -> global rank -> (lower, upper) quartile of that rank's
       section times in the window (ms): the within-window spread the policy weighs each median
       by (docs/policy.md).
+    - ``section_low_ms``: section -> global rank -> the 5th percentile of that rank's section
+      times in the window (ms): its fast steps, which the policy's evidence reads (interference
+      lengthens some steps, a straggler every step; docs/policy.md).
     - ``rank_telemetry``: global rank -> telemetry field -> value, absent (NaN) values dropped.
     - ``group_ranks``: the global ranks of the group the report covers, in group order.
     - ``confirmed``: the ranks the persistence policy (`straggler.analysis.policy`) has confirmed as
@@ -128,6 +131,7 @@ class Report:
     section_medians_ms: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
     section_quartiles_ms: Mapping[str, Mapping[int, tuple[float, float]]] = field(
         default_factory=dict)
+    section_low_ms: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
     rank_telemetry: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     group_ranks: tuple[int, ...] = ()
     confirmed: frozenset[StragglerId] = frozenset()

@@ -32,7 +32,11 @@ from .sections import (
     SectionKind,
 )
 
-__all__ = ["SectionRegistry", "check_kind", "host_summaries", "host_window"]
+__all__ = ["LOW_PERCENTILE", "SectionRegistry", "check_kind", "host_summaries", "host_window"]
+
+#: The percentile of a section's window that stands for the rank's fast steps (the verdict
+#: policy's evidence, docs/policy.md): interference lengthens some steps, a straggler all.
+LOW_PERCENTILE = 5.0
 
 log = logging.getLogger("straggler")
 
@@ -51,29 +55,32 @@ def host_summaries(sections: dict[str, Section]) -> dict[str, dict[Statistic, fl
 
 
 def host_window(sections: dict[str, Section]
-                ) -> tuple[dict[str, dict[Statistic, float]], dict[str, tuple[float, float]]]:
-    """`host_summaries` and the lower and upper quartiles (ms) of each section's samples.
+                ) -> tuple[dict[str, dict[Statistic, float]],
+                           dict[str, tuple[float, float, float]]]:
+    """`host_summaries` and the lower and upper quartiles and the `LOW_PERCENTILE` (ms) of each
+    section's samples.
 
-    The quartiles are the window's spread that the verdict policy weighs each median by
-    (docs/policy.md); they travel in the gathered report next to the medians.
+    The quartiles are the window's spread that the verdict policy weighs each median by, the
+    low percentile the rank's fast steps (docs/policy.md); they travel in the gathered report
+    next to the medians.
     """
     import numpy as np
 
     out: dict[str, dict[Statistic, float]] = {}
-    quartiles: dict[str, tuple[float, float]] = {}
+    quartiles: dict[str, tuple[float, float, float]] = {}
     for name, s in sections.copy().items():  # a copy: threads may add names
         if not s.samples:
             continue
         a = np.array(tuple(s.samples), dtype=np.float64)  # a snapshot (other threads append)
         a *= 1e-6  # ns -> ms
         n = a.size
-        q25, med, q75 = np.percentile(a, (25.0, 50.0, 75.0))
+        low, q25, med, q75 = np.percentile(a, (LOW_PERCENTILE, 25.0, 50.0, 75.0))
         out[name] = {
             Statistic.MIN: float(a.min()), Statistic.MAX: float(a.max()),
             Statistic.MED: float(med), Statistic.AVG: float(a.mean()),
             Statistic.STD: float(a.std(ddof=1)) if n > 1 else math.nan,
             Statistic.NUM: float(n)}
-        quartiles[name] = (float(q25), float(q75))
+        quartiles[name] = (float(q25), float(q75), float(low))
     return out, quartiles
 
 
@@ -249,8 +256,9 @@ class SectionRegistry:
         """This window's host-time statistics (ms) of every section with samples."""
         return host_summaries(self.sections)
 
-    def window(self) -> tuple[dict[str, dict[Statistic, float]], dict[str, tuple[float, float]]]:
-        """`summaries` and each section's lower and upper quartiles (ms) (`host_window`)."""
+    def window(self) -> tuple[dict[str, dict[Statistic, float]],
+                              dict[str, tuple[float, float, float]]]:
+        """`summaries` and each section's quartiles and low percentile (ms) (`host_window`)."""
         return host_window(self.sections)
 
     def new_window(self) -> None:

@@ -14,6 +14,7 @@ from straggler.analysis.policy import (
     PolicyConfig,
     StragglerPolicy,
     culprit_shares,
+    window_low,
     window_spread,
 )
 from straggler.analysis.statistics import Statistic
@@ -32,11 +33,12 @@ def _window(medians: np.ndarray, spread: float, steps: int = 200):
                                  local_section_summaries={"step": {Statistic.NUM: steps}})
 
 
-def _feed(policy, medians, spread, steps=200, culprits=None):
+def _feed(policy, medians, spread, steps=200, culprits=None, low=None):
     report = _window(medians, spread, steps)
     se = window_spread(report, RANKS)
+    fast = None if low is None else {"section:step": low}
     return policy.update(RANKS, {"section:step": medians}, {"section:step": steps}, se,
-                         culprits)
+                         culprits, fast)
 
 
 def test_window_spread_is_the_standard_error_of_a_median_from_the_quartiles():
@@ -123,6 +125,9 @@ def test_culprit_evidence_can_be_turned_off_and_is_read_from_a_report():
     ({"report_noise_weight": -0.5}, r"`report_noise_weight=-0.5`"),
     ({"tail_min_effect": -0.1}, r"`tail_min_effect=-0.1`"),
     ({"culprit_full_share": 2.0}, r"`culprit_full_share=2.0`"),
+    ({"fast_steps": "yes"}, r"`fast_steps='yes'`"),
+    ({"fast_window_noise_factor": -1.0}, r"`fast_window_noise_factor=-1.0`"),
+    ({"fast_report_noise_weight": -0.5}, r"`fast_report_noise_weight=-0.5`"),
 ])
 def test_bad_evidence_settings_name_the_value(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -134,3 +139,38 @@ def test_a_mild_culprit_needs_more_reports_than_a_heavy_one():
     shares = {0: 0.0, 1: 0.0, 2: 0.0, 3: 0.08}  # 8 % of the job's time: 1.1 per report
     decisions = [_feed(policy, np.full(WORLD, 10.0), 0.1, culprits=shares) for _ in range(6)]
     assert [bool(d.confirmed) for d in decisions] == [False] * 5 + [True]
+
+
+# ------------------------------------------------------------------- the fast steps (#19)
+MEDIANS = np.array([10.0, 10.05, 11.0, 9.95])  # rank 2: its median 10 % behind its peers'
+
+
+def test_a_rank_whose_fast_steps_keep_pace_is_not_a_straggler():
+    # Interference (descheduling, a busy neighbour) lengthens some of a healthy rank's steps:
+    # its median moves, its fastest steps (the window's 5th percentile) do not.
+    policy = StragglerPolicy()
+    decisions = [_feed(policy, MEDIANS, spread=0.1, low=np.full(WORLD, 8.0)) for _ in range(6)]
+    assert all(not d.confirmed for d in decisions)
+    assert all(not d.suspects for d in decisions[3:])
+
+
+def test_a_rank_slower_in_every_step_is_confirmed_as_before():
+    policy = StragglerPolicy()
+    low = 0.8 * MEDIANS  # the fast steps 10 % behind as well
+    decisions = [_feed(policy, MEDIANS, spread=0.1, low=low) for _ in range(3)]
+    assert decisions[2].confirmed == {2}
+    # Without fast steps (an older peer's report, a GPU score) the median alone decides.
+    policy = StragglerPolicy()
+    decisions = [_feed(policy, MEDIANS, spread=0.1) for _ in range(3)]
+    assert decisions[2].confirmed == {2}
+
+
+def test_fast_steps_can_be_turned_off_and_are_read_from_a_report():
+    policy = StragglerPolicy(PolicyConfig(fast_steps=False))
+    decisions = [_feed(policy, MEDIANS, spread=0.1, low=np.full(WORLD, 8.0)) for _ in range(3)]
+    assert decisions[2].confirmed == {2}
+    report = types.SimpleNamespace(section_low_ms={"step": {0: 8.0, 3: 9.0}, "idle": {}})
+    low = window_low(report, RANKS)
+    assert list(low) == ["section:step"]
+    np.testing.assert_array_equal(low["section:step"], [8.0, np.nan, np.nan, 9.0])
+    assert window_low(types.SimpleNamespace(), RANKS) == {}

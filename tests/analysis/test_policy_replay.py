@@ -88,28 +88,56 @@ def test_the_direct_replay_gives_the_report_paths_verdicts():
     assert direct.reports_to_confirm is not None
 
 
-def test_clean_replays_confirm_nobody_in_a_thousand_reports():
-    reports = 0
+def _direct_at(trace, inj, interval_s, phase=0.0, config=None):
+    bounds = replay.window_bounds(trace, interval_s, phase)
+    confirmed, suspects = replay.direct_verdicts(trace, replay.inject(trace, bounds, inj),
+                                                 bounds, lambda: StragglerPolicy(config))
+    return replay.score("", trace, confirmed, suspects, inj, interval_s)
+
+
+@pytest.mark.parametrize(("interval_s", "most"), [(5.0, 0), (3.0, 2)])
+def test_clean_replays_confirm_nobody_in_a_thousand_reports(interval_s, most):
+    # Measured (benchmarks/README.md, "Fault injection"): none in 1,162 reports of 5 s, 2 in
+    # 1,972 of 3 s (75-160 steps per window; the previous default: 14).
+    reports, alarms = 0, []
     for trace in RUNS:
-        for phase in (0.0, 1.0, 2.0, 3.0, 4.0):
-            out = _direct(trace, None, phase)
-            assert out.false_alarms == 0, (trace.name, phase, out.confirmed)
+        for phase in (0.0, 0.2, 0.4, 0.6, 0.8):
+            out = _direct_at(trace, None, interval_s, phase * interval_s)
+            alarms += [(trace.name, phase, out.confirmed)] * out.false_alarms
             reports += out.judged_reports
     assert reports >= 1000
+    assert len(alarms) <= most, alarms
 
 
-def test_a_10_percent_straggler_is_mostly_confirmed_within_3_reports():
+def test_a_10_percent_straggler_is_confirmed_within_3_reports_and_cleared_within_3():
+    # The target of #19: >= 0.95 of the replayed runs (3 kinds x 12 runs x 2 window phases);
+    # measured 0.96, the misses all on the loaded 4-rank trace (59-124 steps per window);
+    # cleared within 3 reports of the recovery in 71 of 72 (the previous default too).
+    found, cleared = [], []
+    for trace in RUNS:
+        n = len(replay.window_bounds(trace, INTERVAL_S))
+        onset = replay.onset_of(n)
+        for phase in (0.0, INTERVAL_S / 2):
+            for kind in replay.KINDS:
+                inj = replay.Injection(2, 1.1, kind, "recovers", onset, min(onset + 8, n - 4))
+                out = _direct_at(trace, inj, INTERVAL_S, phase)
+                assert out.false_alarms == 0 and out.reports_to_confirm is not None, trace.name
+                found.append(out.reports_to_confirm)
+                cleared.append(out.reports_to_clear)
+    assert sum(r <= 3 for r in found) >= 0.95 * len(found) and max(found) <= 4, found
+    assert sum(c is not None and c <= 3 for c in cleared) >= len(cleared) - 1, cleared
+
+
+def test_a_20_percent_straggler_is_confirmed_within_2_reports():
     found = []
     for trace in RUNS:
         n = len(replay.window_bounds(trace, INTERVAL_S))
         for kind in replay.KINDS:
-            out = _direct(trace, replay.Injection(2, 1.1, kind, "persistent",
-                                                  replay.onset_of(n)))
-            assert out.false_alarms == 0 and out.reports_to_confirm is not None, trace.name
+            out = _direct_at(trace, replay.Injection(2, 1.2, kind, "persistent",
+                                                     replay.onset_of(n)), INTERVAL_S)
+            assert out.false_alarms == 0, trace.name
             found.append(out.reports_to_confirm)
-    # Measured (benchmarks/README.md): about 0.8 of the runs within 3 reports, all within 5;
-    # the target (0.95) is not met on these runs (docs/policy.md, "Known limits").
-    assert sum(r <= 3 for r in found) >= 0.7 * len(found) and max(found) <= 5, found
+    assert all(r is not None and r <= 2 for r in found), found
 
 
 def test_an_intermittent_straggler_shows_in_the_upper_quartile():
