@@ -11,30 +11,32 @@ CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h
                 straggler/attach/straggler_attach.pth
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
-.PHONY: all install sim cpp-test cpp-test-bins test test-fast test-install lint demo bench gpu-check \
+.PHONY: all install sim cpp-test cpp-test-bins test test-setup test-fast test-install lint demo bench gpu-check \
         clean
 
 all: install sim
 
 # The environment: a venv with the CPU wheel of torch (pinned, so pip never pulls a CUDA build)
 # and what building the package needs; `make demo` needs no more.
+# One pip call per step: each call costs seconds of resolving even when nothing is new.
 $(VENV)/.deps-run: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q "numpy>=1.24" "scikit-build-core>=0.10" "pybind11>=2.12,<4" ninja
+	$(PY) -m pip install -q torch==2.13.0 "numpy>=1.24" "scikit-build-core>=0.10" \
+	    "pybind11>=2.12,<4" ninja
 	touch $@
 
 # Tests, tools and lint: `make test`, `make lint`.
+# In one call: pytest and its plugins; the report log's tools and exporter (straggler plot, the
+# Prometheus exporter); the optional integrations tested in the suite (Lightning, and what NVRx's
+# FT engine needs); the lint and type gate (`make lint`), pinned so every checkout sees the same
+# findings. NVRx's FT engine itself (0.4.1 is the newest build for CPython 3.11 / glibc 2.36)
+# goes in with --no-deps, which keeps its heavy extras out.
 $(VENV)/.deps: $(VENV)/.deps-run
-	$(PY) -m pip install -q "pytest>=7.4" "pytest-timeout>=2.2" "pytest-xdist>=3.5"
-	# The report log's tools and exporter (straggler plot, the Prometheus exporter).
-	$(PY) -m pip install -q "matplotlib>=3.6" "prometheus-client>=0.17"
-	# Optional integrations, tested in the suite: Lightning, and NVRx's FT engine (0.4.1 is the
-	# newest build for CPython 3.11 / glibc 2.36; --no-deps keeps its heavy extras out).
-	$(PY) -m pip install -q "lightning>=2.2" psutil pyyaml packaging defusedxml nvidia-ml-py
+	$(PY) -m pip install -q "pytest>=7.4" "pytest-timeout>=2.2" "pytest-xdist>=3.5" \
+	    "matplotlib>=3.6" "prometheus-client>=0.17" \
+	    "lightning>=2.2" psutil pyyaml packaging defusedxml nvidia-ml-py \
+	    ruff==0.17.6 mypy==2.4.1 clang-format==23.1.5
 	$(PY) -m pip install -q --no-deps nvidia-resiliency-ext==0.4.1
-	# The lint and type gate (`make lint`), pinned so every checkout sees the same findings.
-	$(PY) -m pip install -q ruff==0.17.6 mypy==2.4.1 clang-format==23.1.5
 	touch $@
 
 # The editable install maps each module to its file when it is made: a module added, moved or
@@ -114,7 +116,16 @@ cpp-test:
 # multi-rank ones one at a time (each fills the cores with its ranks; their margins assume no
 # neighbour of their own), with the `serial` tests (thread scheduling, pyproject.toml). Both
 # passes run; either failing fails `make test`.
-test: install sim cpp-test
+#
+# The set-up (`make test-setup`) overlaps what leaves a core idle: the venv's pip installs (one
+# core, much of it waiting on the disk) run beside the C++ tests' three builds; then the package
+# builds (its ninja takes both cores). Two pip installs never run at once: they share the venv.
+test-setup:
+	@$(MAKE) --no-print-directory -j2 $(VENV)/.deps sim cpp-test-bins
+	@$(MAKE) --no-print-directory install
+	@$(MAKE) --no-print-directory cpp-test
+
+test: test-setup
 	@status=0; \
 	$(PY) -m pytest -m "not multirank and not serial and not install" -n 2 || status=1; \
 	$(PY) -m pytest -m "(multirank or serial) and not install" || status=1; \

@@ -3,11 +3,13 @@ false alarms per 1,000 reports, from replayed real traces and from live gloo run
 
     python benchmarks/fault_injection.py                 # both parts (live: several minutes)
     python benchmarks/fault_injection.py --replay-only
+    python benchmarks/fault_injection.py --replay-only --interval 5 --rule default --full
     python benchmarks/fault_injection.py --live-only --live-repeats 2
 
 Replay: every trace of tests/data/traces through benchmarks/replay.py (the real report path and
-policy) with every injected scenario, at ``--interval`` recorded seconds per report, for the
-evidence rule (the default) and the earlier k-of-n rule (``PolicyConfig(rule="k_of_n")``).
+policy) with every injected scenario, at ``--interval`` recorded seconds per report, for each
+of `RULES` (``--rule``: the default, the upper quartiles on, the previous default without the
+fast steps, the earlier k-of-n rule).
 
 Live: 3 spawned ranks on gloo in lock step (a collective each step, like DDP) run the detector
 (``report_time_interval=--live-interval``) with one rank's compute section ``factor`` times

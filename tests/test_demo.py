@@ -17,7 +17,11 @@ DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo.py"
 # that confirms a rank, or enough quiet reports), however fast or loaded the machine.
 SHORT = ["--report-interval", "0.5", "--hidden", "128"]
 
-pytestmark = pytest.mark.multirank
+# serial: `make test` runs the demos alone (its serial pass), not beside another multi-rank
+# test: their ranks train flat out (one demo beside two spinning processes too), and a clean
+# run's verdict is load-sensitive (on this shared machine at load ~12 from other jobs, the clean
+# demo confirmed rank 0 in one run of two).
+pytestmark = [pytest.mark.multirank, pytest.mark.serial]
 
 
 def _run(*args: str, busy: int = 0) -> list[str]:
@@ -38,19 +42,16 @@ def _run(*args: str, busy: int = 0) -> list[str]:
     return out.stdout.strip().splitlines()
 
 
-def test_demo_names_the_slow_rank_with_its_node():
-    lines = _run("--slow-rank", "1", "--world-size", "3")
-    assert lines[0].startswith("injected straggler: rank 1")
+def test_demo_names_the_default_slow_rank_with_its_node_on_a_loaded_machine():
+    # One run for two checks (the suite's time): the default slow rank (2), its node and cause,
+    # with the machine loaded. `--slow-rank` is exercised by the simulated-GPU demo below.
+    lines = _run("--world-size", "3", busy=os.cpu_count() or 2)
+    assert lines[0].startswith("injected straggler: rank 2")
     assert any(line.startswith("rank  node") for line in lines)  # at least one report table
-    assert lines[-1] == f"stragglers: rank 1 (node {socket.gethostname()}): unknown"
+    assert lines[-1] == f"stragglers: rank 2 (node {socket.gethostname()}): unknown"
     # Its cause just before: no GPU timers and no NVML on a CPU run, so the label is honest
     # about what was missing, and the evidence names the slow section.
-    assert lines[-2].startswith(f"rank 1 ({socket.gethostname()}): unknown: section 'forward'")
-
-
-def test_demo_names_rank_2_on_a_loaded_machine():
-    lines = _run("--world-size", "3", busy=os.cpu_count() or 2)
-    assert lines[-1] == f"stragglers: rank 2 (node {socket.gethostname()}): unknown"
+    assert lines[-2].startswith(f"rank 2 ({socket.gethostname()}): unknown: section 'forward'")
 
 
 def test_demo_without_slowdown_flags_nobody():

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <deque>
 #include <limits>
 #include <map>
@@ -71,20 +72,33 @@ int wait_bin(std::int64_t wait_ns) {
   return b < kBins ? b : kBins - 1;
 }
 
-// One group (or p2p pair) as this rank sees it. Guarded by Observer::mu_.
+// An issued, unfinished collective of a group: its sequence number (absolute, see
+// Group::seq_base) and arrival (steady clock ns).
+struct Pending {
+  std::uint64_t seq;
+  std::int64_t arrival;
+};
+
+// One group (or p2p pair) as this rank sees it. Guarded by Observer::mu_. Never destroyed
+// (Observer::by_name_ owns it, at most kMaxGroups): a completion callback holds a plain pointer.
 struct Group {
   std::string name;
   std::string desc;  // the group's description (new_group(group_desc=...)); "" for a pair
   int size = 0;
   int rank = -1;
   bool excluded = false;
-  std::uint64_t seq = 0;  // collectives issued so far; the last one's index
+  std::uint64_t seq = 0;  // collectives issued, ever (absolute sequence numbers)
+  // seq when observing last started: indices count from there (index = seq - seq_base), and a
+  // completion of a collective from before (seq <= seq_base) is ignored.
+  std::uint64_t seq_base = 0;
   std::string last_op;
   const char* last_op_name = nullptr;  // the kernel's name the string was copied from
-  // (index, arrival ns) of the unfinished ones, in index order: they mostly finish in order,
-  // so a finished one is the first, and the oldest unfinished one stays first.
-  std::deque<std::pair<std::uint64_t, std::int64_t>> pending;
-  std::uint64_t completed = 0;
+  // The unfinished ones, in sequence order: they mostly finish in order, so a finished one is
+  // the first, and the oldest unfinished one stays first.
+  std::deque<Pending> pending;
+  // From here on written by the completion (the backend's thread), above by the caller's: a
+  // cache line of their own, so that the two threads do not pass more lines back and forth.
+  alignas(64) std::uint64_t completed = 0;
   std::int64_t last_done_ns = 0;  // when the last collective finished (steady clock)
   // GPU collectives whose events are recorded, oldest first, and the last one read's end.
   std::deque<std::pair<std::uint64_t, EventPair>> gpu_pending;
@@ -97,17 +111,34 @@ struct Group {
   std::array<std::uint64_t, kBins> hist{};
 };
 
-void erase_pending(Group& g, std::uint64_t index) {
-  if (!g.pending.empty() && g.pending.front().first == index) {
+// Removes the pending collective `seq` and returns it (false: not pending: abandoned, or from
+// before a restart).
+bool take_pending(Group& g, std::uint64_t seq, Pending* out) {
+  if (!g.pending.empty() && g.pending.front().seq == seq) {
+    *out = g.pending.front();
     g.pending.pop_front();
-    return;
+    return true;
   }
   for (auto it = g.pending.begin(); it != g.pending.end(); ++it) {
-    if (it->first == index) {
+    if (it->seq == seq) {
+      *out = *it;
       g.pending.erase(it);
-      return;
+      return true;
     }
   }
+  return false;
+}
+
+// Group state of a new start: indices count from here, the window and progress restart.
+void restart(Group& g) {
+  g.seq_base = g.seq;  // GPU events: released by the caller
+  g.pending.clear();
+  g.completed = 0;
+  g.last_done_ns = 0;
+  g.n = 0;
+  g.wait_sum_ns = 0;
+  g.wait_min_ns = std::numeric_limits<std::int64_t>::max();
+  g.hist.fill(0);
 }
 
 struct Key {
@@ -139,12 +170,13 @@ class Observer {
   }
   [[nodiscard]] long long observed() const { return observed_.load(std::memory_order_relaxed); }
 
-  // Called by the kernel before the collective; returns the group and index, or nullptr.
-  std::shared_ptr<Group> arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
-                                std::uint64_t* index, std::int64_t* arrival) noexcept;
-  void complete(const std::shared_ptr<Group>& g, std::uint64_t index, std::int64_t arrival,
-                bool ok) noexcept;
-  void abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept;
+  // Called by the kernel before the collective; returns the group and the collective's
+  // sequence number, or nullptr (not observed).
+  Group* arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
+                std::uint64_t* seq) noexcept;
+  // The collective `seq` finished (`ok`: its wait is measured); from before a restart: ignored.
+  void complete(Group& g, std::uint64_t seq, bool ok) noexcept;
+  void abandon(Group& g, std::uint64_t seq) noexcept;
   void fail(const char* what) noexcept;
 
   // The GPU path (gpu_waits.h): the device a collective's tensors are on (-1: host), the
@@ -152,16 +184,17 @@ class Observer {
   [[nodiscard]] int gpu_device(const at::Tensor& t) const;
   [[nodiscard]] CUstream gpu_stream(int device) const;
   GpuWaits& gpu() { return gpu_; }
-  void gpu_enqueued(const std::shared_ptr<Group>& g, std::uint64_t index,
-                    const EventPair& pair) noexcept;
+  void gpu_enqueued(Group& g, std::uint64_t seq, const EventPair& pair) noexcept;
   [[nodiscard]] long long gpu_read() const { return gpu_read_.load(std::memory_order_relaxed); }
 
   py::list progress() const;
   py::list take_window();
+  // The group named `name` restarts (not reported until its next collective).
+  void forget(const std::string& name) noexcept;
 
  private:
   Observer() = default;
-  std::shared_ptr<Group> lookup(const c10d::ProcessGroup& pg, int peer);
+  Group* lookup(const c10d::ProcessGroup& pg, int peer);
   void add_wait_locked(Group& g, std::int64_t wait_ns);
   void poll_gpu_locked(Group& g) noexcept;
 
@@ -182,15 +215,14 @@ class Observer {
   mutable std::mutex mu_;  // everything below
   std::string error_;
   std::unordered_set<std::string> excluded_;
-  std::unordered_map<Key, std::shared_ptr<Group>, KeyHash> by_key_;
-  std::map<std::string, std::shared_ptr<Group>> by_name_;
+  std::unordered_map<Key, Group*, KeyHash> by_key_;  // a cache over by_name_
+  std::map<std::string, std::unique_ptr<Group>> by_name_;  // never erased: see Group
 };
 
 // One observed collective between its call and its Work (begin_collective/finish_collective).
 struct Call {
-  std::shared_ptr<Group> group;  // null: not observed
-  std::uint64_t index = 0;
-  std::int64_t arrival = 0;
+  Group* group = nullptr;  // null: not observed
+  std::uint64_t seq = 0;
   EventPair pair;  // the GPU path's events (start == nullptr: host path)
 };
 
@@ -216,7 +248,7 @@ Call begin_collective(Observer& o, const c10d::ProcessGroup& pg, int peer, const
                       const at::Tensor* first, bool measure) noexcept {
   Call c;
   read_or_fail(o, [&] {
-    c.group = o.arrive(pg, peer, op, &c.index, &c.arrival);
+    c.group = o.arrive(pg, peer, op, &c.seq);
     if (c.group && measure && first != nullptr) {
       const int device = o.gpu_device(*first);
       if (device >= 0) c.pair = o.gpu().start(device, o.gpu_stream(device));
@@ -227,7 +259,7 @@ Call begin_collective(Observer& o, const c10d::ProcessGroup& pg, int peer, const
 
 // The collective threw: it is not in flight any more.
 void abandon_collective(Observer& o, Call& c) noexcept {
-  if (c.group) o.abandon(c.group, c.index);
+  if (c.group) o.abandon(*c.group, c.seq);
   o.gpu().release(c.pair.device, c.pair.start);
 }
 
@@ -239,7 +271,7 @@ void finish_collective(Observer& o, Call& c, const c10::intrusive_ptr<c10d::Work
   if (!c.group) return;
   if (work == nullptr || no_future.load(std::memory_order_relaxed)) {
     o.gpu().release(c.pair.device, c.pair.start);
-    o.complete(c.group, c.index, c.arrival, work == nullptr);  // without a Work: synchronous
+    o.complete(*c.group, c.seq, work == nullptr);  // without a Work: synchronous
     return;
   }
   try {
@@ -252,39 +284,49 @@ void finish_collective(Observer& o, Call& c, const c10::intrusive_ptr<c10d::Work
     if (!future) {
       no_future.store(true, std::memory_order_relaxed);
       o.gpu().release(c.pair.device, c.pair.start);
-      o.complete(c.group, c.index, c.arrival, false);
+      o.complete(*c.group, c.seq, false);
       return;
     }
-    // Runs on the backend's thread when the work finishes (inline if it already has). A CUDA
-    // future (NCCL) is done at enqueue and runs it with a current stream that waits for the
+    // Runs on the backend's thread when the work finishes (inline if it already has). The host
+    // path's callback holds 16 trivially copyable bytes: std::function keeps them inline (no
+    // allocation per collective), and it does not use the future's value (uses_future=false:
+    // no device guard or stream synchronisation around it). A CUDA future (NCCL) is done at
+    // enqueue and runs a callback that uses it with a current stream that waits for the
     // collective's end: the GPU path's end event goes there.
-    future->addCallback([group = std::move(c.group), index = c.index, arrival = c.arrival,
-                         pair = c.pair](c10::ivalue::Future& f) mutable {
+    Group* group = c.group;
+    const std::uint64_t seq = c.seq;
+    if (c.pair.start == nullptr) {
+      future->addCallback(
+          [group, seq](c10::ivalue::Future& f) {
+            Observer::get().complete(*group, seq, !f.hasError());
+          },
+          /*uses_future=*/false);
+      return;
+    }
+    future->addCallback([group, seq, pair = c.pair](c10::ivalue::Future& f) mutable {
       Observer& ob = Observer::get();
       const bool ok = !f.hasError();
-      if (pair.start != nullptr) {
-        bool ended = false;
-        try {
-          ended = ok && ob.gpu().end(pair, ob.gpu_stream(pair.device));
-        } catch (...) {  // the stream getter: never into the backend's thread
-        }
-        if (ended) {
-          ob.gpu_enqueued(group, index, pair);
-          ob.complete(group, index, arrival, false);  // progress; the wait is the GPU's
-          return;
-        }
-        ob.gpu().release(pair.device, pair.start, pair.end);
+      bool ended = false;
+      try {
+        ended = ok && ob.gpu().end(pair, ob.gpu_stream(pair.device));
+      } catch (...) {  // the stream getter: never into the backend's thread
       }
-      ob.complete(group, index, arrival, ok);
+      if (ended) {
+        ob.gpu_enqueued(*group, seq, pair);
+        ob.complete(*group, seq, false);  // progress; the wait is the GPU's
+        return;
+      }
+      ob.gpu().release(pair.device, pair.start, pair.end);
+      ob.complete(*group, seq, ok);
     });
   } catch (const c10::Error& e) {
-    if (c.group) o.abandon(c.group, c.index);
+    if (c.group) o.abandon(*c.group, c.seq);
     o.fail(e.what_without_backtrace());
   } catch (const std::exception& e) {
-    if (c.group) o.abandon(c.group, c.index);
+    if (c.group) o.abandon(*c.group, c.seq);
     o.fail(e.what());
   } catch (...) {
-    if (c.group) o.abandon(c.group, c.index);
+    if (c.group) o.abandon(*c.group, c.seq);
     o.fail("unknown exception attaching to a collective's Work");
   }
 }
@@ -387,7 +429,7 @@ AllreduceResult allreduce_kernel(c10::DispatchKeySet keys, at::TensorList tensor
   return result;
 }
 
-std::shared_ptr<Group> Observer::lookup(const c10d::ProcessGroup& pg, int peer) {
+Group* Observer::lookup(const c10d::ProcessGroup& pg, int peer) {
   const std::string& name = pg.getGroupName();
   const Key key{&pg, peer};
   auto it = by_key_.find(key);
@@ -410,15 +452,16 @@ std::shared_ptr<Group> Observer::lookup(const c10d::ProcessGroup& pg, int peer) 
     rank = rank == a ? 0 : 1;
   }
   auto named = by_name_.find(full);
-  std::shared_ptr<Group> g;
+  Group* g = nullptr;
   if (named != by_name_.end()) {
-    g = named->second;
+    g = named->second.get();
   } else {
     if (by_name_.size() >= kMaxGroups) return nullptr;
-    g = std::make_shared<Group>();
+    auto made = std::make_unique<Group>();
+    g = made.get();
     g->name = full;
     g->excluded = excluded_.count(name) != 0;
-    by_name_.emplace(full, g);
+    by_name_.emplace(full, std::move(made));
   }
   g->size = size;
   g->rank = rank;
@@ -428,20 +471,19 @@ std::shared_ptr<Group> Observer::lookup(const c10d::ProcessGroup& pg, int peer) 
   return g;
 }
 
-std::shared_ptr<Group> Observer::arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
-                                        std::uint64_t* index, std::int64_t* arrival) noexcept {
+Group* Observer::arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
+                        std::uint64_t* seq) noexcept {
   try {
     const std::int64_t t = now_ns();
     std::lock_guard<std::mutex> lock(mu_);
-    std::shared_ptr<Group> g = lookup(pg, peer);
-    if (!g || g->excluded) return nullptr;
-    *index = ++g->seq;
-    *arrival = t;
+    Group* g = lookup(pg, peer);
+    if (g == nullptr || g->excluded) return nullptr;
+    *seq = ++g->seq;
     if (g->last_op_name != op) {  // copied only when the op changes
       g->last_op = op;
       g->last_op_name = op;
     }
-    g->pending.emplace_back(*index, t);
+    g->pending.push_back(Pending{*seq, t});
     observed_.fetch_add(1, std::memory_order_relaxed);
     return g;
   } catch (const std::exception& e) {
@@ -452,18 +494,18 @@ std::shared_ptr<Group> Observer::arrive(const c10d::ProcessGroup& pg, int peer, 
   return nullptr;
 }
 
-void Observer::complete(const std::shared_ptr<Group>& g, std::uint64_t index, std::int64_t arrival,
-                        bool ok) noexcept {
+void Observer::complete(Group& g, std::uint64_t seq, bool ok) noexcept {
   const std::int64_t done = now_ns();
   std::lock_guard<std::mutex> lock(mu_);
-  erase_pending(*g, index);
-  ++g->completed;
+  Pending p{};
+  if (seq <= g.seq_base || !take_pending(g, seq, &p)) return;  // from before a restart
+  ++g.completed;
   // A group's collectives finish in order: time spent before the previous one finished was
   // spent waiting for that one (DDP's bucket all-reduces overlap), so it is counted there once.
-  const std::int64_t wait = std::max<std::int64_t>(0, done - std::max(arrival, g->last_done_ns));
-  g->last_done_ns = std::max(g->last_done_ns, done);
+  const std::int64_t wait = std::max<std::int64_t>(0, done - std::max(p.arrival, g.last_done_ns));
+  g.last_done_ns = std::max(g.last_done_ns, done);
   if (!ok) return;  // failed, or no future to tell its end: no wait measured
-  add_wait_locked(*g, wait);
+  add_wait_locked(g, wait);
 }
 
 void Observer::add_wait_locked(Group& g, std::int64_t wait_ns) {
@@ -490,16 +532,16 @@ CUstream Observer::gpu_stream(int device) const {
           .native_handle());
 }
 
-void Observer::gpu_enqueued(const std::shared_ptr<Group>& g, std::uint64_t index,
-                            const EventPair& pair) noexcept {
+void Observer::gpu_enqueued(Group& g, std::uint64_t seq, const EventPair& pair) noexcept {
   try {
     std::lock_guard<std::mutex> lock(mu_);
-    if (g->gpu_pending.size() >= kMaxGpuPending) {
+    // Full, or a collective from before a restart: not measured.
+    if (g.gpu_pending.size() >= kMaxGpuPending || seq <= g.seq_base) {
       gpu_.release(pair.device, pair.start, pair.end);
       return;
     }
-    g->gpu_pending.emplace_back(index, pair);
-    if (g->gpu_pending.size() >= kPollAt) poll_gpu_locked(*g);
+    g.gpu_pending.emplace_back(seq, pair);
+    if (g.gpu_pending.size() >= kPollAt) poll_gpu_locked(g);
   } catch (...) {
     gpu_.release(pair.device, pair.start, pair.end);
   }
@@ -528,9 +570,16 @@ void Observer::poll_gpu_locked(Group& g) noexcept {
   }
 }
 
-void Observer::abandon(const std::shared_ptr<Group>& g, std::uint64_t index) noexcept {
+void Observer::abandon(Group& g, std::uint64_t seq) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
-  erase_pending(*g, index);
+  Pending p{};
+  take_pending(g, seq, &p);
+}
+
+void Observer::forget(const std::string& name) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) restart(*it->second);
 }
 
 void Observer::fail(const char* what) noexcept {
@@ -554,14 +603,17 @@ void Observer::set_excluded(const std::vector<std::string>& names) {
 void Observer::enable(const std::vector<std::string>& exclude) {
   if (!enabled()) {  // a new start: indices count from it (every member starts together)
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [name, g] : by_name_) {
-      for (const auto& [index, pair] : g->gpu_pending) {
+    for (auto& [name, g] : by_name_) {  // kept (callbacks may still hold them), restarted
+      for (const auto& [seq, pair] : g->gpu_pending) {
         gpu_.release(pair.device, pair.start, pair.end);
       }
       g->gpu_pending.clear();
+      gpu_.release(g->gpu_last_device, g->gpu_last_end);
+      g->gpu_last_end = nullptr;
+      g->gpu_last_device = -1;
+      restart(*g);
     }
-    by_key_.clear();
-    by_name_.clear();
+    by_key_.clear();  // process groups may have been destroyed: their addresses reused
   }
   set_excluded(exclude);
   if (library_ == nullptr) {
@@ -619,10 +671,10 @@ py::list Observer::progress() const {
   std::lock_guard<std::mutex> lock(mu_);
   py::list out;
   for (const auto& [name, g] : by_name_) {
-    if (g->excluded) continue;
-    const std::int64_t since = g->pending.empty() ? -1 : g->pending.front().second;
-    out.append(py::make_tuple(name, g->size, g->rank, g->seq, g->last_op, g->pending.size(), since,
-                              g->completed));
+    if (g->excluded || g->seq == g->seq_base) continue;  // nothing since the start
+    const std::int64_t since = g->pending.empty() ? -1 : g->pending.front().arrival;
+    out.append(py::make_tuple(name, g->size, g->rank, g->seq - g->seq_base, g->last_op,
+                              g->pending.size(), since, g->completed));
   }
   return out;
 }
@@ -643,6 +695,64 @@ py::list Observer::take_window() {
     g->hist.fill(0);
   }
   return out;
+}
+
+// -- the observer's own cost per collective, without a backend (benchmarks/collectives.py) --
+
+constexpr const char* kBenchGroup = "straggler-bench";
+
+// A process group with no backend: only its name is read (by lookup, as a real group's).
+class BenchGroup final : public c10d::ProcessGroup {
+ public:
+  BenchGroup() : c10d::ProcessGroup(0, 1) {}
+  [[nodiscard]] const std::string& getGroupName() const override { return name_; }
+  [[nodiscard]] const std::string& getGroupDesc() const override { return desc_; }
+
+ private:
+  std::string name_ = kBenchGroup;
+  std::string desc_ = "undefined";
+};
+
+// A Work whose future the caller completes.
+class BenchWork final : public c10d::Work {
+ public:
+  explicit BenchWork(c10::intrusive_ptr<c10::ivalue::Future> f) : future_(std::move(f)) {}
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// CPU ns per iteration of what a collective's Work costs (a future made, completed) with, when
+// `observe`, what the observer adds to it: the arrival (lookup, sequence, pending entry), the
+// callback attached to the future, the completion (wait, histogram), all on this thread. The
+// dispatcher's hop to the kernel and the backend's thread are not in it (the gloo rounds of
+// benchmarks/collectives.py have them). The bench group is restarted after: not reported.
+double bench(long long n, bool observe) {
+  if (n <= 0) throw py::value_error("`n=" + std::to_string(n) + "` must be > 0");
+  Observer& o = Observer::get();
+  const auto pg = c10::make_intrusive<BenchGroup>();
+  std::atomic<bool> no_future{false};
+  const c10::TypePtr none = c10::NoneType::get();
+  const std::int64_t t0 = thread_cpu_ns();
+  for (long long i = 0; i < n; ++i) {
+    auto future = c10::make_intrusive<c10::ivalue::Future>(none);
+    const c10::intrusive_ptr<c10d::Work> work = c10::make_intrusive<BenchWork>(future);
+    if (observe) {
+      Call c = begin_collective(o, *pg, -1, "bench", nullptr, true);
+      finish_collective(o, c, &work, no_future);
+    }
+    future->markCompleted(c10::IValue());
+  }
+  const std::int64_t t1 = thread_cpu_ns();
+  o.forget(kBenchGroup);
+  return static_cast<double>(t1 - t0) / static_cast<double>(n);
 }
 
 }  // namespace
@@ -690,6 +800,11 @@ void bind_collectives(py::module_& m) {
       "collectives_take_window", [] { return Observer::get().take_window(); },
       "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs, group "
       "description)] per group with waits since the last call; the window restarts.");
+  m.def("collectives_bench", &bench, py::arg("n"), py::arg("observe"),
+        py::call_guard<py::gil_scoped_release>(),
+        "CPU ns per iteration of a collective's Work made and completed, with (`observe`) or "
+        "without the observer's bookkeeping around it, on this thread, no backend "
+        "(benchmarks/collectives.py).");
   m.attr("COLLECTIVE_WAIT_BINS") = kBins;
 }
 

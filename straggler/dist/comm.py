@@ -166,22 +166,26 @@ class Comm:
         opts.timeout = self._timeout
         return Pending(self._backend.allreduce([buf], opts), buf, self)
 
-    def gather_to_first(self, t: torch.Tensor) -> list[torch.Tensor] | None:
-        """Every rank's ``t`` (same shape and dtype everywhere), in group order, on group rank 0.
+    def gather_to_first(self, t: torch.Tensor) -> torch.Tensor | None:
+        """Every rank's ``t`` (same shape and dtype everywhere), in group order, on group rank 0:
+        one tensor, row i the i-th rank's (``world_size`` x ``t``'s shape).
 
-        Returns None on the other ranks.
+        Returns None on the other ranks. The rows are views of that one tensor, written by the
+        gather: rank 0 allocates one buffer and stacks nothing (at 16,384 ranks the report's
+        rows are 11.5 MB).
         """
         self._start("gather_to_first")
         buf = _cpu(t)
         if self._backend is None:
-            return [buf.clone()]
+            return buf.clone().unsqueeze(0)
         opts = dist.GatherOptions()
         opts.rootRank = 0
         opts.timeout = self._timeout
-        outputs = [[torch.empty_like(buf) for _ in range(self.world_size)]] if self.rank == 0 \
-            else []
+        out = torch.empty((self.world_size, *buf.shape), dtype=buf.dtype) if self.rank == 0 \
+            else None
+        outputs = [list(out.unbind(0))] if out is not None else []
         self._wait(self._backend.gather(outputs, [buf], opts))
-        return outputs[0] if self.rank == 0 else None
+        return out
 
     def all_gather(self, t: torch.Tensor) -> list[torch.Tensor]:
         """Every rank's ``t`` (same shape and dtype everywhere), in group order, on every rank."""

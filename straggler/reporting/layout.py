@@ -90,15 +90,26 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
     tail = 2 + 6 * n_sec + nt
     robust_relative = rows.shape[1] == row_length(n_sec, nt, True)
 
+    # Whole columns to Python floats at once (tolist), not one numpy scalar per rank: at 16,384
+    # ranks the per-element reads cost most of the report's unpacking.
+    rank_list = list(ranks)
+    rank_array = np.asarray(rank_list)
+
     def per_rank(column: int) -> dict[int, float]:
-        return {r: float(rows[i, column]) for i, r in enumerate(ranks)}
+        return dict(zip(rank_list, rows[:, column].tolist(), strict=True))
+
+    def present_only(column: int) -> dict[int, float]:
+        values = rows[:, column]
+        keep = ~np.isnan(values)
+        return dict(zip(rank_array[keep].tolist(), values[keep].tolist(), strict=True))
 
     in_use = [i for i in range(n_sec) if not np.isnan(rows[:, 2 + 2 * n_sec + i]).all()]
 
     def quartiles(i: int) -> dict[int, tuple[float, float]]:
         low, high = rows[:, 2 + 3 * n_sec + i], rows[:, 2 + 4 * n_sec + i]
-        return {r: (float(low[k]), float(high[k])) for k, r in enumerate(ranks)
-                if not (math.isnan(low[k]) or math.isnan(high[k]))}
+        keep = ~(np.isnan(low) | np.isnan(high))
+        return dict(zip(rank_array[keep].tolist(),
+                        zip(low[keep].tolist(), high[keep].tolist(), strict=True), strict=True))
 
     def per_section(offset: int) -> dict[str, dict[int, float]]:
         return {id_to_name[i]: per_rank(offset + i) for i in in_use}
@@ -114,13 +125,13 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
         "robust_section_relative_scores": per_section(rel_sec) if relative else {},
         "robust_gpu_individual_scores": per_rank(tail) if individual else {},
         "robust_section_individual_scores": per_section(tail + 1) if individual else {},
-        "section_medians_ms": {id_to_name[i]: {r: m for r, m in per_rank(2 + 2 * n_sec + i).items()
-                                               if not math.isnan(m)} for i in in_use},
-        "rank_telemetry": {r: present(telemetry_fields, rows[i, 2 + 6 * n_sec:tail])
-                           for i, r in enumerate(ranks)},
+        "section_medians_ms": {id_to_name[i]: present_only(2 + 2 * n_sec + i) for i in in_use},
+        "rank_telemetry": {r: {f: v for f, v in zip(telemetry_fields, values, strict=True)
+                               if not math.isnan(v)}
+                           for r, values in zip(rank_list, rows[:, 2 + 6 * n_sec:tail].tolist(),
+                                                strict=True)},
         "section_quartiles_ms": {id_to_name[i]: quartiles(i) for i in in_use},
-        "section_low_ms": {id_to_name[i]: {r: v for r, v in per_rank(2 + 5 * n_sec + i).items()
-                                           if not math.isnan(v)} for i in in_use},
+        "section_low_ms": {id_to_name[i]: present_only(2 + 5 * n_sec + i) for i in in_use},
     }
 
 

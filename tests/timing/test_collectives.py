@@ -59,6 +59,16 @@ def _ranks(rank, world_size):
     Detector.shutdown()
     dist.all_reduce(x)
     out["after_shutdown"] = (collectives.is_observing(), collectives.error())
+    # A new start: indices count from it; a group shows once it is used again.
+    Detector.initialize(report_time_interval=0, comm_timeout_s=30)
+    out["restarted_empty"] = collectives.progress()
+    dist.all_reduce(x)
+    time.sleep(0.05)
+    out["restarted"] = collectives.progress()
+    from straggler import _ops  # the observer's cost without a backend (benchmarks/)
+    out["bench"] = (_ops.collectives_bench(100, False), _ops.collectives_bench(100, True))
+    out["after_bench"] = collectives.progress()  # the bench's group is not reported
+    Detector.shutdown()
     out["pair"] = pair.group_name
     out["world"] = dist.group.WORLD.group_name
     return out
@@ -87,3 +97,8 @@ def test_every_collective_is_seen_with_agreed_groups_indices_and_waits():
     assert sum(w0[world].histogram) == w0[world].count
     assert r0["after_report"] == p0  # the report's own collectives are not observed
     assert r0["after_shutdown"] == (False, "")
+    for r in (r0, r1):
+        assert r["restarted_empty"] == {}
+        again = r["restarted"]
+        assert set(again) == {world} and (again[world].index, again[world].completed) == (1, 1)
+        assert all(ns > 0 for ns in r["bench"]) and r["after_bench"] == again
