@@ -131,10 +131,12 @@ cpp-test:
 #   C++ tests (cpp-test)        54.1 s (load 3.3)                 built beside the pip steps
 #   set-up, clean clone         680 s, 207 CPU-s (load 8-13)      614 s, 199 CPU-s (load 13)
 #   pass 1 (1,169 tests)        124.0 s (load 4.0)                unchanged
-#   multi-rank tests            693 s serial, 98 tests            pass 2: 369 s, 86 tests
-#                               (load 9-11)                       (load 13-16, 232 CPU-s);
-#                                                                 pass 3: 444 s, 27 tests
-#                                                                 (load 12-14, 149 CPU-s)
+#   multi-rank tests            693 s serial, 98 tests            pass 2, 86 tests: 369 s
+#                               (load 9-11)                       (load 13-16, 232 CPU-s),
+#                                                                 327 s (load 7-12, 258 CPU-s);
+#                                                                 pass 3, 27 tests: 444 s
+#                                                                 (load 12-14, 149 CPU-s),
+#                                                                 282 s (load 11, 151 CPU-s)
 #   (main gained multi-rank tests in between; the demos went from 4 runs to 3)
 #
 # At load 8-16 no core was idle, so neither the set-up's overlap nor pass 2's two workers
