@@ -150,10 +150,105 @@ def _verdict_table(runs: list[dict], interval: float) -> str:
     return "\n".join(lines)
 
 
+def _replay_schedule(trace: Any, times_ms: Any, interval: float, early: bool,
+                     phase_s: float = 0.0) -> list[tuple[float, frozenset[int]]]:
+    """The report cadence of report_cycle.py over a recorded trace: windows of ``interval``
+    recorded seconds, and after a report with suspects an early one (`early_window` of the
+    interval's steps, at most `MAX_EARLY_REPORTS` in a row). Each window's summaries go to the
+    policy as `replay.direct_verdicts` gives them. Returns (end s, confirmed) per report."""
+    import numpy as np
+    import replay
+    from straggler.analysis.policy import TAIL_SUFFIX, StragglerPolicy, window_spread
+    from straggler.report_cycle import MAX_EARLY_REPORTS, early_window
+    from straggler.timing.registry import LOW_PERCENTILE
+
+    policy = StragglerPolicy()
+    cols = [trace.sections.index(s) for s in replay.SCORED]
+    ranks = np.arange(trace.world)
+    end = trace.end_s
+    a = int(np.searchsorted(end, phase_s)) if phase_s > 0 else 0
+    start_s, every, streak, out = phase_s, None, 0, []
+    while True:
+        b = int(np.searchsorted(end, start_s + interval, side="right"))
+        short = early_window(every) if early and every and 0 < streak <= MAX_EARLY_REPORTS \
+            else None
+        if short is not None:
+            b = a + short
+        if b >= trace.steps:
+            return out
+        window = times_ms[:, a:b][:, :, cols]
+        p5, q25, med, q75 = np.percentile(window, (LOW_PERCENTILE, 25.0, 50.0, 75.0), axis=1)
+        times, low = {}, {}
+        for i, name in enumerate(replay.SCORED):
+            times[f"section:{name}"] = med[:, i]
+            times[f"section:{name}{TAIL_SUFFIX}"] = q75[:, i]
+            low[f"section:{name}"] = p5[:, i]
+        quartiles = {name: {r: (q25[r, i], q75[r, i]) for r in range(trace.world)}
+                     for i, name in enumerate(replay.SCORED)}
+        steps = {m: float(b - a) for m in times}
+
+        class _Window:
+            section_quartiles_ms = quartiles
+
+        decision = policy.update(ranks, times, steps, window_spread(_Window, ranks, steps),
+                                 low=low)
+        out.append((float(end[b - 1]), decision.confirmed))
+        if short is None:
+            every = b - a  # the interval in steps, as the tracker agrees it at a report
+        streak = streak + 1 if decision.suspects and streak < MAX_EARLY_REPORTS else 0
+        a, start_s = b, float(end[b - 1])
+
+
+def _replay_verdicts(interval: float) -> str:
+    """Time to a verdict on the recorded traces (tests/data/traces), with and without early
+    reports: rank 2 slowed 10 % / 20 % (compute, data, host stall) from the start or mid-run
+    (3, 3.25, 3.5 and 3.75 intervals in), and the clean runs' false confirmations."""
+    import numpy as np
+    import replay
+
+    runs = [v for t in replay.traces() for v in replay.variants(t)]
+    lines = ["| early reports | slowed by | from | runs | within 1.5 intervals | intervals to "
+             "confirm (median, 90th pct) | never | clean: false alarms (reports) |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
+    for early in (False, True):
+        false = reports = 0
+        for trace in runs:
+            for phase in (0.0, 0.5 * interval):
+                clean = _replay_schedule(trace, trace.times_ms, interval, early, phase)
+                reports += len(clean)
+                false += len(set().union(*(c for _, c in clean)))
+        rows = []
+        for factor in (1.1, 1.2):
+            for mid in (False, True):
+                took = []
+                for trace in runs:
+                    for kind in replay.KINDS:
+                        for onset in ((3.0, 3.25, 3.5, 3.75) if mid else (0.0,)):
+                            onset_s = onset * interval
+                            bounds = [(int(np.searchsorted(trace.end_s, onset_s)),
+                                       trace.steps)]
+                            inj = replay.Injection(min(2, trace.world - 1), factor, kind,
+                                                   onset=0)
+                            slowed = replay.inject(trace, bounds, inj)
+                            got = _replay_schedule(trace, slowed, interval, early)
+                            hit = next((t for t, c in got if inj.rank in c and t >= onset_s),
+                                       None)
+                            took.append(math.inf if hit is None else (hit - onset_s) / interval)
+                v = np.array(took)
+                rows.append(f"| {'on' if early else 'off'} | {round((factor - 1) * 100)} % | "
+                            f"{'mid-run' if mid else 'the start'} | {v.size} | "
+                            f"{np.mean(v <= 1.5):.2f} | {np.median(v):.2f}, "
+                            f"{np.quantile(v, 0.9):.2f} | {np.mean(~np.isfinite(v)):.2f} | "
+                            f"{false} ({reports}) |")
+                print(rows[-1], flush=True)
+        lines += rows
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
-    parser.add_argument("--only", choices=("gaps", "verdict"), help="one table only")
+    parser.add_argument("--only", choices=("gaps", "verdict", "replay"), help="one table only")
     parser.add_argument("--verdict-interval", type=float, default=5.0,
                         help="report_time_interval of the time-to-verdict runs (s, default 5)")
     parser.add_argument("--repeats", type=int, default=2,
@@ -184,6 +279,11 @@ def main() -> None:
                   f"{max(gaps) / interval:.2f} | {r['triggered']} |")
     print("\n(largest gap includes the stretch from the last report to the end of the run)\n")
     if args.only == "gaps":
+        return
+    if args.only == "replay":
+        print(f"time to a verdict on the recorded traces: {args.verdict_interval:g} s of the "
+              "recorded runs per report\n", flush=True)
+        print(_replay_verdicts(args.verdict_interval))
         return
     vinterval = args.verdict_interval
     print(f"time to a verdict: report_time_interval={vinterval:g} s, 3 ranks, gloo; seconds "

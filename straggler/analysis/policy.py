@@ -217,6 +217,8 @@ class StragglerPolicy:
         slow_any = np.zeros(self._ranks.size, dtype=bool)
         unhealthy = np.zeros(self._ranks.size, dtype=bool)
         seen = np.zeros(self._ranks.size, dtype=bool)
+        early_only = np.zeros(self._ranks.size, dtype=bool)
+        judged_full = np.zeros(self._ranks.size, dtype=bool)
         peer_out: dict[str, np.ndarray] = {}
         ind_out: dict[str, np.ndarray] = {}
         ready = True
@@ -264,17 +266,25 @@ class StragglerPolicy:
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
             unhealthy[slots[bad]] = True
+            if ms.short_windows:  # an early report's window: too short to show health
+                early_only[slots[has]] = True
+            else:
+                judged_full[slots[has]] = True
             self._mark(metric, ms)
 
         if culprits and cfg.culprit_full_share > 0:
             slow, bad = self._judge_culprits(culprits)
             slow_any |= slow
             unhealthy |= bad
-        # Hysteresis: a confirmed rank clears after clear_reports healthy reports in a row.
-        healthy = seen & ~unhealthy
+        # Hysteresis: a confirmed rank clears after clear_reports healthy reports in a row. A
+        # report whose windows were all short (an early report's) shows no health: its wide
+        # noise cleared live stragglers while they were still slow.
+        bad_now = unhealthy
+        healthy = seen & ~bad_now & ~(early_only & ~judged_full)
         self._healthy_streak = np.where(healthy, self._healthy_streak + 1,
-                                        np.where(seen, 0, self._healthy_streak))
-        clear = healthy & (self._healthy_streak >= cfg.clear_reports)
+                                        np.where(seen & bad_now, 0, self._healthy_streak))
+        # Only a rank confirmed before this report clears (never in the report confirming it).
+        clear = healthy & (self._healthy_streak >= cfg.clear_reports) & before
         for metric in tuple(self._flagged):  # unflagged metrics have nothing to clear
             ms = self._metrics[metric]
             ms.grow(self._ranks.size)

@@ -25,7 +25,10 @@ from _multirank import run_ranks
 from sim.simcuda import LIBCUDA
 from sim.simnvml import HW_SLOWDOWN, HW_THERMAL, LIBNVML, SW_POWER_CAP, SW_THERMAL, scenario
 
-pytestmark = pytest.mark.multirank
+# serial: `make test` runs these alone (its serial pass): the causes come from measured host
+# and GPU times, which a neighbouring multi-rank test skews (beside one, at load ~13, a clean
+# rank 0 was diagnosed host_side).
+pytestmark = [pytest.mark.multirank, pytest.mark.serial]
 
 STEPS = 6
 NORMAL = (30.0, 45.0)  # (ms of simulated GPU work per step, ms of host "data" time per step)

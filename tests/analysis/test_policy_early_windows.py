@@ -39,3 +39,21 @@ def test_windows_that_stay_short_become_the_typical_length():
         assert not _feed(policy, rng, 40, 0.01).confirmed
     confirmed = [bool(_feed(policy, rng, 40, 0.01, slow=1.2).confirmed) for _ in range(4)]
     assert any(confirmed), confirmed
+
+
+def test_early_windows_never_clear_a_straggler_that_is_still_slow():
+    # Rank 2 is 10 % slower from a full window on; early windows (200 steps, a seventh of the
+    # interval) follow. Their wide noise once counted as health: the rank was cleared while
+    # still slow (in 48 of 200 runs), even in the report that confirmed it.
+    cleared = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        policy = StragglerPolicy()
+        for n, slow in [(1500, 1.0)] * 5 + [(1500, 1.1)] + [(200, 1.1)] * 4:
+            times = 100.0 * np.exp(0.02 * rng.standard_normal(3) * np.sqrt(1500 / n))
+            times[2] *= slow
+            se = np.full(3, 1.25 * np.log(1.1 / 0.9) / 1.349 / np.sqrt(n))
+            decision = policy.update([0, 1, 2], {"section:f": times}, steps={"section:f": n},
+                                     spread={"section:f": se}, low={"section:f": 0.8 * times})
+            cleared += 2 in decision.cleared
+    assert cleared == 0
