@@ -79,13 +79,14 @@ def test_a_late_ranks_wait_is_read_from_events_on_the_simulated_gpu(sim_cuda):
         assert out[rank]["records"] == 2 * N  # two event records per collective, no more
     waits = {rank: out[rank]["late"][0] for rank in (0, 1)}
     assert waits[0][1] == waits[1][1] == N
-    # Rank 0 waited at least about N x LATE_S (rank 1 sleeps that long before each; the bound is
-    # halved as rank 0 itself may come late to some); rank 1 little. No upper bound in seconds:
-    # on a loaded machine rank 1's sleeps overshoot by 100 ms and more. Instead, each rank's wait
-    # lies within the time its host spent inside the collectives, which holds the events between
-    # the collective's call and its completion (1 ms: the clocks' rounding).
-    assert waits[0][2] > N * LATE_S * 0.5, waits
-    assert waits[1][2] < 0.25 * waits[0][2], waits
+    # Rank 0 waited about N x LATE_S longer than rank 1 (rank 1 sleeps that long before each;
+    # the bound is halved as rank 0 itself may come late to some). A difference, not a ratio:
+    # on a loaded machine both ranks' waits also hold gloo's own latency (rank 1 waited 0.55 s
+    # of 8 collectives at load 12, rank 0 1.83 s). No upper bound in seconds: rank 1's sleeps
+    # overshoot by 100 ms and more there. Instead, each rank's wait lies within the time its
+    # host spent inside the collectives, which holds the events between the collective's call
+    # and its completion (1 ms: the clocks' rounding).
+    assert waits[0][2] - waits[1][2] > N * LATE_S * 0.5, waits
     for rank in (0, 1):
         assert waits[rank][2] <= out[rank]["host_s"] + 1e-3, (rank, waits, out[rank]["host_s"])
     _, culprits = attribute(np.stack([pack(out[r]["late"], 1.0) for r in (0, 1)]), [0, 1])
