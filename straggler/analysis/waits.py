@@ -231,16 +231,51 @@ def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray)
     two-dimensional version took 4 ms of the report, this one under 1 ms.
     """
     out = np.zeros(len(limit))
+    frac = np.empty(len(limit))
+    width = np.empty(len(limit))
     lo, y_lo = wait_min, 0.0
-    for j, y_hi in enumerate(QUANTILES):
-        hi = np.maximum(lo, quantiles[:, j])  # the CDF never goes down
-        # The segment's part of the share: all of it below the limit, none above, linear
-        # inside; an empty segment (hi == lo) counts whole once the limit reaches it.
-        frac = np.divide(limit - lo, hi - lo, out=(limit >= lo).astype(np.float64),
-                         where=hi > lo)
-        out += (y_hi - y_lo) * np.clip(frac, 0.0, 1.0)
-        lo, y_lo = hi, y_hi
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j, y_hi in enumerate(QUANTILES):
+            hi = np.maximum(lo, quantiles[:, j])  # the CDF never goes down
+            # The segment's part of the share: all of it below the limit, none above, linear
+            # inside. An empty segment (hi == lo) divides by 0: +inf or NaN (limit == lo)
+            # count whole (fmin ignores NaN), -inf nothing.
+            np.subtract(limit, lo, out=frac)
+            np.subtract(hi, lo, out=width)
+            np.divide(frac, width, out=frac)
+            np.fmin(frac, 1.0, out=frac)
+            np.fmax(frac, 0.0, out=frac)
+            frac *= y_hi - y_lo
+            out += frac
+            lo, y_lo = hi, y_hi
     return out
+
+
+_last_grouping: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+def _grouping(gid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entries sorted by group (``order``), where each group starts in that order, and each
+    entry's group number (0, 1, ... in id order).
+
+    The last report's grouping is reused when every entry has the same id as then (the usual
+    case: the same ranks report the same groups in the same slots); at 16,384 ranks the sort
+    of 49,152 ids took 1-6 ms of the report on a loaded machine, the comparison 0.05 ms.
+    """
+    global _last_grouping  # noqa: PLW0603 (one cache slot, replaced whole)
+    last = _last_grouping  # one read: a report on another thread replaces it whole
+    if last is not None and np.array_equal(last[0], gid):
+        return last[1], last[2], last[3]
+    order = np.argsort(gid, kind="stable")
+    sorted_gid = gid[order]
+    new_group = np.r_[True, sorted_gid[1:] != sorted_gid[:-1]]
+    starts = np.flatnonzero(new_group)
+    group = np.empty(len(gid), dtype=np.int64)
+    group[order] = np.cumsum(new_group) - 1
+    for a in (order, starts, group):
+        a.flags.writeable = False  # shared with the next report's attribution
+    _last_grouping = (gid.copy(), order, starts, group)
+    return order, starts, group
 
 
 def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] | None = None
@@ -253,8 +288,9 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     """
     rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), WIDTH)  # a view if it can
     rank_arr = np.asarray(ranks, dtype=np.int64)
-    # The used slots (entries), rank by rank, found from two strided columns per slot.
-    ok = np.isfinite(rows[:, 1::FIELDS]) & (rows[:, 2::FIELDS] > 0)
+    # The used slots (entries), rank by rank: a count above 0 (`pack` fills a slot only then;
+    # an unused slot is NaN, and NaN > 0 is False).
+    ok = rows[:, 2::FIELDS] > 0
     who = np.nonzero(ok)[0]
     if not len(who):
         return WaitsTable(*np.empty((5, 0))), ()
@@ -262,11 +298,8 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     gid, count, wsum, wmin = entries[:, 0], entries[:, 1], entries[:, 2], entries[:, 3]
     quantiles = entries[:, 4:]
     median = quantiles[:, QUANTILES.index(0.5)]
-    order = np.argsort(gid, kind="stable")
-    starts = np.flatnonzero(np.r_[True, gid[order][1:] != gid[order][:-1]])
+    order, starts, group = _grouping(gid)
     n_groups = len(starts)
-    group = np.empty(len(gid), dtype=np.int64)
-    group[order] = np.cumsum(np.r_[True, gid[order][1:] != gid[order][:-1]]) - 1
     # The collective's own latency: the smallest median wait of a member.
     floor = np.minimum.reduceat(median[order], starts)
     members = np.bincount(group, minlength=n_groups)

@@ -204,7 +204,10 @@ class ReportDeadline:
                         handle = self._handle
                         break
                     at = self._deadline_at
-                    if at is not None and self._handle is None:
+                    # After a failed post, wait (the training thread raises the error): a
+                    # retry would fail again at once, spinning with the lock held, and `close`
+                    # (at destroy_process_group) would wait for the lock forever.
+                    if at is not None and self._handle is None and self._error is None:
                         left = at - self._clock()
                         if left <= 0:
                             try:

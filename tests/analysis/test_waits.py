@@ -177,3 +177,17 @@ def test_the_late_share_is_the_piecewise_linear_cdf_of_the_quantiles():
         else:
             want = ys[k] + (ys[k + 1] - ys[k]) * (limit[i] - xs[k]) / (xs[k + 1] - xs[k])
         assert got[i] == pytest.approx(want, abs=1e-12), i
+
+
+def test_the_grouping_kept_from_the_last_report_gives_the_same_attribution():
+    import straggler.analysis.waits as waits_module
+
+    late = _rows({"w": _steps(30, [0, 1, 2, 3], late=2)})
+    clean = _rows({"w": _steps(30, [0, 1, 2, 3], rng=np.random.default_rng(5))})
+    waits_module._last_grouping = None
+    fresh = attribute(late, range(4))
+    attribute(clean, range(4))  # the same group ids: its grouping is reused next
+    again = attribute(late, range(4))
+    assert again == fresh and again[1][0].rank == 2
+    moved = _rows({"x": _steps(30, [0, 1, 2, 3], late=1)})  # other ids: grouped anew
+    assert attribute(moved, range(4))[1][0].rank == 1

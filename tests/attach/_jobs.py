@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -38,12 +39,27 @@ def launch(nproc: int, script: str) -> list[str]:
     return [PY, str(SCRIPTS / "launch.py"), str(nproc), str(SCRIPTS / script)]
 
 
+def _kill_job(proc: subprocess.Popen[str]) -> None:
+    """Kill a job's whole process group: the launcher and its ranks (killing `straggler run`
+    alone left a hung rank spinning on the CPU under the tests that came after)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 def straggler_run(command: list[str], options: list[str], env: dict[str, str],
                   timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
-    """`straggler run OPTIONS -- COMMAND`, run in the scripts' folder, output captured."""
-    return subprocess.run([PY, "-m", "straggler.cli", "run", *options, "--", *command],
-                          cwd=SCRIPTS, env=env, capture_output=True, text=True,
-                          timeout=timeout_s, check=False)
+    """`straggler run OPTIONS -- COMMAND`, run in the scripts' folder, output captured; past
+    `timeout_s` the job and its ranks are killed and ``TimeoutExpired`` is raised."""
+    with subprocess.Popen([PY, "-m", "straggler.cli", "run", *options, "--", *command],
+                          cwd=SCRIPTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_job(proc)
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def free_port() -> int:
@@ -61,7 +77,8 @@ def scrape_while_running(command: list[str], options: list[str], env: dict[str, 
     pages: list[str] = []
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([PY, "-m", "straggler.cli", "run", *options, "--", *command],
-                                cwd=SCRIPTS, env=env, stdout=out, stderr=err, text=True)
+                                cwd=SCRIPTS, env=env, stdout=out, stderr=err, text=True,
+                                start_new_session=True)
         deadline = time.monotonic() + timeout_s
         while proc.poll() is None and time.monotonic() < deadline:
             with contextlib.suppress(OSError), \
@@ -70,7 +87,7 @@ def scrape_while_running(command: list[str], options: list[str], env: dict[str, 
                 pages.append(page.read().decode())
             time.sleep(0.2)
         if proc.poll() is None:
-            proc.kill()
+            _kill_job(proc)
         proc.wait()
         out.seek(0)
         err.seek(0)

@@ -187,3 +187,32 @@ def test_close_stops_the_watcher_while_its_reduction_is_pending():
     rank.deadline.close()
     assert not thread.is_alive()
     assert rank.deadline._result is None and rank.deadline._error is None
+
+
+def test_a_post_that_raises_is_handed_over_once_and_close_still_returns():
+    # The deadline's own group closed under it (a job destroying its process group while the
+    # watcher's deadline passes): every post raises. The watcher must hand the error to the
+    # training thread once and wait, not retry while holding its lock: it used to spin there,
+    # and `close` (from destroy_process_group) waited for the lock forever (an attached DDP
+    # job hung at exit, 1 run in 4 of its test on a loaded machine).
+    calls = []
+
+    def post(value):
+        calls.append(value)
+        raise RuntimeError("Comm.all_reduce_async() called after close()")
+
+    clock = FakeClock()
+    deadline = ReportDeadline(post, lambda: 7, clock=clock, wait_s=10)
+    deadline.start_window(1.0)
+    clock.advance(2.0)
+    deadline.poke()
+    _wait_until(lambda: deadline._error is not None)
+    time.sleep(0.2)  # a spinning watcher would post again and again meanwhile
+    assert calls == [7.0]
+    with pytest.raises(RuntimeError, match="called after close"):  # the training thread's
+        deadline.due(8)
+    closer = threading.Thread(target=deadline.close, daemon=True)
+    closer.start()
+    closer.join(timeout=10)
+    assert not closer.is_alive(), "close() waited for the watcher's lock"
+    assert deadline._thread is not None and not deadline._thread.is_alive()

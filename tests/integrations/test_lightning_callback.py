@@ -378,6 +378,7 @@ _DDP_ENV = {"TORCHELASTIC_RUN_ID": "straggler-test", "MASTER_PORT": "29999",
 
 
 @pytest.mark.multirank
+@pytest.mark.serial  # alone in `make test`: step counts and timings of a live fit
 def test_ddp_slow_rank_is_flagged_and_stopped_only_when_asked(tmp_path):
     results = run_ranks(_ddp_worker, 2, str(tmp_path), env=_DDP_ENV, timeout_s=180)
     r0, r1 = (r["watch"] for r in results)
@@ -453,6 +454,7 @@ def _faulty_worker(rank: int, world_size: int, root: str) -> list:
 
 
 @pytest.mark.multirank
+@pytest.mark.serial  # alone in `make test`: step counts and timings of a live fit
 def test_one_ranks_detector_failure_never_stops_or_hangs_a_ddp_fit(tmp_path):
     """#22 item 1: with stop_if_detected, a detector failing on one rank (outside a report, or
     in the reporting rank's policy inside one) leaves every rank's fit to finish normally."""

@@ -12,7 +12,9 @@ import pytest
 
 from _multirank import run_ranks
 
-pytestmark = pytest.mark.multirank
+# serial: `make test` runs it alone (its serial pass): the waits it measures must match the
+# injected lateness, and a neighbouring multi-rank test's load adds waits of its own.
+pytestmark = [pytest.mark.multirank, pytest.mark.serial]
 
 LATE_S = 0.15  # rank 1's delay before a collective: far above gloo's latency on a loaded box
 

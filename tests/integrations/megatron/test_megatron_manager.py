@@ -331,6 +331,7 @@ def _manager_worker(rank: int, world_size: int) -> dict:
 
 
 @pytest.mark.multirank
+@pytest.mark.serial  # alone in `make test`: scores and timings of a live run
 def test_slow_rank_is_flagged_logged_and_the_stop_decision_is_identical_on_every_rank():
     results = run_ranks(_manager_worker, 3, timeout_s=150)
     watch = [r["watch"] for r in results]
@@ -415,6 +416,7 @@ def _controlled_worker(rank: int, world_size: int) -> dict:
 
 
 @pytest.mark.multirank
+@pytest.mark.serial  # alone in `make test`: scores and timings of a live run
 def test_controller_changes_reach_every_rank_at_the_next_report():
     r0, r1 = run_ranks(_controlled_worker, 2, timeout_s=150)
     reports = [e for e in r0["events"] if e[0] != "state"]
@@ -449,6 +451,7 @@ def _host_only_worker(rank: int, world_size: int) -> dict:
 
 
 @pytest.mark.multirank
+@pytest.mark.serial  # alone in `make test`: scores and timings of a live run
 def test_without_gpu_timers_the_host_time_of_the_step_is_judged():
     # No driver at all: the engine times nothing on a GPU, so every GPU score is NaN and the
     # wrapped step's host time decides (the step here has no communication inside).
@@ -530,6 +533,7 @@ def _manager_fault(rank: int, world_size: int, how: str) -> dict:
 
 
 @pytest.mark.multirank
+@pytest.mark.serial  # alone in `make test`: scores and timings of a live run
 @pytest.mark.parametrize("how", ["stall", "fail"])
 def test_one_ranks_stall_or_failure_leaves_the_job_running_and_every_rank_off(how):
     results = run_ranks(_manager_fault, 3, how, timeout_s=150)
