@@ -117,8 +117,8 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                          "states": {r: dict(st.slow_reports)
                                     for r, st in report.straggler_states.items()}})
         elapsed = time.monotonic() - start
-        done = (factor > 1.0 and rows and 2 in rows[-1]["confirmed"]
-                and elapsed >= onset_s) or elapsed > onset_s + MAX_INTERVALS * interval \
+        done = (factor > 1.0 and ((rows and 2 in rows[-1]["confirmed"] and elapsed >= onset_s)
+                                  or elapsed > onset_s + MAX_INTERVALS * interval)) \
             or (factor == 1.0 and len(rows) >= CLEAN_REPORTS)
         stop[0] = float(rank == 0 and bool(done))
         dist.broadcast(stop, src=0)

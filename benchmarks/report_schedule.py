@@ -245,6 +245,28 @@ def _replay_verdicts(interval: float) -> str:
     return "\n".join(lines)
 
 
+def _gaps_table(interval: float) -> None:
+    """The report gaps when the step time jumps, with and without the deadline (printed)."""
+    scenarios = [
+        ("steady 2 ms steps", (0.002, 0.002, 0.002), 3.0, 6.0),
+        ("100x slower at 3 s (0.5 -> 50 ms)", (0.0005, 0.0005, 0.05), 3.0, 8.0),
+        ("100x faster at 3 s (50 -> 0.5 ms)", (0.05, 0.05, 0.0005), 3.0, 8.0),
+        ("first step 5 s, then 2 ms", (5.0, 0.002, 0.002), 3.0, 6.0),
+    ]
+    print("| scenario | deadline | reports | first report (s after step 1) | largest gap "
+          "(x interval) | reports by the deadline |")
+    print("|---|---|---|---|---|---|")
+    for name, steps, switch, run in scenarios:
+        for deadline in (False, True):
+            r = _run(_jump, 2, interval, steps, switch, run, deadline)[0]
+            times = r["times"]
+            gaps = [b - a for a, b in zip([0.0, *times], [*times, run], strict=True)]
+            first = f"{times[0]:.2f}" if times else "none"
+            print(f"| {name} | {'on' if deadline else 'off'} | {len(times)} | {first} | "
+                  f"{max(gaps) / interval:.2f} | {r['triggered']} |", flush=True)
+    print("\n(largest gap includes the stretch from the last report to the end of the run)\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
@@ -258,32 +280,13 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"report_time_interval={interval:g} s, 2 ranks (table 1) and 3 ranks (table 2), gloo, "
           f"load average {load:.1f} on {os.cpu_count()} CPUs\n")
-    scenarios = [
-        ("steady 2 ms steps", (0.002, 0.002, 0.002), 3.0, 6.0),
-        ("100x slower at 3 s (0.5 -> 50 ms)", (0.0005, 0.0005, 0.05), 3.0, 8.0),
-        ("100x faster at 3 s (50 -> 0.5 ms)", (0.05, 0.05, 0.0005), 3.0, 8.0),
-        ("first step 5 s, then 2 ms", (5.0, 0.002, 0.002), 3.0, 6.0),
-    ]
-    if args.only == "verdict":
-        scenarios = []
-    print("| scenario | deadline | reports | first report (s after step 1) | largest gap "
-          "(x interval) | reports by the deadline |")
-    print("|---|---|---|---|---|---|")
-    for name, steps, switch, run in scenarios:
-        for deadline in (False, True):
-            r = _run(_jump, 2, interval, steps, switch, run, deadline)[0]
-            times = r["times"]
-            gaps = [b - a for a, b in zip([0.0, *times], [*times, run], strict=True)]
-            first = f"{times[0]:.2f}" if times else "none"
-            print(f"| {name} | {'on' if deadline else 'off'} | {len(times)} | {first} | "
-                  f"{max(gaps) / interval:.2f} | {r['triggered']} |")
-    print("\n(largest gap includes the stretch from the last report to the end of the run)\n")
-    if args.only == "gaps":
-        return
-    if args.only == "replay":
+    if args.only in (None, "gaps"):
+        _gaps_table(interval)
+    if args.only in (None, "replay"):
         print(f"time to a verdict on the recorded traces: {args.verdict_interval:g} s of the "
               "recorded runs per report\n", flush=True)
         print(_replay_verdicts(args.verdict_interval))
+    if args.only not in (None, "verdict"):
         return
     vinterval = args.verdict_interval
     print(f"time to a verdict: report_time_interval={vinterval:g} s, 3 ranks, gloo; seconds "
@@ -291,6 +294,7 @@ def main() -> None:
           "intervals)\n", flush=True)
     runs = _live_verdicts(vinterval, args.repeats)
     print(_verdict_table(runs, vinterval))
+
 
 if __name__ == "__main__":
     main()

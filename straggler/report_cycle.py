@@ -40,8 +40,9 @@ EARLY_FRACTION = 0.15
 #: Early reports in a row at most (the extra cost's bound), then the interval again.
 MAX_EARLY_REPORTS = 4
 #: Iterations an early report's window holds at least: the demo's 5-step early windows put a
-#: healthy rank's median 8x behind its peers (docs/policy.md, "Early reports").
-MIN_EARLY_STEPS = 25
+#: healthy rank's median 8x behind its peers, and in the replayed traces early windows of
+#: 25-45 steps confirmed healthy ranks (docs/policy.md, "Early reports").
+MIN_EARLY_STEPS = 50
 
 
 def early_window(every: int | None, profiling_interval: int = 1) -> int | None:

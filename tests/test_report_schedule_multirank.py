@@ -95,7 +95,7 @@ def test_a_suspect_brings_the_next_report_forward_and_is_confirmed_within_1_5_in
     # Rank 2 is 2x slower in its section: a suspect from the first report (its window alone
     # says so), confirmed by the early reports that follow. Counted in iterations (the
     # interval's own unit), so a loaded machine cannot flip the result.
-    results = run_ranks(_slow_rank, 3, 1.0, 2, 2.0, timeout_s=180)
+    results = run_ranks(_slow_rank, 3, 2.0, 2, 2.0, timeout_s=180)
     reports = results[0]
     assert all(r == reports for r in results), results  # one decision on every rank
     # The first report that names it (the first, nearly always: its window alone says so).

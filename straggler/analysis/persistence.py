@@ -375,8 +375,10 @@ class MetricState:
         """Name suspects in a warm-up report (no groups yet): a rank whose window is slower than
         the median of all the others by the effect-size gate and by ``slow_z`` times its
         within-window noise (`window_noise`). Only the early-report signal: no evidence, no
-        confirmation (the warm-up's reports are judged once the groups are known)."""
-        self.provisional[:] = False
+        confirmation (the warm-up's reports are judged once the groups are known). A rank named
+        stays a suspect until the warm-up ends: one early window that does not show it (97-119
+        steps, live) would otherwise end the early reports, and the warm-up's last report came
+        a full interval later."""
         if cfg.rule != "evidence":
             return
         one = np.zeros(x.shape, dtype=np.int64)

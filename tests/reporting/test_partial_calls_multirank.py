@@ -1,9 +1,15 @@
-"""When only some ranks make a detector call, the others' error says which call and how long."""
+"""When only some ranks make a detector call, the others' error says which call and how long.
+
+The skipping rank stays alive (and in the detector's group) until rank 0's call has failed: it
+waits for rank 0's word in the job's store, not for a fixed time. Had it gone on after a sleep
+(shut down, exited) while rank 0, slowed down on a loaded machine, was still waiting, rank 0
+would have seen a peer leave ("lost contact") instead of a timeout.
+"""
 
 from __future__ import annotations
 
+import datetime
 import logging
-import time
 
 import pytest
 
@@ -11,18 +17,29 @@ from _multirank import run_ranks
 
 pytestmark = pytest.mark.multirank
 
-TIMEOUT_S = 2  # comm_timeout_s of these tests; the skipping rank sleeps well past it
-SKIPPER_SLEEP_S = 6
+TIMEOUT_S = 2  # comm_timeout_s of these tests
+DONE_KEY = "test/rank0-done"
+
+
+def _store():
+    import torch.distributed as dist
+
+    return dist.distributed_c10d._get_default_store()  # the store run_ranks' group was made on
+
+
+def _skip_until_rank0_is_done():
+    _store().wait([DONE_KEY], datetime.timedelta(seconds=60))
 
 
 def _initialize_on_rank0_only(rank, world_size):
     from straggler import Detector
 
     if rank != 0:
-        time.sleep(SKIPPER_SLEEP_S)
+        _skip_until_rank0_is_done()
         return None
     with pytest.raises(RuntimeError) as info:
         Detector.initialize(report_time_interval=0, comm_timeout_s=TIMEOUT_S, telemetry=False)
+    _store().set(DONE_KEY, "1")
     assert Detector.core() is None  # stays uninitialized
     return str(info.value)
 
@@ -50,10 +67,11 @@ def _report_on_rank0_only(rank, world_size, via_interval):
         Detector.generate_report_if_interval_elapsed() if via_interval \
             else Detector.generate_report()
     if rank == 1:
-        time.sleep(SKIPPER_SLEEP_S)  # skips the third
+        _skip_until_rank0_is_done()  # skips the third
     else:
         third = (Detector.generate_report_if_interval_elapsed() if via_interval
                  else Detector.generate_report())
+        _store().set(DONE_KEY, "1")
         assert third is None  # fail open: logged, the detector turns itself off
     Detector.shutdown()
     return messages
