@@ -265,9 +265,10 @@ class MetricState:
 
         ``steps``: the steps behind each rank's value in this window (NaN: unknown, then the
         noise is per report); the evidence rule's noise scales as ``1 / sqrt(steps)``.
-        ``low``: each rank's fast steps in the window (`PolicyConfig.low_quantile`; NaN or None:
-        unknown): the evidence rule counts a rank as slower than its peers by the smaller of
-        its median's and its fast steps' log ratio (`fast_step_ratio`).
+        ``low``: each rank's fast steps in the window (its 5th percentile,
+        `straggler.timing.registry.LOW_PERCENTILE`; NaN or None: unknown): the evidence rule
+        counts a rank as slower than its peers by the smaller of its median's and its fast
+        steps' log ratio (`fast_step_ratio`).
         """
         has = ~np.isnan(x)
         med = median_of_others(x, groups)
@@ -410,10 +411,10 @@ class MetricState:
         diffs = diffs[np.isfinite(diffs)]
         before, m, typical = self.step_noise, self.step_noise_obs, self.typical_steps
         weight = max(alpha, 1.0 / (self.noise_reports + 1.0))
-        # An early report's window (under half the typical steps) is judged with the estimate
-        # but does not update it: its difference to a long window is mostly its own sampling
-        # noise, which would raise the bar of every later report (docs/policy.md, "Early
-        # reports"). After _SHORT_STREAK such windows in a row the windows are short for good.
+        # An early report's window (under _SHORT_WINDOW of the typical steps) is judged with
+        # the estimate but does not update it: its difference to a long window is mostly its
+        # own sampling noise, which would raise the bar of every later report (docs/policy.md,
+        # "Early reports"). After _SHORT_STREAK such windows in a row they are short for good.
         short = n < _SHORT_WINDOW * typical  # False while either is NaN
         learn = not short or self.short_windows >= _SHORT_STREAK
         self.short_windows = 0 if learn else self.short_windows + 1
