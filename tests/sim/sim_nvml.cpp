@@ -150,12 +150,24 @@ void spin_us(double us) {
   }
 }
 
-// Common prologue of a device query: counts the call, applies latency, initialisation, the handle
-// check, the fail_from rule and the unsupported group. Returns NVML_SUCCESS to go on.
+// The emulated cost of an NVML call, spun before the call takes the simulator's lock: spun with
+// the lock held, a thread reading the counters (simnvml_call_count) could lose the lock to
+// the sampling thread at every one of its calls and see nothing until the sample ended.
+void call_latency(Sim& s) {
+  double us = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    us = s.sc.num("call_latency_us", 0);
+  }
+  spin_us(us);
+}
+
+// Common prologue of a device query (after `call_latency`): counts the call, then checks
+// initialisation, the handle, the fail_from rule and the unsupported group. Returns
+// NVML_SUCCESS to go on.
 nvmlReturn_t enter(Sim& s, const char* fn, nvmlDevice_t dev, const char* group) {
   s.calls[fn]++;
   const long n = s.samples - 1;  // the sample this call belongs to (-1: before the first)
-  spin_us(s.sc.num("call_latency_us", 0));
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
   if (dev == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const double fail_from = s.sc.num("fail_from", -1);
@@ -169,6 +181,7 @@ nvmlReturn_t enter(Sim& s, const char* fn, nvmlDevice_t dev, const char* group) 
 
 #define SIM_DEVICE_CALL(fn, dev, group)   \
   Sim& s = sim();                         \
+  call_latency(s);                        \
   std::lock_guard<std::mutex> lock(s.mu); \
   if (nvmlReturn_t rc_ = enter(s, fn, dev, group); rc_ != NVML_SUCCESS) return rc_
 
