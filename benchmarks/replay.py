@@ -198,9 +198,11 @@ class ThreadComm:
     def all_gather_object(self, obj: Any) -> list[Any]:
         return self._x.swap(self.rank, obj)
 
-    def gather_to_first(self, t: Any) -> list[Any] | None:
+    def gather_to_first(self, t: Any) -> Any:
+        import torch
+
         rows = self._x.swap(self.rank, t.clone())
-        return [v.clone() for v in rows] if self.rank == 0 else None
+        return torch.stack(rows) if self.rank == 0 else None  # one tensor, as Comm's
 
     def broadcast_from_first(self, t: Any) -> Any:
         t.copy_(self._x.swap(self.rank, t.clone())[0])

@@ -369,8 +369,7 @@ class ReportGenerator:
         if gathered is None:
             return None
         ranks = self.comm.global_ranks
-        # One tensor of rows (straggler.dist.comm); a list of rows from other comms.
-        rows = (gathered if isinstance(gathered, torch.Tensor) else torch.stack(gathered)).numpy()
+        rows = gathered.numpy()  # one tensor of rows (straggler.dist.comm)
         if waits is not None:
             local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks,
                                                                 self._wait_groups)
