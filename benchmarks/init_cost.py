@@ -6,9 +6,8 @@ imported torch, numpy and straggler and joined a one-rank gloo group, so only th
 own first-use work is counted: ``Detector.initialize()`` with its defaults (no report log, no
 exporter), then the first section and the first report. Time runs and memory runs
 (tracemalloc, which slows imports) are separate interpreters; baseline and this tree
-alternate. The baseline is ``--baseline`` (a git revision, default ``main``) checked out into a
-temporary git worktree that uses this tree's built extensions (straggler._core, _ops), so pass
-a revision whose C++ matches.
+alternate. The baseline is ``--baseline`` (a git revision, default ``main``), imported the
+same way as this tree (`_baseline.py`: a temporary git worktree, this tree's extensions).
 
     .venv/bin/python benchmarks/init_cost.py [--baseline main] [--runs 7]
 """
@@ -16,26 +15,18 @@ a revision whose C++ matches.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _baseline import REPO, baseline_tree, run_in_tree, short_rev
 
 CHILD = r"""
-import gc, json, os, sys, tempfile, time, tracemalloc
-tree, built, mode = sys.argv[1:4]
-# Both trees are imported the same way: their sources from sys.path, not through the editable
-# install's finder, and the built extensions from `built`.
-sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("_editable")]
-sys.path.insert(0, tree)
+import gc, json, sys, tempfile, time, tracemalloc
+mode = sys.argv[1]
 import numpy, torch, torch.distributed as dist
-import straggler
-straggler.__path__.append(built)
 from straggler import Detector
 dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
 gc.collect()
@@ -55,30 +46,8 @@ new = sorted(set(sys.modules) - before)
 Detector.shutdown()
 print(json.dumps({"init_ms": (t1 - t0) * 1e3, "report_ms": (t2 - t1) * 1e3,
                   "init_kib": held_init / 1024, "report_kib": (held_report - held_init) / 1024,
-                  "modules": new, "file": straggler.__file__}))
+                  "modules": new}))
 """
-
-
-def baseline_tree(rev: str, where: str) -> str:
-    """A git worktree of `rev` under `where`."""
-    path = os.path.join(where, "baseline")
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", path, rev],
-                   check=True)
-    return path
-
-
-def measure(tree: str, mode: str) -> dict:
-    import straggler._core
-
-    built = str(Path(straggler._core.__file__).parent)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    env.pop("STRAGGLER_DISABLE", None)
-    out = subprocess.run([sys.executable, "-c", CHILD, tree, built, mode], capture_output=True,
-                         text=True, timeout=300, check=True, env=env)
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    if not result["file"].startswith(tree):
-        raise RuntimeError(f"measured {result['file']}, not the tree at {tree}")
-    return result
 
 
 def main() -> int:
@@ -86,22 +55,17 @@ def main() -> int:
     parser.add_argument("--baseline", default="main", help="git revision (default: main)")
     parser.add_argument("--runs", type=int, default=7, help="interpreters per tree and mode")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        base = baseline_tree(args.baseline, tmp)
-        try:
-            trees = {"baseline": base, "this tree": str(REPO)}
-            results: dict[str, dict[str, list[dict]]] = {k: {"time": [], "mem": []}
-                                                          for k in trees}
-            for i in range(args.runs):
-                order = list(trees) if i % 2 == 0 else list(trees)[::-1]
-                for mode in ("time", "mem"):
-                    for name in order:
-                        results[name][mode].append(measure(trees[name], mode))
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", base],
-                           check=False)
-    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.baseline],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    with baseline_tree(args.baseline) as base:
+        trees = {"baseline": base, "this tree": str(REPO)}
+        results: dict[str, dict[str, list[dict]]] = {k: {"time": [], "mem": []} for k in trees}
+        for tree in trees.values():  # writes __pycache__: no run below compiles the sources
+            run_in_tree(tree, CHILD, ["time"])
+        for i in range(args.runs):
+            order = list(trees) if i % 2 == 0 else list(trees)[::-1]
+            for mode in ("time", "mem"):
+                for name in order:
+                    results[name][mode].append(run_in_tree(trees[name], CHILD, [mode]))
+    rev = short_rev(args.baseline)
     med = {name: {key: statistics.median(r[key] for r in res["time" if "ms" in key else "mem"])
                   for key in ("init_ms", "report_ms", "init_kib", "report_kib")}
            for name, res in results.items()}
