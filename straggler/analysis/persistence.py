@@ -319,10 +319,12 @@ class MetricState:
                 recent_slow = self._recent_slow(cfg, recent, groups, steps, noise) \
                     if recent is not None and cfg.recent_steps and not self.tail \
                     else np.zeros(x.shape, dtype=bool)
+                whole_slow = rel_slow.copy()  # only a slow whole window confirms
                 rel_slow |= recent_slow
                 self._accumulate(cfg, slots, z, shows)
             else:
                 rel_slow = (peer < cfg.threshold) & effect & (log_ratio >= cfg.noise_z * rel_sigma)
+                whole_slow = rel_slow
             use_ind = np.full(x.shape, cfg.individual == "always")
             if cfg.individual == "no_peers":
                 use_ind = np.isnan(med)
@@ -345,7 +347,7 @@ class MetricState:
             window[sl] = ((window[sl] << np.uint32(1)) | marks[has].astype(np.uint32)) & self.mask
         if cfg.rule == "evidence":
             full_slow = np.zeros(self.confirmed_by.shape, dtype=bool)
-            full_slow[slots[has]] = rel_slow[has]
+            full_slow[slots[has]] = whole_slow[has]
             newly_rel = (self.evidence >= cfg.evidence_threshold) & full_slow \
                 & (self.confirmed_by == 0)
         else:
