@@ -119,6 +119,11 @@ def test_recent_parts_are_read_from_a_report():
     np.testing.assert_array_equal(recent[STEP][0], [10.0, np.nan, np.nan, 11.0])
     np.testing.assert_array_equal(recent[STEP][1], [8.0, np.nan, np.nan, 9.0])
     assert window_recent(types.SimpleNamespace(), RANKS) == {}
+    every = types.SimpleNamespace(section_recent_ms={"step": {int(r): (10.0 + r, 8.0 + r)
+                                                              for r in RANKS}})
+    med, low = window_recent(every, RANKS)[STEP]  # the gathered layout: every rank, in order
+    np.testing.assert_array_equal(med, 10.0 + RANKS)
+    np.testing.assert_array_equal(low, 8.0 + RANKS)
 
 
 def test_recent_steps_must_be_a_bool():
