@@ -140,5 +140,5 @@ def test_recent_parts_are_read_from_a_report():
 def test_bad_recent_settings_name_the_value():
     with pytest.raises(ValueError, match="recent_steps"):
         PolicyConfig(recent_steps="yes")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="recent_evidence_weight=1.5"):
+    with pytest.raises(ValueError, match=r"recent_evidence_weight=1\.5"):
         PolicyConfig(recent_evidence_weight=1.5)
