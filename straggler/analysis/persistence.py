@@ -16,6 +16,7 @@ import numpy as np
 
 from .peers import group_min, median_of_others
 from .policy_config import PolicyConfig
+from .tails import tail_evidence
 
 __all__ = ["MIN_HISTORY", "MetricState", "fast_step_ratio", "popcount", "update_noise",
            "window_noise"]
@@ -302,9 +303,12 @@ class MetricState:
                                             np.where(np.isfinite(noise), weight * noise, 0.0)),
                                  noise)
                 noise = np.maximum(noise, cfg.noise_floor)
+                evidence_noise = noise
+                if self.tail:  # an upper quartile: evidence from clear windows only
+                    slower, evidence_noise = tail_evidence(cfg, slower, noise, steps)
                 shows = slower >= math.log1p(cfg.tail_min_effect if self.tail
                                              else cfg.min_effect)
-                z = slower / noise
+                z = slower / evidence_noise
                 z_clear = log_ratio / np.where(np.isfinite(clear_noise),
                                                np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & shows & (z >= cfg.slow_z)
