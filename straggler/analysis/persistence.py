@@ -16,7 +16,7 @@ import numpy as np
 
 from .peers import group_min, median_of_others
 from .policy_config import PolicyConfig
-from .tails import tail_evidence
+from .tails import tail_evidence, tail_suspect
 
 __all__ = ["MIN_HISTORY", "MetricState", "fast_step_ratio", "popcount", "update_noise",
            "window_noise"]
@@ -313,6 +313,8 @@ class MetricState:
                                                np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & shows & (z >= cfg.slow_z)
                 self._accumulate(cfg, slots, z, shows)
+                if self.tail:  # a suspect only with half the evidence in (early reports)
+                    rel_slow &= tail_suspect(cfg, self.evidence[slots])
             else:
                 rel_slow = (peer < cfg.threshold) & effect & (log_ratio >= cfg.noise_z * rel_sigma)
             use_ind = np.full(x.shape, cfg.individual == "always")
@@ -384,7 +386,7 @@ class MetricState:
         stays a suspect until the warm-up ends: one early window that does not show it (97-119
         steps, live) would otherwise end the early reports, and the warm-up's last report came
         a full interval later."""
-        if cfg.rule != "evidence":
+        if cfg.rule != "evidence" or self.tail:  # one tail window is no clear evidence
             return
         one = np.zeros(x.shape, dtype=np.int64)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -27,7 +27,12 @@ import numpy as np
 
 from .policy_config import PolicyConfig
 
-__all__ = ["tail_evidence"]
+__all__ = ["SUSPECT_SHARE", "tail_evidence", "tail_suspect"]
+
+#: A slow upper-quartile window marks a suspect (the next report comes early) only once this
+#: share of `PolicyConfig.evidence_threshold` is in: on a loaded machine single slow tail
+#: windows came in most reports of clean runs, and their early reports never ended.
+SUSPECT_SHARE = 0.5
 
 
 def tail_evidence(cfg: PolicyConfig, ratio: np.ndarray, noise: np.ndarray, steps: float
@@ -48,3 +53,10 @@ def tail_evidence(cfg: PolicyConfig, ratio: np.ndarray, noise: np.ndarray, steps
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.where(ratio / noise >= cfg.slow_z, ratio, np.minimum(ratio, 0.0))
     return ratio, noise
+
+
+def tail_suspect(cfg: PolicyConfig, evidence: np.ndarray) -> np.ndarray:
+    """Where a slow upper-quartile window makes its rank a suspect: its evidence after the
+    window is at least `SUSPECT_SHARE` of ``evidence_threshold`` (one clear window of 150
+    steps or more: ``evidence_z_cap - evidence_drift`` = 3.5)."""
+    return evidence >= SUSPECT_SHARE * cfg.evidence_threshold
