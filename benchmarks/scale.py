@@ -98,9 +98,9 @@ def memory_detector(sections: int, entries: int, report_every: int, warm: bool =
 
     ``warm``: a first short Detector run (initialize, a section, a report, shutdown) goes
     before the measurement, so that what a process pays once (modules imported on first use,
-    numpy's and torch's first-call caches: about 1.3 MiB, of which numpy's percentile for
-    the section quartiles ~0.5 MiB and prometheus_client, imported by the sinks, ~0.5 MiB) is
-    not counted as the detector's state; ``warm=False`` counts it.
+    numpy's and torch's first-call caches, of which numpy's percentile for the section
+    quartiles ~0.5 MiB; benchmarks/init_cost.py measures them) is not counted as the
+    detector's state; ``warm=False`` counts it.
     """
     from straggler import Detector
 

@@ -226,19 +226,29 @@ struct Call {
   EventPair pair;  // the GPU path's events (start == nullptr: host path)
 };
 
-// Runs `read` (reading a collective's arguments or state); an exception turns the observer
-// off with its message and never reaches the collective.
-template <typename Read>
-void read_or_fail(Observer& o, Read&& read) noexcept {
+// Runs `body`; an exception never reaches the collective: `undo` runs, then the observer
+// turns off with the exception's message (`unknown` when it is no std::exception).
+template <typename Body, typename Undo>
+void run_or_fail(Observer& o, const char* unknown, Body&& body, Undo&& undo) noexcept {
   try {
-    read();
+    body();
   } catch (const c10::Error& e) {
+    undo();
     o.fail(e.what_without_backtrace());
   } catch (const std::exception& e) {
+    undo();
     o.fail(e.what());
   } catch (...) {
-    o.fail("unknown exception reading a collective's arguments");
+    undo();
+    o.fail(unknown);
   }
+}
+
+// Runs `read` (reading a collective's arguments or state) under `run_or_fail`.
+template <typename Read>
+void read_or_fail(Observer& o, Read&& read) noexcept {
+  run_or_fail(o, "unknown exception reading a collective's arguments", std::forward<Read>(read),
+              [] {});
 }
 
 // Before the collective: the group, its index, the arrival, and on a GPU the start event.
@@ -263,6 +273,55 @@ void abandon_collective(Observer& o, Call& c) noexcept {
   o.gpu().release(c.pair.device, c.pair.start);
 }
 
+// Attaches the end of `c` to `work`'s future (a callback), or notes it now when the Work has
+// no future; throws what getFuture or addCallback throw.
+void attach_end(Observer& o, Call& c, c10d::Work& work, std::atomic<bool>& no_future) {
+  c10::intrusive_ptr<c10::ivalue::Future> future;
+  try {
+    future = work.getFuture();
+  } catch (const c10::Error&) {
+    future.reset();  // this op's Work has no future (gloo's barrier): not measured
+  }
+  if (!future) {
+    no_future.store(true, std::memory_order_relaxed);
+    o.gpu().release(c.pair.device, c.pair.start);
+    o.complete(*c.group, c.seq, false);
+    return;
+  }
+  // Runs on the backend's thread when the work finishes (inline if it already has). The host
+  // path's callback holds 16 trivially copyable bytes: std::function keeps them inline (no
+  // allocation per collective), and it does not use the future's value (uses_future=false:
+  // no device guard or stream synchronisation around it). A CUDA future (NCCL) is done at
+  // enqueue and runs a callback that uses it with a current stream that waits for the
+  // collective's end: the GPU path's end event goes there.
+  Group* group = c.group;
+  const std::uint64_t seq = c.seq;
+  if (c.pair.start == nullptr) {
+    future->addCallback(
+        [group, seq](c10::ivalue::Future& f) {
+          Observer::get().complete(*group, seq, !f.hasError());
+        },
+        /*uses_future=*/false);
+    return;
+  }
+  future->addCallback([group, seq, pair = c.pair](c10::ivalue::Future& f) mutable {
+    Observer& ob = Observer::get();
+    const bool ok = !f.hasError();
+    bool ended = false;
+    try {
+      ended = ok && ob.gpu().end(pair, ob.gpu_stream(pair.device));
+    } catch (...) {  // the stream getter: never into the backend's thread
+    }
+    if (ended) {
+      ob.gpu_enqueued(*group, seq, pair);
+      ob.complete(*group, seq, false);  // progress; the wait is the GPU's
+      return;
+    }
+    ob.gpu().release(pair.device, pair.start, pair.end);
+    ob.complete(*group, seq, ok);
+  });
+}
+
 // After the collective returned its Work (null: it returns none and finished on return):
 // the end is noted by a callback on the Work's future. `no_future` is the op's flag: its Work
 // had no future once (gloo's barrier), so only progress is kept from then on.
@@ -274,61 +333,9 @@ void finish_collective(Observer& o, Call& c, const c10::intrusive_ptr<c10d::Work
     o.complete(*c.group, c.seq, work == nullptr);  // without a Work: synchronous
     return;
   }
-  try {
-    c10::intrusive_ptr<c10::ivalue::Future> future;
-    try {
-      future = (*work)->getFuture();
-    } catch (const c10::Error&) {
-      future.reset();  // this op's Work has no future (gloo's barrier): not measured
-    }
-    if (!future) {
-      no_future.store(true, std::memory_order_relaxed);
-      o.gpu().release(c.pair.device, c.pair.start);
-      o.complete(*c.group, c.seq, false);
-      return;
-    }
-    // Runs on the backend's thread when the work finishes (inline if it already has). The host
-    // path's callback holds 16 trivially copyable bytes: std::function keeps them inline (no
-    // allocation per collective), and it does not use the future's value (uses_future=false:
-    // no device guard or stream synchronisation around it). A CUDA future (NCCL) is done at
-    // enqueue and runs a callback that uses it with a current stream that waits for the
-    // collective's end: the GPU path's end event goes there.
-    Group* group = c.group;
-    const std::uint64_t seq = c.seq;
-    if (c.pair.start == nullptr) {
-      future->addCallback(
-          [group, seq](c10::ivalue::Future& f) {
-            Observer::get().complete(*group, seq, !f.hasError());
-          },
-          /*uses_future=*/false);
-      return;
-    }
-    future->addCallback([group, seq, pair = c.pair](c10::ivalue::Future& f) mutable {
-      Observer& ob = Observer::get();
-      const bool ok = !f.hasError();
-      bool ended = false;
-      try {
-        ended = ok && ob.gpu().end(pair, ob.gpu_stream(pair.device));
-      } catch (...) {  // the stream getter: never into the backend's thread
-      }
-      if (ended) {
-        ob.gpu_enqueued(*group, seq, pair);
-        ob.complete(*group, seq, false);  // progress; the wait is the GPU's
-        return;
-      }
-      ob.gpu().release(pair.device, pair.start, pair.end);
-      ob.complete(*group, seq, ok);
-    });
-  } catch (const c10::Error& e) {
-    if (c.group) o.abandon(*c.group, c.seq);
-    o.fail(e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    if (c.group) o.abandon(*c.group, c.seq);
-    o.fail(e.what());
-  } catch (...) {
-    if (c.group) o.abandon(*c.group, c.seq);
-    o.fail("unknown exception attaching to a collective's Work");
-  }
+  run_or_fail(
+      o, "unknown exception attaching to a collective's Work",
+      [&] { attach_end(o, c, **work, no_future); }, [&] { o.abandon(*c.group, c.seq); });
 }
 
 // The first tensor among a boxed call's arguments (a tensor, or a tensor list's first).

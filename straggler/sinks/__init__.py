@@ -1,8 +1,8 @@
 """Where a finished report goes besides the caller: the JSON-lines report log and the
 Prometheus exporter, both behind `observers.ReportObservers`.
 
-The names below are the sub-package's API. prometheus_client is imported only when the
-exporter starts.
+The names below are the sub-package's API. prometheus_client and the exporter's HTTP server
+(`metrics_server`, ``http.server``) are imported only when an exporter is built.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ nothing. Series of ranks that are no longer flagged simply disappear.
 Label cardinality is bounded by the number of ranks: per-rank metrics carry the ``rank`` label
 only; per-section metrics are aggregated over ranks (labels ``section`` and ``stat``), sections
 are capped at `MAX_SECTIONS`, and per-rank telemetry is exported for at most `TOP_K` flagged
-ranks. ``prometheus_client`` is imported when an exporter is built, never by ``import
-straggler``.
+ranks. ``prometheus_client`` and the HTTP side (`straggler.sinks.metrics_server`, with
+``http.server``) are imported when an exporter is built, never by ``import straggler`` or by a
+``Detector.initialize`` without an exporter.
 """
 
 from __future__ import annotations
@@ -20,19 +21,20 @@ import math
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import _env
 from .._checks import check_int, check_name
-from .._http import PooledHTTPServer, ServerLimits
 from ..options import switched_by_environment
+
+if TYPE_CHECKING:
+    from .._http import ServerLimits
+    from .metrics_server import MetricsServer
 
 log = logging.getLogger("straggler")
 
-__all__ = ["ENV_ADDR", "ENV_PORT", "EXPORTER_LIMITS", "MAX_SECTIONS",
-           "PrometheusExporter", "PrometheusOptions", "TOP_K"]
+__all__ = ["ENV_ADDR", "ENV_PORT", "MAX_SECTIONS", "PrometheusExporter", "PrometheusOptions",
+           "TOP_K"]
 
 ENV_PORT = _env.PROMETHEUS_PORT.name
 ENV_ADDR = _env.PROMETHEUS_ADDR.name
@@ -41,11 +43,7 @@ TOP_K = 16
 """Flagged ranks (lowest score first) whose telemetry is exported per rank."""
 MAX_SECTIONS = 64
 """Sections exported per report (those with the lowest minimum relative score first)."""
-EXPORTER_LIMITS = ServerLimits(workers=2, max_pending=8, idle_timeout_s=2.0,
-                               request_deadline_s=10.0, max_accept_per_s=20.0)
-"""The exporter's server: 2 workers, 8 queued connections (more: 503), 2 s idle, 10 s per
-connection, 20 connections accepted per second (Prometheus scrapes every 15-60 s). With the
-accepting and the rendering thread: 4 threads, whatever scrapers do."""
+
 
 
 @dataclass(frozen=True)
@@ -338,54 +336,14 @@ class _RecordCollector:
         yield g("straggler_ranks", "Ranks in the latest report.", len(record["ranks"]))
 
 
-class _MetricsServer(PooledHTTPServer):
-    """The package's pooled server (`straggler._http`) answering with `exporter`'s snapshot."""
-
-    def __init__(self, address: tuple[str, int], exporter: PrometheusExporter,
-                 limits: ServerLimits) -> None:
-        self.exporter = exporter
-        super().__init__(address, _MetricsHandler, limits, name="prometheus")
-
-
-class _MetricsHandler(BaseHTTPRequestHandler):
-    """``GET /metrics`` (or ``/``): the ready-made snapshot; nothing is computed per scrape."""
-
-    server: _MetricsServer
-    server_version = "straggler-prometheus"
-    sys_version = ""
-    protocol_version = "HTTP/1.0"  # one request per connection
-
-    def log_message(self, format: str, *args: Any) -> None:  # the stdlib's parameter name
-        pass  # a scrape is not worth a line; errors are answered, not logged
-
-    def _answer(self, body: bool) -> None:
-        if self.path.split("?", 1)[0] not in ("/metrics", "/"):
-            self.send_error(HTTPStatus.NOT_FOUND, "no such path; use GET /metrics")
-            return
-        data = self.server.exporter.snapshot()
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", self.server.exporter.content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if body:
-            self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        """The snapshot."""
-        self._answer(body=True)
-
-    def do_HEAD(self) -> None:
-        """The snapshot's headers."""
-        self._answer(body=False)
-
-
 class PrometheusExporter:
     """Serves the latest report record on ``http://addr:port/metrics``.
 
     `update` (the training thread, once per report) only hands the record over; a renderer
     thread turns it into the exposition text once, and every scrape sends those bytes. The
-    server is the package's pooled one (`straggler._http`: `EXPORTER_LIMITS`); `close` stops it
-    and the renderer and joins every thread.
+    server is the package's pooled one (`straggler._http`; `metrics_server.EXPORTER_LIMITS`),
+    imported when an exporter is built, not with this module; `close` stops it and the renderer
+    and joins every thread.
     """
 
     def __init__(self, options: PrometheusOptions, limits: ServerLimits | None = None) -> None:
@@ -394,6 +352,8 @@ class PrometheusExporter:
         except ImportError as exc:
             raise ImportError("the Prometheus exporter needs prometheus-client: "
                               "pip install 'prometheus-client>=0.17'") from exc
+        from .metrics_server import EXPORTER_LIMITS, MetricsServer
+
         self.options = options
         self.content_type: str = CONTENT_TYPE_LATEST
         self._generate = generate_latest
@@ -407,9 +367,9 @@ class PrometheusExporter:
         self._stopping = False
         self.renders = 0
         """Snapshots rendered so far (one per report, fewer when reports come faster)."""
-        server = _MetricsServer((options.addr, options.port), self, limits or EXPORTER_LIMITS)
+        server = MetricsServer((options.addr, options.port), self, limits or EXPORTER_LIMITS)
         server.start()
-        self._server: _MetricsServer | None = server
+        self._server: MetricsServer | None = server
         self._started = server
         self.port: int = server.port
         self._renderer = threading.Thread(target=self._render_loop, daemon=True,

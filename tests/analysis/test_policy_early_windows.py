@@ -12,32 +12,37 @@ def _feed(policy, rng, steps, noise, slow=1.0):
     return policy.update([0, 1, 2], {"s": times}, steps={"s": steps})
 
 
+def _healthy(policy, rng, reports, steps, noise):
+    """`reports` windows of `steps` steps where no rank is slow: none confirms anyone."""
+    for _ in range(reports):
+        assert not _feed(policy, rng, steps, noise).confirmed
+
+
+def _confirmations(policy, rng, reports, steps, slow):
+    """`reports` windows with rank 2 `slow` times slower (1 % noise): which confirmed it."""
+    return [bool(_feed(policy, rng, steps, 0.01, slow=slow).confirmed) for _ in range(reports)]
+
+
 def test_short_windows_do_not_inflate_the_noise_between_reports():
     # Full windows (300 steps) with 1 % noise; then, as after every suspect, bursts of four
     # early windows (40 steps) whose medians are far noisier; then rank 2 is 10 % slower. The
     # early windows are judged with a wider bar, but the full windows keep theirs: the
     # straggler is confirmed within 3 full reports of its onset.
-    rng = np.random.default_rng(3)
-    policy = StragglerPolicy()
+    rng, policy = np.random.default_rng(3), StragglerPolicy()
     for _ in range(3):
-        for _ in range(4):
-            _feed(policy, rng, 300, 0.01)
-        for _ in range(4):
-            assert not _feed(policy, rng, 40, 0.08).confirmed
-    confirmed = [bool(_feed(policy, rng, 300, 0.01, slow=1.1).confirmed) for _ in range(3)]
+        _healthy(policy, rng, 4, 300, 0.01)
+        _healthy(policy, rng, 4, 40, 0.08)
+    confirmed = _confirmations(policy, rng, 3, 300, slow=1.1)
     assert any(confirmed), confirmed
 
 
 def test_windows_that_stay_short_become_the_typical_length():
     # Steps got slower for good: every window now holds 40 steps. After a few of them the
     # noise is learned from them again, and a 20 % straggler is confirmed.
-    rng = np.random.default_rng(4)
-    policy = StragglerPolicy()
-    for _ in range(6):
-        _feed(policy, rng, 300, 0.01)
-    for _ in range(12):
-        assert not _feed(policy, rng, 40, 0.01).confirmed
-    confirmed = [bool(_feed(policy, rng, 40, 0.01, slow=1.2).confirmed) for _ in range(4)]
+    rng, policy = np.random.default_rng(4), StragglerPolicy()
+    _healthy(policy, rng, 6, 300, 0.01)
+    _healthy(policy, rng, 12, 40, 0.01)
+    confirmed = _confirmations(policy, rng, 4, 40, slow=1.2)
     assert any(confirmed), confirmed
 
 

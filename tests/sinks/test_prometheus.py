@@ -389,3 +389,32 @@ def test_hang_finding_sets_the_gauge_and_names_the_culprits_until_cleared():
         assert metrics["straggler_hang"] == [({"kind": "hang"}, 0.0)]
     finally:
         exporter.close()
+
+
+_IMPORTS_AFTER_A_REPORT = """
+import sys
+from straggler import Detector
+Detector.initialize(node_name="n", prometheus={prometheus})
+with Detector.detection_section("step", profile_cuda=False):
+    pass
+Detector.generate_report()
+print(sorted(m for m in ("prometheus_client", "http.server", "socketserver", "straggler._http",
+                         "straggler.sinks.metrics_server") if m in sys.modules))
+Detector.shutdown()
+"""
+
+
+@pytest.mark.parametrize("prometheus, expected", [
+    ("None", []),
+    ("0", ["http.server", "prometheus_client", "socketserver", "straggler._http",
+           "straggler.sinks.metrics_server"]),
+])
+def test_the_http_server_and_prometheus_client_are_imported_only_with_an_exporter(
+        prometheus, expected):
+    # A fresh interpreter: what the detector imports, not what other tests left behind.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _IMPORTS_AFTER_A_REPORT.format(
+        prometheus=prometheus)], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == repr(expected)
