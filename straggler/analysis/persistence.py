@@ -337,6 +337,8 @@ class MetricState:
         sl = slots[has]
         for window, marks in ((self.rel_window, rel_slow), (self.ind_window, ind_slow)):
             window[sl] = ((window[sl] << np.uint32(1)) | marks[has].astype(np.uint32)) & self.mask
+        if self.tail and cfg.rule == "evidence":  # a tail suspect lasts while its evidence does
+            self.rel_window[sl[~tail_suspect(cfg, self.evidence[sl])]] = 0
         if cfg.rule == "evidence":
             full_slow = np.zeros(self.confirmed_by.shape, dtype=bool)
             full_slow[slots[has]] = rel_slow[has]

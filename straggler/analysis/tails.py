@@ -30,8 +30,9 @@ from .policy_config import PolicyConfig
 __all__ = ["SUSPECT_SHARE", "tail_evidence", "tail_suspect"]
 
 #: A slow upper-quartile window marks a suspect (the next report comes early) only once this
-#: share of `PolicyConfig.evidence_threshold` is in: on a loaded machine single slow tail
-#: windows came in most reports of clean runs, and their early reports never ended.
+#: share of `PolicyConfig.evidence_threshold` is in, and its slow marks are forgotten once the
+#: evidence falls under it: on a loaded machine single slow tail windows came in most reports
+#: of clean runs, and their early reports never ended.
 SUSPECT_SHARE = 0.5
 
 
