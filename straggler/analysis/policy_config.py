@@ -82,6 +82,10 @@ class PolicyConfig:
     #: quartile, a report without fast steps).
     fast_window_noise_factor: float = 1.0
     fast_report_noise_weight: float = 0.4
+    #: The evidence also reads the recent part of each window (its last quarter of steps
+    #: against the peers' last quarter, ``Report.section_recent_ms``): a straggler that starts
+    #: inside a window shows in that window's report. False: the whole window alone.
+    recent_steps: bool = True
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
@@ -142,6 +146,7 @@ class PolicyConfig:
         check_number("report_noise_weight", self.report_noise_weight, 0.0, 10.0)
         check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)
         check_bool("fast_steps", self.fast_steps)
+        check_bool("recent_steps", self.recent_steps)
         check_number("fast_window_noise_factor", self.fast_window_noise_factor, 0.0, 100.0)
         check_number("fast_report_noise_weight", self.fast_report_noise_weight, 0.0, 10.0)
         check_int("n", self.n)
