@@ -17,6 +17,7 @@ import numpy as np
 from .peers import group_min, median_of_others
 from .policy_config import PolicyConfig
 from .recent import MIN_RECENT_STEPS, recent_count, recent_log_ratio
+from .tails import tail_evidence, tail_suspect
 
 __all__ = ["MIN_HISTORY", "MetricState", "fast_step_ratio", "popcount", "update_noise",
            "window_noise"]
@@ -312,9 +313,12 @@ class MetricState:
                                             np.where(np.isfinite(noise), weight * noise, 0.0)),
                                  noise)
                 noise = np.maximum(noise, cfg.noise_floor)
+                evidence_noise = noise
+                if self.tail:  # an upper quartile: evidence from clear windows only
+                    slower, evidence_noise = tail_evidence(cfg, slower, noise, steps)
                 shows = slower >= math.log1p(cfg.tail_min_effect if self.tail
                                              else cfg.min_effect)
-                z = slower / noise
+                z = slower / evidence_noise
                 z_clear = log_ratio / np.where(np.isfinite(clear_noise),
                                                np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & shows & (z >= cfg.slow_z)
@@ -330,6 +334,8 @@ class MetricState:
                             z, cfg.recent_evidence_weight * z_recent), z)
                         shows_evidence = shows | shows_recent
                 self._accumulate(cfg, slots, z_evidence, shows_evidence)
+                if self.tail:  # a suspect only with half the evidence in (early reports)
+                    rel_slow &= tail_suspect(cfg, self.evidence[slots])
             else:
                 rel_slow = (peer < cfg.threshold) & effect & (log_ratio >= cfg.noise_z * rel_sigma)
                 whole_slow = rel_slow
@@ -353,6 +359,8 @@ class MetricState:
         sl = slots[has]
         for window, marks in ((self.rel_window, rel_slow), (self.ind_window, ind_slow)):
             window[sl] = ((window[sl] << np.uint32(1)) | marks[has].astype(np.uint32)) & self.mask
+        if self.tail and cfg.rule == "evidence":  # a tail suspect lasts while its evidence does
+            self.rel_window[sl[~tail_suspect(cfg, self.evidence[sl])]] = 0
         if cfg.rule == "evidence":
             full_slow = np.zeros(self.confirmed_by.shape, dtype=bool)
             full_slow[slots[has]] = whole_slow[has]
@@ -425,7 +433,7 @@ class MetricState:
         stays a suspect until the warm-up ends: one early window that does not show it (97-119
         steps, live) would otherwise end the early reports, and the warm-up's last report came
         a full interval later."""
-        if cfg.rule != "evidence":
+        if cfg.rule != "evidence" or self.tail:  # one tail window is no clear evidence
             return
         one = np.zeros(x.shape, dtype=np.int64)
         with np.errstate(invalid="ignore", divide="ignore"):
