@@ -162,6 +162,8 @@ def _live_phases(interval: float, repeats: int, factor: float = 1.1) -> str:
                                  f"{r['to_confirm']} | {statistics.median(early) if early else '-'}"
                                  f" | {r['load']:.1f}-{os.getloadavg()[0]:.1f} |")
                     print(lines[-1], flush=True)
+                    print(f"  reports (s, steps, suspects, confirmed): "
+                          f"{[row[:4] for row in r['trace']]}", flush=True)
     return "\n".join(lines)
 
 
