@@ -65,3 +65,14 @@ def test_importing_a_sub_package_api_in_a_fresh_interpreter():
     # The API of these packages needs no torch: importing them stays cheap.
     assert out.stdout.split() == ["straggler.telemetry.options", "straggler.reporting.report",
                                   "False"]
+
+
+def test_importing_straggler_loads_no_module_only_one_feature_needs():
+    # statistics (0.3 MiB with decimal and fractions): the cause rules' peer median, imported
+    # there; the exporter's HTTP server and prometheus_client: only with an exporter.
+    code = ("import sys; from straggler import Detector; print(sorted(m for m in ("
+            "'statistics', 'decimal', 'http.server', 'socketserver', 'prometheus_client') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
