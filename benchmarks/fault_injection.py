@@ -8,8 +8,8 @@ false alarms per 1,000 reports, from replayed real traces and from live gloo run
 
 Replay: every trace of tests/data/traces through benchmarks/replay.py (the real report path and
 policy) with every injected scenario, at ``--interval`` recorded seconds per report, for each
-of `RULES` (``--rule``: the default, the upper quartiles on, the previous default without the
-fast steps, the earlier k-of-n rule).
+of `RULES` (``--rule``: the default, the upper quartiles before the tail test or off, the
+evidence rule without the fast steps, the earlier k-of-n rule).
 
 Live: 3 spawned ranks on gloo in lock step (a collective each step, like DDP) run the detector
 (``report_time_interval=--live-interval``) with one rank's compute section ``factor`` times
@@ -54,9 +54,11 @@ CLEAN_PHASES = (0.0, 0.2, 0.4, 0.6, 0.8)
 
 #: The replayed policies: short name -> what it is.
 RULES = {
-    "default": "evidence rule (default: within-window evidence, fast steps)",
-    "tails": "evidence rule, upper quartiles on (tail_min_effect=0.15)",
-    "previous": "evidence rule without the fast steps (the previous default: fast_steps=False)",
+    "default": "evidence rule (default: within-window evidence, fast steps, the tail test)",
+    "tails_every_window": "the upper quartiles as before the tail test (every window adds "
+                          "its evidence: tail_slow_only=False, tail_full_steps=0)",
+    "tails_off": "the upper quartiles off (tail_min_effect=10, the previous default)",
+    "previous": "evidence rule without the fast steps (fast_steps=False)",
     "k_of_n": "k_of_n rule",
 }
 
@@ -67,7 +69,8 @@ def _rules(names: list[str] | None = None) -> dict:
 
     configs = {
         "default": PolicyConfig(),
-        "tails": PolicyConfig(tail_min_effect=0.15),
+        "tails_every_window": PolicyConfig(tail_slow_only=False, tail_full_steps=0.0),
+        "tails_off": PolicyConfig(tail_min_effect=10.0),
         "previous": PolicyConfig(fast_steps=False),
         "k_of_n": PolicyConfig(rule="k_of_n"),
     }

@@ -309,6 +309,40 @@ def run_policy(reps: Sequence[Any], make_policy: Callable[[], Any]
     return confirmed, suspects
 
 
+def window_observation(times_ms: np.ndarray, a: int, b: int, cols: Sequence[int],
+                       sections: Sequence[str] = SCORED, tails: bool = True) -> dict[str, Any]:
+    """`StragglerPolicy.update`'s arguments (but the ranks) for the window of steps ``[a, b)``
+    of ``times_ms``, as `apply_policy` passes a report's: per section and rank the median, the
+    quartiles' standard error, the 5th percentile, the recent part's median and 5th percentile
+    (`straggler.analysis.recent`), and the step count (``tails``: the upper quartiles too)."""
+    from straggler.analysis.policy import TAIL_SUFFIX, window_spread
+    from straggler.analysis.recent import recent_count
+    from straggler.timing.registry import LOW_PERCENTILE
+
+    window = times_ms[:, a:b][:, :, list(cols)]  # ranks, steps, sections
+    p5, q25, med, q75 = np.percentile(window, (LOW_PERCENTILE, 25.0, 50.0, 75.0), axis=1)
+    k = max(recent_count(b - a), 1)
+    r5, rmed = np.percentile(window[:, -k:], (LOW_PERCENTILE, 50.0), axis=1)
+    world = times_ms.shape[0]
+    times: dict[str, np.ndarray] = {}
+    for i, name in enumerate(sections):
+        times[f"section:{name}"] = med[:, i]
+        if tails:
+            times[f"section:{name}{TAIL_SUFFIX}"] = q75[:, i]
+    quartiles = {name: {r: (q25[r, i], q75[r, i]) for r in range(world)}
+                 for i, name in enumerate(sections)}
+    steps = {m: float(b - a) for m in times}
+
+    class _Window:
+        section_quartiles_ms = quartiles
+
+    return {"times": times, "steps": steps,
+            "spread": window_spread(_Window, np.arange(world), steps),
+            "low": {f"section:{name}": p5[:, i] for i, name in enumerate(sections)},
+            "recent": {f"section:{name}": (rmed[:, i], r5[:, i])
+                       for i, name in enumerate(sections)}}
+
+
 def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]],
                     make_policy: Callable[[], Any], sections: Sequence[str] = SCORED,
                     tails: bool = True) -> tuple[list[frozenset[int]], list[frozenset[int]]]:
@@ -320,34 +354,51 @@ def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[i
     ``tails=False`` leaves the upper-quartile metrics out (twice as fast): the same verdicts
     when the policy's upper quartiles are off (the default ``tail_min_effect``, 1,000 %: no
     window reaches it, so they never mark a rank)."""
-    from straggler.analysis.policy import TAIL_SUFFIX, window_spread
-    from straggler.timing.registry import LOW_PERCENTILE
-
     policy = make_policy()
     cols = [trace.sections.index(s) for s in sections]
     ranks = np.arange(trace.world)
     confirmed, suspects = [], []
     for a, b in bounds:
-        window = times_ms[:, a:b][:, :, cols]  # ranks, steps, sections
-        p5, q25, med, q75 = np.percentile(window, (LOW_PERCENTILE, 25.0, 50.0, 75.0), axis=1)
-        times: dict[str, np.ndarray] = {}
-        for i, name in enumerate(sections):
-            times[f"section:{name}"] = med[:, i]
-            if tails:
-                times[f"section:{name}{TAIL_SUFFIX}"] = q75[:, i]
-        quartiles = {name: {r: (q25[r, i], q75[r, i]) for r in range(trace.world)}
-                     for i, name in enumerate(sections)}
-        steps = {m: float(b - a) for m in times}
-
-        class _Window:
-            section_quartiles_ms = quartiles
-
-        low = {f"section:{name}": p5[:, i] for i, name in enumerate(sections)}
-        decision = policy.update(ranks, times, steps, window_spread(_Window, ranks, steps),
-                                 low=low)
+        decision = policy.update(ranks, **window_observation(times_ms, a, b, cols, sections,
+                                                              tails))
         confirmed.append(decision.confirmed)
         suspects.append(decision.suspects)
     return confirmed, suspects
+
+
+def schedule_verdicts(trace: Trace, times_ms: np.ndarray, interval: float, early: bool = True,
+                      phase_s: float = 0.0, make_policy: Callable[[], Any] | None = None
+                      ) -> list[tuple[float, frozenset[int], bool]]:
+    """The report cadence of straggler/report_cycle.py over a recorded trace: windows of
+    ``interval`` recorded seconds (the first starting at ``phase_s``), and after a report with
+    suspects an early one (`early_window` of the interval's steps, at most `MAX_EARLY_REPORTS`
+    in a row; ``early=False``: none). Each window goes to the policy (``make_policy()``,
+    default `StragglerPolicy()`) as `direct_verdicts` gives it. Returns (end s, confirmed,
+    whether the window was an early one) per report."""
+    from straggler.analysis.policy import StragglerPolicy
+    from straggler.report_cycle import MAX_EARLY_REPORTS, early_window
+
+    policy = (make_policy or StragglerPolicy)()
+    cols = [trace.sections.index(s) for s in SCORED]
+    ranks = np.arange(trace.world)
+    end = trace.end_s
+    a = int(np.searchsorted(end, phase_s)) if phase_s > 0 else 0
+    start_s, every, streak = phase_s, None, 0
+    out: list[tuple[float, frozenset[int], bool]] = []
+    while True:
+        b = int(np.searchsorted(end, start_s + interval, side="right"))
+        short = early_window(every) if early and every and 0 < streak <= MAX_EARLY_REPORTS \
+            else None
+        if short is not None:
+            b = a + short
+        if b >= trace.steps:
+            return out
+        decision = policy.update(ranks, **window_observation(times_ms, a, b, cols))
+        out.append((float(end[b - 1]), decision.confirmed, short is not None))
+        if short is None:
+            every = b - a  # the interval in steps, as the tracker agrees it at a report
+        streak = streak + 1 if decision.suspects and streak < MAX_EARLY_REPORTS else 0
+        a, start_s = b, float(end[b - 1])
 
 
 def onset_of(n_reports: int) -> int:

@@ -116,6 +116,55 @@ def _live_verdicts(interval: float, repeats: int) -> list[dict]:
     return runs
 
 
+#: Onset phases of the live sweep (fractions of the interval, from 3 intervals into the run).
+LIVE_PHASES = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+def _onset_phase(run: dict) -> float | None:
+    """Where a live run's onset fell in its report window (0: at its start, 1: at its end),
+    from the report times; None when that window was an early one."""
+    times = [0.0] + [t for t, *_ in run["trace"]]
+    early = [False] + run["early"]
+    onset = run["onset_s"]
+    for i in range(1, len(times)):
+        if times[i] >= onset:
+            if early[i - 1] if i - 1 < len(early) else False:
+                return None
+            return (onset - times[i - 1]) / (times[i] - times[i - 1])
+    return None
+
+
+def _live_phases(interval: float, repeats: int, factor: float = 1.1) -> str:
+    """Live runs (3 gloo ranks, rank 2's compute section ``factor`` times slower from
+    3 + `LIVE_PHASES` intervals), idle and with every core busy, before (``recent_steps=False``)
+    and after (the default), interleaved; one row per run: the onset's phase in its window
+    (from the report times) and the intervals to confirm."""
+    import fault_injection
+
+    busy = os.cpu_count() or 2
+    lines = ["| policy | load | onset (intervals) | phase in its window | intervals to confirm "
+             "| reports after the onset | early windows (steps) | load avg (1 min) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for _ in range(repeats):
+        for b in (0, busy):
+            for phase in LIVE_PHASES:
+                for name, policy in (("whole window", {"recent_steps": False}),
+                                     ("recent part too", None)):
+                    r = fault_injection.live_run(factor, b, interval,
+                                                 onset_s=(3.0 + phase) * interval, policy=policy)
+                    at = _onset_phase(r)
+                    took = "never" if r["s_to_confirm"] is None \
+                        else f"{r['s_to_confirm'] / interval:.2f}"
+                    early = [steps for (_, steps, *_rest), e in zip(r["trace"], r["early"],
+                                                                     strict=True) if e]
+                    lines.append(f"| {name} | {'loaded' if b else 'idle'} | {3 + phase:.1f} | "
+                                 f"{'early window' if at is None else f'{at:.2f}'} | {took} | "
+                                 f"{r['to_confirm']} | {statistics.median(early) if early else '-'}"
+                                 f" | {r['load']:.1f}-{os.getloadavg()[0]:.1f} |")
+                    print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
 def _verdict_table(runs: list[dict], interval: float) -> str:
     lines = ["| rank 2 slower by | load | slowed from | runs | confirmed within 1.5 intervals | "
              "s to confirm (median, max) | x interval (median, max) | reports after the onset "
@@ -150,55 +199,6 @@ def _verdict_table(runs: list[dict], interval: float) -> str:
     return "\n".join(lines)
 
 
-def _replay_schedule(trace: Any, times_ms: Any, interval: float, early: bool,
-                     phase_s: float = 0.0) -> list[tuple[float, frozenset[int]]]:
-    """The report cadence of report_cycle.py over a recorded trace: windows of ``interval``
-    recorded seconds, and after a report with suspects an early one (`early_window` of the
-    interval's steps, at most `MAX_EARLY_REPORTS` in a row). Each window's summaries go to the
-    policy as `replay.direct_verdicts` gives them. Returns (end s, confirmed) per report."""
-    import numpy as np
-    import replay
-    from straggler.analysis.policy import TAIL_SUFFIX, StragglerPolicy, window_spread
-    from straggler.report_cycle import MAX_EARLY_REPORTS, early_window
-    from straggler.timing.registry import LOW_PERCENTILE
-
-    policy = StragglerPolicy()
-    cols = [trace.sections.index(s) for s in replay.SCORED]
-    ranks = np.arange(trace.world)
-    end = trace.end_s
-    a = int(np.searchsorted(end, phase_s)) if phase_s > 0 else 0
-    start_s, every, streak, out = phase_s, None, 0, []
-    while True:
-        b = int(np.searchsorted(end, start_s + interval, side="right"))
-        short = early_window(every) if early and every and 0 < streak <= MAX_EARLY_REPORTS \
-            else None
-        if short is not None:
-            b = a + short
-        if b >= trace.steps:
-            return out
-        window = times_ms[:, a:b][:, :, cols]
-        p5, q25, med, q75 = np.percentile(window, (LOW_PERCENTILE, 25.0, 50.0, 75.0), axis=1)
-        times, low = {}, {}
-        for i, name in enumerate(replay.SCORED):
-            times[f"section:{name}"] = med[:, i]
-            times[f"section:{name}{TAIL_SUFFIX}"] = q75[:, i]
-            low[f"section:{name}"] = p5[:, i]
-        quartiles = {name: {r: (q25[r, i], q75[r, i]) for r in range(trace.world)}
-                     for i, name in enumerate(replay.SCORED)}
-        steps = {m: float(b - a) for m in times}
-
-        class _Window:
-            section_quartiles_ms = quartiles
-
-        decision = policy.update(ranks, times, steps, window_spread(_Window, ranks, steps),
-                                 low=low)
-        out.append((float(end[b - 1]), decision.confirmed))
-        if short is None:
-            every = b - a  # the interval in steps, as the tracker agrees it at a report
-        streak = streak + 1 if decision.suspects and streak < MAX_EARLY_REPORTS else 0
-        a, start_s = b, float(end[b - 1])
-
-
 def _replay_verdicts(interval: float) -> str:
     """Time to a verdict on the recorded traces (tests/data/traces), with and without early
     reports: rank 2 slowed 10 % / 20 % (compute, data, host stall) from the start or mid-run
@@ -214,9 +214,9 @@ def _replay_verdicts(interval: float) -> str:
         false = reports = 0
         for trace in runs:
             for phase in (0.0, 0.5 * interval):
-                clean = _replay_schedule(trace, trace.times_ms, interval, early, phase)
+                clean = replay.schedule_verdicts(trace, trace.times_ms, interval, early, phase)
                 reports += len(clean)
-                false += len(set().union(*(c for _, c in clean)))
+                false += len(set().union(*(c for _, c, _ in clean)))
         rows = []
         for factor in (1.1, 1.2):
             for mid in (False, True):
@@ -230,9 +230,9 @@ def _replay_verdicts(interval: float) -> str:
                             inj = replay.Injection(min(2, trace.world - 1), factor, kind,
                                                    onset=0)
                             slowed = replay.inject(trace, bounds, inj)
-                            got = _replay_schedule(trace, slowed, interval, early)
-                            hit = next((t for t, c in got if inj.rank in c and t >= onset_s),
-                                       None)
+                            got = replay.schedule_verdicts(trace, slowed, interval, early)
+                            hit = next((t for t, c, _ in got if inj.rank in c
+                                        and t >= onset_s), None)
                             took.append(math.inf if hit is None else (hit - onset_s) / interval)
                 v = np.array(took)
                 rows.append(f"| {'on' if early else 'off'} | {round((factor - 1) * 100)} % | "
@@ -243,6 +243,85 @@ def _replay_verdicts(interval: float) -> str:
                 print(rows[-1], flush=True)
         lines += rows
     return "\n".join(lines)
+
+
+#: Onsets of the phase sweep: these many intervals into the run (each plus every phase).
+SWEEP_ONSETS = (6.0, 10.0)
+#: Phases of the sweep's onsets in their report window (fractions of the interval).
+SWEEP_PHASES = tuple(i / 10 for i in range(10))
+
+
+def _sweep_policies() -> dict[str, Any]:
+    """The policies the phase sweep compares: before (the whole window alone) and after (the
+    recent part of each window too, the default)."""
+    from straggler.analysis.policy import PolicyConfig, StragglerPolicy
+
+    return {"whole window (recent_steps=False)":
+            lambda: StragglerPolicy(PolicyConfig(recent_steps=False)),
+            "recent part too (default)": StragglerPolicy}
+
+
+def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> str:
+    """Time to a verdict for a straggler that starts mid-run, by the onset's phase in its
+    report window, on the recorded traces with early reports: rank 2 slowed 10 % / 20 %
+    (compute, data, host stall) from ``SWEEP_ONSETS`` + ``SWEEP_PHASES`` intervals; before and
+    after in the same run. The phase is where the onset falls in the report window that holds
+    it (early reports before the onset move the windows; an onset inside an early window is
+    its own row). Clean runs: false confirmations and early reports (the cost of suspects)."""
+    import numpy as np
+    import replay
+
+    runs = [v for t in replay.traces() for v in replay.variants(t)]
+    lines = ["| policy | slowed by | onset phase in its window | runs | within 1.5 intervals | "
+             "intervals to confirm (median, max) | never |", "|---|---|---|---:|---:|---:|---:|"]
+    clean_lines = ["| policy | clean reports | early reports (share) | false alarms |",
+                   "|---|---:|---:|---:|"]
+    for name, make in _sweep_policies().items():
+        reports = early = false = 0
+        for trace in runs:
+            for phase in (0.0, 0.2, 0.4, 0.6, 0.8):
+                clean = replay.schedule_verdicts(trace, trace.times_ms, interval, True,
+                                         phase * interval, make)
+                reports += len(clean)
+                early += sum(e for _, _, e in clean)
+                false += len(set().union(*(c for _, c, _ in clean)))
+        clean_lines.append(f"| {name} | {reports} | {early} ({early / max(reports, 1):.1%}) | "
+                           f"{false} |")
+        print(clean_lines[-1], flush=True)
+        for factor in factors:
+            by_bin: dict[str, list[float]] = {}
+            for trace in runs:
+                for kind in replay.KINDS:
+                    for base in SWEEP_ONSETS:
+                        for phase in SWEEP_PHASES:
+                            onset_s = (base + phase) * interval
+                            bounds = [(int(np.searchsorted(trace.end_s, onset_s)), trace.steps)]
+                            inj = replay.Injection(min(2, trace.world - 1), factor, kind,
+                                                   onset=0)
+                            got = replay.schedule_verdicts(trace, replay.inject(trace, bounds, inj),
+                                                   interval, True, 0.0, make)
+                            ends = [0.0] + [t for t, _, _ in got]
+                            at = int(np.searchsorted(ends, onset_s))  # the onset's report
+                            if at >= len(ends):
+                                continue
+                            if got[at - 1][2]:
+                                key = "in an early window"
+                            else:
+                                where = (onset_s - ends[at - 1]) / (ends[at] - ends[at - 1])
+                                key = f"{min(int(where * 10), 9) / 10:.1f}-" \
+                                      f"{min(int(where * 10), 9) / 10 + 0.1:.1f}"
+                            hit = next((t for t, c, _ in got if inj.rank in c
+                                        and t >= onset_s), None)
+                            by_bin.setdefault(key, []).append(
+                                math.inf if hit is None else (hit - onset_s) / interval)
+            for key in sorted(by_bin):
+                v = np.array(by_bin[key])
+                fin = v[np.isfinite(v)]
+                med = f"{np.median(fin):.2f}, {fin.max():.2f}" if fin.size else "-"
+                lines.append(f"| {name} | {round((factor - 1) * 100)} % | {key} | {v.size} | "
+                             f"{np.mean(v <= 1.5):.2f} | {med} | {int(np.sum(~np.isfinite(v)))} |")
+                print(lines[-1], flush=True)
+    return "\n".join(lines) + "\n\n" + "\n".join(clean_lines)
 
 
 def _gaps_table(interval: float) -> None:
@@ -270,7 +349,8 @@ def _gaps_table(interval: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
-    parser.add_argument("--only", choices=("gaps", "verdict", "replay"), help="one table only")
+    parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases"),
+                        help="one table only")
     parser.add_argument("--verdict-interval", type=float, default=5.0,
                         help="report_time_interval of the time-to-verdict runs (s, default 5)")
     parser.add_argument("--repeats", type=int, default=2,
@@ -286,6 +366,14 @@ def main() -> None:
         print(f"time to a verdict on the recorded traces: {args.verdict_interval:g} s of the "
               "recorded runs per report\n", flush=True)
         print(_replay_verdicts(args.verdict_interval))
+    if args.only in (None, "phases"):
+        print(f"time to a verdict by the onset's phase, recorded traces, "
+              f"{args.verdict_interval:g} s per report, early reports on\n", flush=True)
+        print(_replay_phases(args.verdict_interval))
+    if args.only == "live-phases":
+        print(f"live, report_time_interval={args.verdict_interval:g} s, 3 ranks, rank 2 10 % "
+              "slower from mid-run\n", flush=True)
+        print(_live_phases(args.verdict_interval, args.repeats))
     if args.only not in (None, "verdict"):
         return
     vinterval = args.verdict_interval

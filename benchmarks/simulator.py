@@ -457,6 +457,7 @@ class SimComm:
     def gather_to_first(self, t: Any) -> Any:
         import torch
         from straggler.analysis import scoring
+        from straggler.reporting.layout import telemetry_offset
 
         t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         self.calls["gather_to_first"] += 1
@@ -467,7 +468,7 @@ class SimComm:
         weights = s.gpu_num * _summary_avg(s.gpu_med)  # NUM * AVG, as the summaries say
         rows = np.full((self.world_size, t.numel()), np.nan)
         ids = np.asarray(sec_cols)
-        tail = 2 + 6 * n_sec + len(gen.telemetry_fields)  # straggler.reporting.layout
+        tail = telemetry_offset(n_sec) + len(gen.telemetry_fields)
 
         def put(gpu_col: int, sec_offset: int, sec_ref: np.ndarray, gpu_ref: np.ndarray) -> None:
             rows[:, sec_offset + ids] = scoring.ratio_scores(sec_ref, s.section_med)

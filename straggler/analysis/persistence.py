@@ -16,6 +16,8 @@ import numpy as np
 
 from .peers import group_min, median_of_others
 from .policy_config import PolicyConfig
+from .recent import MIN_RECENT_STEPS, recent_count, recent_log_ratio
+from .tails import tail_evidence, tail_suspect
 
 __all__ = ["MIN_HISTORY", "MetricState", "fast_step_ratio", "popcount", "update_noise",
            "window_noise"]
@@ -34,10 +36,13 @@ _SHORT_WINDOW = 0.3
 _SHORT_STREAK = 8
 _CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.confirmed_by codes
 
+#: The recent part of each rank's window: its median and its fast steps (NaN: unknown).
+Recent = tuple[np.ndarray, np.ndarray]
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
-# the window's steps, the within-window standard errors, the fast steps (`fast_step_ratio`).
+# the window's steps, the within-window standard errors, the fast steps (`fast_step_ratio`), the
+# recent part (`straggler.analysis.recent`).
 Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray,
-                np.ndarray | None]
+                np.ndarray | None, Recent | None]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -260,7 +265,8 @@ class MetricState:
     def judge(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, x: np.ndarray,
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
               groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None,
-              low: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              low: np.ndarray | None = None, recent: Recent | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
         ``steps``: the steps behind each rank's value in this window (NaN: unknown, then the
@@ -269,6 +275,11 @@ class MetricState:
         `straggler.timing.registry.LOW_PERCENTILE`; NaN or None: unknown): the evidence rule
         counts a rank as slower than its peers by the smaller of its median's and its fast
         steps' log ratio (`fast_step_ratio`).
+        ``recent``: each rank's median and fast steps of the last part of its window
+        (`straggler.analysis.recent`; None: unknown): a rank whose recent steps are slower than
+        its peers' recent steps is a suspect in this report (`_recent_slow`), and the report's
+        evidence is the larger of the whole window's z and ``recent_evidence_weight`` times the
+        recent part's (the recent steps belong to this window only: no step counts twice).
         """
         has = ~np.isnan(x)
         med = median_of_others(x, groups)
@@ -302,15 +313,32 @@ class MetricState:
                                             np.where(np.isfinite(noise), weight * noise, 0.0)),
                                  noise)
                 noise = np.maximum(noise, cfg.noise_floor)
+                evidence_noise = noise
+                if self.tail:  # an upper quartile: evidence from clear windows only
+                    slower, evidence_noise = tail_evidence(cfg, slower, noise, steps)
                 shows = slower >= math.log1p(cfg.tail_min_effect if self.tail
                                              else cfg.min_effect)
-                z = slower / noise
+                z = slower / evidence_noise
                 z_clear = log_ratio / np.where(np.isfinite(clear_noise),
                                                np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & shows & (z >= cfg.slow_z)
-                self._accumulate(cfg, slots, z, shows)
+                whole_slow = rel_slow.copy()  # only a slow whole window confirms
+                recent_slow = np.zeros(x.shape, dtype=bool)
+                z_evidence, shows_evidence = z, shows
+                if recent is not None and cfg.recent_steps and not self.tail:
+                    recent_slow, z_recent, shows_recent = self._recent_slow(
+                        cfg, recent, groups, steps, noise)
+                    rel_slow |= recent_slow
+                    if cfg.recent_evidence_weight > 0:
+                        z_evidence = np.where(np.isfinite(z_recent), np.fmax(
+                            z, cfg.recent_evidence_weight * z_recent), z)
+                        shows_evidence = shows | shows_recent
+                self._accumulate(cfg, slots, z_evidence, shows_evidence)
+                if self.tail:  # a suspect only with half the evidence in (early reports)
+                    rel_slow &= tail_suspect(cfg, self.evidence[slots])
             else:
                 rel_slow = (peer < cfg.threshold) & effect & (log_ratio >= cfg.noise_z * rel_sigma)
+                whole_slow = rel_slow
             use_ind = np.full(x.shape, cfg.individual == "always")
             if cfg.individual == "no_peers":
                 use_ind = np.isnan(med)
@@ -321,8 +349,8 @@ class MetricState:
             band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
             # Unhealthy: a slow report under the evidence rule; beyond one sigma of the rank's
             # own noise under k_of_n.
-            rel_bad = ((peer < cfg.clear_threshold) & effect & (z_clear >= 0.75 * cfg.slow_z)
-                       if cfg.rule == "evidence"
+            rel_bad = (((peer < cfg.clear_threshold) & effect & (z_clear >= 0.75 * cfg.slow_z))
+                       | recent_slow if cfg.rule == "evidence"
                        else (peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
             bad = has & (rel_bad
                          | (use_ind & (ind < cfg.clear_threshold)
@@ -331,9 +359,11 @@ class MetricState:
         sl = slots[has]
         for window, marks in ((self.rel_window, rel_slow), (self.ind_window, ind_slow)):
             window[sl] = ((window[sl] << np.uint32(1)) | marks[has].astype(np.uint32)) & self.mask
+        if self.tail and cfg.rule == "evidence":  # a tail suspect lasts while its evidence does
+            self.rel_window[sl[~tail_suspect(cfg, self.evidence[sl])]] = 0
         if cfg.rule == "evidence":
             full_slow = np.zeros(self.confirmed_by.shape, dtype=bool)
-            full_slow[slots[has]] = rel_slow[has]
+            full_slow[slots[has]] = whole_slow[has]
             newly_rel = (self.evidence >= cfg.evidence_threshold) & full_slow \
                 & (self.confirmed_by == 0)
         else:
@@ -342,6 +372,29 @@ class MetricState:
         newly_ind = (popcount(self.ind_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_ind] = 2
         return peer, rel_slow | ind_slow, bad
+
+    def _recent_slow(self, cfg: PolicyConfig, recent: Recent, groups: np.ndarray,
+                     steps: float, noise: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The recent part of the window (`straggler.analysis.recent`): the ranks it shows slow
+        (suspects in this report), its z and its effect-size mask.
+
+        The recent part's log ratio to the peers' recent parts (at most its fast steps', as
+        the whole window's) is judged with the window's ``noise`` widened by ``sqrt(steps /
+        recent steps)`` (a quarter of the steps: twice the noise), by the same gates as the
+        whole window. A recent part under `MIN_RECENT_STEPS` (an early report's) is not
+        judged (z NaN).
+        """
+        k = recent_count(steps)
+        if k < MIN_RECENT_STEPS:
+            return (np.zeros(noise.shape, dtype=bool), np.full(noise.shape, np.nan),
+                    np.zeros(noise.shape, dtype=bool))
+        ratio, slower = recent_log_ratio(recent[0], recent[1], groups)
+        with np.errstate(invalid="ignore"):
+            z = slower / (noise * math.sqrt(steps / k))
+            shows = slower >= math.log1p(cfg.min_effect)
+            slow = (np.exp(-ratio) < cfg.threshold) & shows & (z >= cfg.slow_z)
+        return slow, z, shows
 
     def judge_culprits(self, cfg: PolicyConfig, slots: np.ndarray, share: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:
@@ -380,7 +433,7 @@ class MetricState:
         stays a suspect until the warm-up ends: one early window that does not show it (97-119
         steps, live) would otherwise end the early reports, and the warm-up's last report came
         a full interval later."""
-        if cfg.rule != "evidence":
+        if cfg.rule != "evidence" or self.tail:  # one tail window is no clear evidence
             return
         one = np.zeros(x.shape, dtype=np.int64)
         with np.errstate(invalid="ignore", divide="ignore"):

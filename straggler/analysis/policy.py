@@ -46,7 +46,8 @@ from .statistics import Statistic
 
 __all__ = ["CULPRIT_METRIC", "GPU_METRIC", "TAIL_SUFFIX", "PolicyConfig", "PolicyDecision",
            "RankState", "StragglerPolicy", "culprit_shares", "make_policy",
-           "observation_from_report", "window_low", "window_spread", "window_steps"]
+           "observation_from_report", "window_low", "window_recent", "window_spread",
+           "window_steps"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
@@ -189,7 +190,10 @@ class StragglerPolicy:
                steps: Mapping[str, float] | None = None,
                spread: Mapping[str, Iterable[float] | np.ndarray] | None = None,
                culprits: Mapping[int, float] | None = None,
-               low: Mapping[str, Iterable[float] | np.ndarray] | None = None) -> PolicyDecision:
+               low: Mapping[str, Iterable[float] | np.ndarray] | None = None,
+               recent: Mapping[str, tuple[Iterable[float] | np.ndarray,
+                                          Iterable[float] | np.ndarray]] | None = None
+               ) -> PolicyDecision:
         """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none).
 
         ``steps[metric]``: how many steps each value summarises (the window's sample count);
@@ -204,6 +208,10 @@ class StragglerPolicy:
         times, `window_low`; NaN: unknown): the evidence rule counts a rank slower than its
         peers by no more than its fast steps are (interference lengthens some steps, a
         straggler every step). Absent: the median's ratio alone.
+        ``recent[metric]``: each rank's median and 5th percentile of the last part of its window
+        (`straggler.analysis.recent`, `window_recent`; NaN: unknown): a rank whose recent steps
+        are slower than its peers' is slow in this report, so a straggler that starts inside a
+        window is seen in that window's report. Absent: the whole window alone.
         """
         ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
                                dtype=np.int64)
@@ -234,6 +242,10 @@ class StragglerPolicy:
                 else np.asarray(given, dtype=np.float64).reshape(x.shape)
             fast = (low or {}).get(metric)
             lo = None if fast is None else np.asarray(fast, dtype=np.float64).reshape(x.shape)
+            part = (recent or {}).get(metric)
+            rec = None if part is None else (
+                np.asarray(part[0], dtype=np.float64).reshape(x.shape),
+                np.asarray(part[1], dtype=np.float64).reshape(x.shape))
             ms = self._metrics.get(metric)
             if ms is None:
                 ms = self._metrics[metric] = MetricState(cfg.n, self._ranks.size,
@@ -252,7 +264,7 @@ class StragglerPolicy:
             groups = self._groups_for(ms)
             if groups is None:  # still learning the structure of this metric
                 judged = self._warm_up(ms, slots, x, logx, ind, ind_above_noise,
-                                       ind_within_noise, n_steps, se, lo)
+                                       ind_within_noise, n_steps, se, lo, rec)
                 ready = judged is not None
                 if judged is None:
                     peer_out[metric] = np.full(x.shape, np.nan)
@@ -261,7 +273,7 @@ class StragglerPolicy:
                     continue
             else:
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
-                                  ind_within_noise, groups[slots], n_steps, se, lo)
+                                  ind_within_noise, groups[slots], n_steps, se, lo, rec)
             peer, slow, bad = judged
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
@@ -336,7 +348,8 @@ class StragglerPolicy:
 
     def _warm_up(self, ms: MetricState, slots: np.ndarray, x: np.ndarray, logx: np.ndarray,
                  ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
-                 n_steps: float, se: np.ndarray, low: np.ndarray | None = None
+                 n_steps: float, se: np.ndarray, low: np.ndarray | None = None,
+                 recent: tuple[np.ndarray, np.ndarray] | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Keep one report of a metric whose peer groups are not learned yet.
 
@@ -352,7 +365,7 @@ class StragglerPolicy:
         full[slots] = level
         ms.warmup_levels.append(full)
         ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise, ind_within_noise,
-                           n_steps, se.copy(), None if low is None else low.copy()))
+                           n_steps, se.copy(), None if low is None else low.copy(), recent))
         if len(ms.warmup_levels) < cfg.structure_warmup:
             return None
         ms.grow(self._ranks.size)
@@ -363,9 +376,9 @@ class StragglerPolicy:
         ms.provisional[:] = False
         pending, ms.pending = ms.pending, []
         judged = None
-        for p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se, p_low in pending:
+        for p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se, p_low, p_recent in pending:
             judged = ms.judge(cfg, self._alpha, p_slots, p_x, p_ind, p_above, p_within,
-                              ms.groups[p_slots], p_steps, p_se, p_low)
+                              ms.groups[p_slots], p_steps, p_se, p_low, p_recent)
         return judged
 
     # ------------------------------------------------------------------------------- helpers
@@ -527,6 +540,24 @@ def window_low(report: Any, ranks: np.ndarray) -> dict[str, np.ndarray]:
         else:
             values = np.array([by_rank.get(r, np.nan) for r in order], dtype=np.float64)
         out[f"section:{name}"] = values
+    return out
+
+
+def window_recent(report: Any, ranks: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each section metric's recent part per rank: the median and the low percentile of the
+    last steps of the window (``Report.section_recent_ms``, `straggler.analysis.recent`),
+    aligned with ``ranks``, NaN where a rank has none."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    order = ranks.tolist()
+    for name, by_rank in (getattr(report, "section_recent_ms", None) or {}).items():
+        if not by_rank:
+            continue
+        if len(by_rank) == len(order) and list(by_rank) == order:  # the gathered layout: fast
+            pairs = np.array(list(by_rank.values()), dtype=np.float64).reshape(-1, 2)
+        else:
+            pairs = np.array([by_rank.get(r, (np.nan, np.nan)) for r in order],
+                             dtype=np.float64).reshape(-1, 2)
+        out[f"section:{name}"] = (pairs[:, 0], pairs[:, 1])
     return out
 
 

@@ -23,6 +23,7 @@ from ..analysis.policy import (
     culprit_shares,
     observation_from_report,
     window_low,
+    window_recent,
     window_spread,
     window_steps,
 )
@@ -45,7 +46,8 @@ def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
     ranks, times = observation_from_report(report)
     steps = window_steps(report)
     decision = policy.update(ranks, times, steps, window_spread(report, ranks, steps),
-                             culprit_shares(report), window_low(report, ranks))
+                             culprit_shares(report), window_low(report, ranks),
+                             window_recent(report, ranks))
     nodes = report.rank_to_node
 
     def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:

@@ -193,10 +193,12 @@ class ReportGenerator:
         ``Report.culprits`` (`straggler.analysis.waits.attribute`); ``wait_groups`` names
         this rank's groups for people (``{c10d group name: name}``,
         `straggler.analysis.waits.group_name`). ``section_quartiles``: section -> (lower,
-        upper) quartile of its times in the window and optionally its low percentile (ms,
-        `straggler.timing.registry.host_window`), ``Report.section_quartiles_ms`` and
-        ``Report.section_low_ms``: the within-window spread the policy weighs each median by and
-        the rank's fast steps.
+        upper) quartile of its times in the window, optionally its low percentile and the
+        median and low percentile of the window's recent part (ms,
+        `straggler.timing.registry.host_window`), ``Report.section_quartiles_ms``,
+        ``Report.section_low_ms`` and ``Report.section_recent_ms``: the within-window spread the
+        policy weighs each median by, the rank's fast steps, and its last steps
+        (`straggler.analysis.recent`).
         Returns None on all but the first rank when gathering. A collective error propagates;
         the generator refuses further use after one, since its peers' state is then unknown.
         """
@@ -223,7 +225,7 @@ class ReportGenerator:
             waits_vec = None if waits is None else self._vector("waits", waits, WAITS_WIDTH)
             self._wait_groups = dict(wait_groups or {})
             quartiles = np.array([_window_quantiles((section_quartiles or {}).get(n))
-                                  for n in sections], dtype=np.float64).reshape(-1, 3)
+                                  for n in sections], dtype=np.float64).reshape(-1, 5)
             return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec,
                                   quartiles)
         except BaseException:
@@ -354,6 +356,9 @@ class ReportGenerator:
                 section_low_ms={} if quartiles is None else {
                     n: {own: float(q[2])}
                     for n, q in zip(sec_names, quartiles, strict=True) if not np.isnan(q[2])},
+                section_recent_ms={} if quartiles is None else {
+                    n: {own: (float(q[3]), float(q[4]))}
+                    for n, q in zip(sec_names, quartiles, strict=True) if not np.isnan(q[3])},
                 generate_report_elapsed_time=_elapsed_ms(start_ns),
                 robust_gpu_relative_scores={own: robust_gpu_rel} if relative else {},
                 robust_section_relative_scores=pick(relative, robust_sec_rel),
@@ -452,8 +457,8 @@ def _elapsed_ms(start_ns: int) -> float:
     return (time.perf_counter_ns() - start_ns) * 1e-6
 
 
-def _window_quantiles(given: Any) -> tuple[float, float, float]:
-    """A section's ``(lower quartile, upper quartile, low percentile)``: NaN where not given
-    (a caller may pass the quartiles alone)."""
+def _window_quantiles(given: Any) -> tuple[float, float, float, float, float]:
+    """A section's ``(lower quartile, upper quartile, low percentile, recent median, recent low
+    percentile)``: NaN where not given (a caller may pass the quartiles alone)."""
     values = tuple(float(v) for v in given) if given is not None else ()
-    return (values + (math.nan,) * 3)[:3]  # type: ignore[return-value]
+    return (values + (math.nan,) * 5)[:5]  # type: ignore[return-value]

@@ -1,14 +1,17 @@
 """The gathered vector of one rank: its scores, section medians and telemetry at fixed offsets.
 
 ``[gpu_ind, gpu_rel, sec_ind(S), sec_rel(S), sec_med(S), sec_q25(S), sec_q75(S), sec_low(S),
-telemetry(F), robust_gpu_ind, robust_sec_ind(S)]``, then ``[robust_gpu_rel, robust_sec_rel(S)]``
-when the robust relative scores differ from NVRx's (a ``"median"`` reference), with ``S`` the
-sections of the name registry (`straggler.reporting.registry`, by id) and ``F`` the telemetry
-fields; NaN where a rank has no value. ``sec_q25``/``sec_q75``: the quartiles of each section's
+sec_recent_med(S), sec_recent_low(S), telemetry(F), robust_gpu_ind, robust_sec_ind(S)]``, then
+``[robust_gpu_rel, robust_sec_rel(S)]`` when the robust relative scores differ from NVRx's (a
+``"median"`` reference), with ``S`` the sections of the name registry
+(`straggler.reporting.registry`, by id) and ``F`` the telemetry fields; NaN where a rank has no
+value. ``sec_q25``/``sec_q75``: the quartiles of each section's
 times in the window, the within-window spread the verdict policy weighs each median by, and
 ``sec_low`` their low percentile (`straggler.timing.registry.LOW_PERCENTILE`: the rank's fast
-steps, which the policy's evidence reads; docs/policy.md). The first scores are NVRx's (its
-field names), the ``robust_`` ones ours.
+steps, which the policy's evidence reads; docs/policy.md); ``sec_recent_med``/``sec_recent_low``
+the median and low percentile of the window's last steps (`straggler.analysis.recent`: a
+straggler that starts inside the window). The first scores are NVRx's (its field names), the
+``robust_`` ones ours.
 `pack` builds one rank's row, `unpack` turns the group's rows back into the `Report` fields
 they carry. Pure numpy.
 """
@@ -22,7 +25,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RankScores", "pack", "present", "row_length", "unpack"]
+__all__ = ["RankScores", "pack", "present", "row_length", "telemetry_offset", "unpack"]
+
+#: Per-section columns before the telemetry: ind, rel, med, q25, q75, low, recent med and low.
+_SECTION_COLUMNS = 8
 
 
 @dataclass
@@ -45,15 +51,22 @@ class RankScores:
 
 def row_length(n_sections: int, n_telemetry: int, robust_relative: bool) -> int:
     """Values in one rank's row."""
-    return 3 + 7 * n_sections + n_telemetry + (1 + n_sections if robust_relative else 0)
+    return (telemetry_offset(n_sections) + 1 + n_sections + n_telemetry
+            + (1 + n_sections if robust_relative else 0))
+
+
+def telemetry_offset(n_sections: int) -> int:
+    """The column of a row's first telemetry value (after the per-section columns)."""
+    return 2 + _SECTION_COLUMNS * n_sections
 
 
 def pack(scores: RankScores, section_ids: np.ndarray, n_sections: int, sec_med: np.ndarray,
          telemetry: np.ndarray, sec_quartiles: np.ndarray | None = None) -> np.ndarray:
     """One rank's row; ``section_ids`` are the registry ids of the sections' values.
 
-    ``sec_quartiles``: ``(sections, 2)`` lower and upper quartiles (ms), or ``(sections, 3)``
-    with the low percentile as well; NaN or None: unknown.
+    ``sec_quartiles``: ``(sections, 2)`` lower and upper quartiles (ms), ``(sections, 3)``
+    with the low percentile as well, ``(sections, 5)`` with the recent part's median and low
+    percentile too; NaN or None: unknown.
     """
     robust_relative = scores.robust_sec_rel is not None
     n, nt = n_sections, len(telemetry)
@@ -65,10 +78,11 @@ def pack(scores: RankScores, section_ids: np.ndarray, n_sections: int, sec_med: 
     if sec_quartiles is not None:
         row[2 + 3 * n + section_ids] = sec_quartiles[:, 0]
         row[2 + 4 * n + section_ids] = sec_quartiles[:, 1]
-        if sec_quartiles.shape[1] > 2:
-            row[2 + 5 * n + section_ids] = sec_quartiles[:, 2]
-    row[2 + 6 * n:2 + 6 * n + nt] = telemetry
-    tail = 2 + 6 * n + nt
+        for j in range(2, min(sec_quartiles.shape[1], 5)):
+            row[2 + (3 + j) * n + section_ids] = sec_quartiles[:, j]
+    first = telemetry_offset(n)
+    row[first:first + nt] = telemetry
+    tail = first + nt
     row[tail] = scores.robust_gpu_ind
     row[tail + 1 + section_ids] = scores.robust_sec_ind
     if robust_relative:
@@ -87,7 +101,8 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
     """
     n_sec, nt = len(section_ids), len(telemetry_fields)
     id_to_name = {i: n for n, i in section_ids.items()}
-    tail = 2 + 6 * n_sec + nt
+    first = telemetry_offset(n_sec)
+    tail = first + nt
     robust_relative = rows.shape[1] == row_length(n_sec, nt, True)
 
     # Whole columns to Python floats at once (tolist), not one numpy scalar per rank: at 16,384
@@ -111,6 +126,12 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
         return dict(zip(rank_array[keep].tolist(),
                         zip(low[keep].tolist(), high[keep].tolist(), strict=True), strict=True))
 
+    def recent(i: int) -> dict[int, tuple[float, float]]:
+        med, low = rows[:, 2 + 6 * n_sec + i], rows[:, 2 + 7 * n_sec + i]
+        keep = ~np.isnan(med)
+        return dict(zip(rank_array[keep].tolist(),
+                        zip(med[keep].tolist(), low[keep].tolist(), strict=True), strict=True))
+
     def per_section(offset: int) -> dict[str, dict[int, float]]:
         return {id_to_name[i]: per_rank(offset + i) for i in in_use}
 
@@ -128,10 +149,11 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
         "section_medians_ms": {id_to_name[i]: present_only(2 + 2 * n_sec + i) for i in in_use},
         "rank_telemetry": {r: {f: v for f, v in zip(telemetry_fields, values, strict=True)
                                if not math.isnan(v)}
-                           for r, values in zip(rank_list, rows[:, 2 + 6 * n_sec:tail].tolist(),
+                           for r, values in zip(rank_list, rows[:, first:tail].tolist(),
                                                 strict=True)},
         "section_quartiles_ms": {id_to_name[i]: quartiles(i) for i in in_use},
         "section_low_ms": {id_to_name[i]: present_only(2 + 5 * n_sec + i) for i in in_use},
+        "section_recent_ms": {id_to_name[i]: recent(i) for i in in_use},
     }
 
 

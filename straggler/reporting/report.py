@@ -89,6 +89,9 @@ class Report:
     - ``section_low_ms``: section -> global rank -> the 5th percentile of that rank's section
       times in the window (ms): its fast steps, which the policy's evidence reads (interference
       lengthens some steps, a straggler every step; docs/policy.md).
+    - ``section_recent_ms``: section -> global rank -> (median, 5th percentile) of that rank's
+      section times in the last quarter of the window (ms,
+      `straggler.analysis.recent`): a straggler that starts inside the window shows there first.
     - ``rank_telemetry``: global rank -> telemetry field -> value, absent (NaN) values dropped.
     - ``group_ranks``: the global ranks of the group the report covers, in group order.
     - ``confirmed``: the ranks the persistence policy (`straggler.analysis.policy`) has confirmed as
@@ -132,6 +135,8 @@ class Report:
     section_quartiles_ms: Mapping[str, Mapping[int, tuple[float, float]]] = field(
         default_factory=dict)
     section_low_ms: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+    section_recent_ms: Mapping[str, Mapping[int, tuple[float, float]]] = field(
+        default_factory=dict)
     rank_telemetry: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     group_ranks: tuple[int, ...] = ()
     confirmed: frozenset[StragglerId] = frozenset()

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._checks import check_bool, check_choice, check_name
+from ..analysis.recent import recent_summary
 from ..analysis.statistics import Statistic
 from .gpu import GpuTiming
 from .sections import (
@@ -56,18 +57,19 @@ def host_summaries(sections: dict[str, Section]) -> dict[str, dict[Statistic, fl
 
 def host_window(sections: dict[str, Section]
                 ) -> tuple[dict[str, dict[Statistic, float]],
-                           dict[str, tuple[float, float, float]]]:
-    """`host_summaries` and the lower and upper quartiles and the `LOW_PERCENTILE` (ms) of each
-    section's samples.
+                           dict[str, tuple[float, float, float, float, float]]]:
+    """`host_summaries` and, per section, the lower and upper quartiles, the `LOW_PERCENTILE`,
+    and the median and `LOW_PERCENTILE` of the window's recent part (ms) of its samples.
 
     The quartiles are the window's spread that the verdict policy weighs each median by, the
-    low percentile the rank's fast steps (docs/policy.md); they travel in the gathered report
-    next to the medians.
+    low percentile the rank's fast steps, the recent part (the last samples, in the order
+    taken: `straggler.analysis.recent`) a straggler that starts inside the window
+    (docs/policy.md); they travel in the gathered report next to the medians.
     """
     import numpy as np
 
     out: dict[str, dict[Statistic, float]] = {}
-    quartiles: dict[str, tuple[float, float, float]] = {}
+    quartiles: dict[str, tuple[float, float, float, float, float]] = {}
     for name, s in sections.copy().items():  # a copy: threads may add names
         if not s.samples:
             continue
@@ -80,7 +82,8 @@ def host_window(sections: dict[str, Section]
             Statistic.MED: float(med), Statistic.AVG: float(a.mean()),
             Statistic.STD: float(a.std(ddof=1)) if n > 1 else math.nan,
             Statistic.NUM: float(n)}
-        quartiles[name] = (float(q25), float(q75), float(low))
+        quartiles[name] = (float(q25), float(q75), float(low),
+                           *recent_summary(a, LOW_PERCENTILE))
     return out, quartiles
 
 
@@ -257,8 +260,9 @@ class SectionRegistry:
         return host_summaries(self.sections)
 
     def window(self) -> tuple[dict[str, dict[Statistic, float]],
-                              dict[str, tuple[float, float, float]]]:
-        """`summaries` and each section's quartiles and low percentile (ms) (`host_window`)."""
+                              dict[str, tuple[float, float, float, float, float]]]:
+        """`summaries` and each section's quartiles, low percentile and recent part (ms)
+        (`host_window`)."""
         return host_window(self.sections)
 
     def new_window(self) -> None:

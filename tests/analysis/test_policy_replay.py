@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -89,30 +90,33 @@ def test_the_direct_replay_gives_the_report_paths_verdicts():
 
 
 def _direct_at(trace, inj, interval_s, phase=0.0):
-    # The default policy: its upper quartiles are off, so they are left out (twice as fast;
-    # test_leaving_the_upper_quartiles_out_gives_the_same_verdicts).
+    # The default policy, its upper quartiles (the tail test) included.
     bounds = replay.window_bounds(trace, interval_s, phase)
     confirmed, suspects = replay.direct_verdicts(trace, replay.inject(trace, bounds, inj),
-                                                 bounds, StragglerPolicy, tails=False)
+                                                 bounds, StragglerPolicy)
     return replay.score("", trace, confirmed, suspects, inj, interval_s)
 
 
-def test_leaving_the_upper_quartiles_out_gives_the_same_verdicts():
+def test_leaving_the_upper_quartiles_out_gives_the_same_verdicts_when_they_are_off():
     trace = next(t for t in TRACES if t.name == "idle-4r")
     n = len(replay.window_bounds(trace, 3.0))
     inj = replay.Injection(1, 1.1, "stall", "recovers", replay.onset_of(n), n - 5)
     bounds = replay.window_bounds(trace, 3.0)
     times = replay.inject(trace, bounds, inj)
-    with_tails = replay.direct_verdicts(trace, times, bounds, StragglerPolicy)
-    assert replay.direct_verdicts(trace, times, bounds, StragglerPolicy, tails=False) \
-        == with_tails
+
+    def off():
+        return StragglerPolicy(PolicyConfig(tail_min_effect=10.0))
+
+    with_tails = replay.direct_verdicts(trace, times, bounds, off)
+    assert replay.direct_verdicts(trace, times, bounds, off, tails=False) == with_tails
     assert any(with_tails[0]) and any(with_tails[1])  # confirmed and suspects to compare
 
 
-@pytest.mark.parametrize(("interval_s", "most"), [(5.0, 0), (3.0, 2)])
+@pytest.mark.parametrize(("interval_s", "most"), [(5.0, 0), (3.0, 3)])
 def test_clean_replays_confirm_nobody_in_a_thousand_reports(interval_s, most):
-    # Measured (benchmarks/README.md, "Fault injection"): none in 1,162 reports of 5 s, 2 in
-    # 1,972 of 3 s (75-160 steps per window; the previous default: 14).
+    # Measured (benchmarks/README.md, "Fault injection"): none in 1,162 reports of 5 s, 3 in
+    # 1,972 of 3 s (75-160 steps per window; 2 with the upper quartiles off, 14 before the
+    # fast steps).
     reports, alarms = 0, []
     for trace in RUNS:
         for phase in (0.0, 0.2, 0.4, 0.6, 0.8):
@@ -154,14 +158,37 @@ def test_a_20_percent_straggler_is_confirmed_within_2_reports():
     assert all(r is not None and r <= 2 for r in found), found
 
 
-def test_an_intermittent_straggler_shows_in_the_upper_quartile():
-    # The upper quartiles are off by default (docs/policy.md, "Settings"); turned on:
-    tails = PolicyConfig(tail_min_effect=0.15)
+def test_an_intermittent_straggler_is_confirmed_by_the_default_within_4_reports():
+    # One step in five 3x slower (compute, data or a host stall) from a third into the run:
+    # only the upper quartile shows it. The target of #19: >= 0.9 of the 72 replayed runs
+    # within 4 reports (measured 0.96, within 3: 0.86; upper quartiles off: never).
     found = []
     for trace in RUNS:
         n = len(replay.window_bounds(trace, INTERVAL_S))
-        out = _direct(trace, replay.Injection(2, 3.0, "compute", "intermittent",
-                                              replay.onset_of(n)), config=tails)
-        assert out.false_alarms == 0 and out.reports_to_confirm is not None, trace.name
-        found.append(out.reports_to_confirm)
-    assert max(found) <= 4 and sum(r <= 3 for r in found) >= 0.75 * len(found), found
+        for phase in (0.0, INTERVAL_S / 2):
+            for kind in replay.KINDS:
+                inj = replay.Injection(2, 3.0, kind, "intermittent", replay.onset_of(n))
+                out = _direct_at(trace, inj, INTERVAL_S, phase)
+                assert out.false_alarms == 0, (trace.name, out.confirmed)
+                found.append(out.reports_to_confirm)
+    assert all(r is not None for r in found), found
+    assert sum(r <= 4 for r in found) >= 0.9 * len(found), found
+
+
+@pytest.mark.parametrize("kind", ["compute", "stall"])
+def test_a_10_percent_straggler_starting_mid_window_is_confirmed_within_1_5_intervals(kind):
+    # Issue #19's time to a verdict, for an onset inside a report window (docs/policy.md, "Early
+    # reports"): the recent part of the onset's window names the suspect in that window's report
+    # and the early reports confirm it. The whole window alone names it only in the next one:
+    # 1.5-2.2 intervals at these phases (benchmarks/README.md, "Report schedule").
+    trace = next(t for t in TRACES if t.name == "idle-3r")  # 190-570 steps per window
+    took = []
+    for onset in (6.3, 6.5, 6.7):  # intervals into the run; the windows end at about 1, 2, ...
+        onset_s = onset * INTERVAL_S
+        bounds = [(int(np.searchsorted(trace.end_s, onset_s)), trace.steps)]
+        inj = replay.Injection(2, 1.1, kind, onset=0)
+        got = replay.schedule_verdicts(trace, replay.inject(trace, bounds, inj), INTERVAL_S)
+        assert not any(c for t, c, _ in got if t < onset_s)
+        hit = next(t for t, c, _ in got if t >= onset_s and c == {2})
+        took.append((hit - onset_s) / INTERVAL_S)
+    assert max(took) <= 1.5, took

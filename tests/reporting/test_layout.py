@@ -19,16 +19,18 @@ def _row(gpu_ind, gpu_rel, names, ind, rel, med, telemetry, robust_rel=None, qua
                         np.array(ind) / 2)
     if robust_rel is not None:
         scores.robust_gpu_rel, scores.robust_sec_rel = robust_rel[0], np.array(robust_rel[1])
-    q = None if quartiles is None else np.array(quartiles, dtype=np.float64).reshape(-1, 3)
+    q = None if quartiles is None else np.array(quartiles, dtype=np.float64).reshape(
+        len(names), -1)
     return pack(scores, ids, len(SECTION_IDS), np.array(med), np.array(telemetry), q)
 
 
 def test_rows_unpack_into_the_report_fields_by_registry_id():
     # Rank 10 lists its sections in another order than rank 11: ids, not positions, decide.
     rows = np.stack([_row(1.0, 0.9, ["step", "data"], [1.0, 0.8], [0.9, 0.7], [10.0, 2.0],
-                          [300.0, NAN], quartiles=[(9.0, 12.0, 8.0), (1.5, 2.5, NAN)]),
+                          [300.0, NAN], quartiles=[(9.0, 12.0, 8.0, 11.0, 9.5),
+                                                   (1.5, 2.5, NAN, NAN, NAN)]),
                      _row(0.5, 1.0, ["data"], [1.0], [1.0], [1.5], [NAN, 60.0])])
-    assert rows.shape == (2, 2 + 6 * 3 + 2 + 1 + 3) == (2, row_length(3, 2, False))
+    assert rows.shape == (2, 2 + 8 * 3 + 2 + 1 + 3) == (2, row_length(3, 2, False))
     out = unpack(rows, [10, 11], SECTION_IDS, ("power_w", "temp_c"), relative=True,
                  individual=True)
     assert out["gpu_relative_perf_scores"] == {10: 0.9, 11: 1.0}
@@ -42,6 +44,8 @@ def test_rows_unpack_into_the_report_fields_by_registry_id():
     assert out["section_quartiles_ms"] == {"step": {10: (9.0, 12.0)}, "data": {10: (1.5, 2.5)}}
     # ... and their low percentile (the fast steps the policy's evidence reads).
     assert out["section_low_ms"] == {"step": {10: 8.0}, "data": {}}
+    # ... and the median and low percentile of the window's recent part.
+    assert out["section_recent_ms"] == {"step": {10: (11.0, 9.5)}, "data": {}}
     # Ours: the robust individual scores; the robust relative ones are NVRx's ("min").
     assert out["robust_gpu_individual_scores"] == {10: 0.5, 11: 0.25}
     assert out["robust_section_individual_scores"]["data"] == {10: 0.4, 11: 0.5}
