@@ -47,8 +47,7 @@ def _rank(rank: int, args: argparse.Namespace, port: int, path: str, reports: in
     import random
 
     import demo
-
-    import straggler.analysis.policy as policy
+    from straggler.analysis import policy
 
     demo.verdict_is_in = lambda reps: len(reps) >= reports
     captured: list[dict] = []
