@@ -277,7 +277,9 @@ class MetricState:
         steps' log ratio (`fast_step_ratio`).
         ``recent``: each rank's median and fast steps of the last part of its window
         (`straggler.analysis.recent`; None: unknown): a rank whose recent steps are slower than
-        its peers' recent steps is a suspect in this report (`_recent_slow`).
+        its peers' recent steps is a suspect in this report (`_recent_slow`), and the report's
+        evidence is the larger of the whole window's z and ``recent_evidence_weight`` times the
+        recent part's (the recent steps belong to this window only: no step counts twice).
         """
         has = ~np.isnan(x)
         med = median_of_others(x, groups)
@@ -320,12 +322,18 @@ class MetricState:
                 z_clear = log_ratio / np.where(np.isfinite(clear_noise),
                                                np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & shows & (z >= cfg.slow_z)
-                recent_slow = self._recent_slow(cfg, recent, groups, steps, noise) \
-                    if recent is not None and cfg.recent_steps and not self.tail \
-                    else np.zeros(x.shape, dtype=bool)
                 whole_slow = rel_slow.copy()  # only a slow whole window confirms
-                rel_slow |= recent_slow
-                self._accumulate(cfg, slots, z, shows)
+                recent_slow = np.zeros(x.shape, dtype=bool)
+                z_evidence, shows_evidence = z, shows
+                if recent is not None and cfg.recent_steps and not self.tail:
+                    recent_slow, z_recent, shows_recent = self._recent_slow(
+                        cfg, recent, groups, steps, noise)
+                    rel_slow |= recent_slow
+                    if cfg.recent_evidence_weight > 0:
+                        z_evidence = np.where(np.isfinite(z_recent), np.fmax(
+                            z, cfg.recent_evidence_weight * z_recent), z)
+                        shows_evidence = shows | shows_recent
+                self._accumulate(cfg, slots, z_evidence, shows_evidence)
                 if self.tail:  # a suspect only with half the evidence in (early reports)
                     rel_slow &= tail_suspect(cfg, self.evidence[slots])
             else:
@@ -366,25 +374,27 @@ class MetricState:
         return peer, rel_slow | ind_slow, bad
 
     def _recent_slow(self, cfg: PolicyConfig, recent: Recent, groups: np.ndarray,
-                     steps: float, noise: np.ndarray) -> np.ndarray:
-        """The ranks whose recent part of the window (`straggler.analysis.recent`) is slow: a
-        suspect in this report (the early-report signal; the evidence stays the whole window's).
+                     steps: float, noise: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The recent part of the window (`straggler.analysis.recent`): the ranks it shows slow
+        (suspects in this report), its z and its effect-size mask.
 
         The recent part's log ratio to the peers' recent parts (at most its fast steps', as
         the whole window's) is judged with the window's ``noise`` widened by ``sqrt(steps /
         recent steps)`` (a quarter of the steps: twice the noise), by the same gates as the
         whole window. A recent part under `MIN_RECENT_STEPS` (an early report's) is not
-        judged. Counted as evidence as well, it confirmed healthy ranks in the replayed traces
-        (docs/policy.md, "Early reports").
+        judged (z NaN).
         """
         k = recent_count(steps)
         if k < MIN_RECENT_STEPS:
-            return np.zeros(noise.shape, dtype=bool)
+            return (np.zeros(noise.shape, dtype=bool), np.full(noise.shape, np.nan),
+                    np.zeros(noise.shape, dtype=bool))
         ratio, slower = recent_log_ratio(recent[0], recent[1], groups)
         with np.errstate(invalid="ignore"):
             z = slower / (noise * math.sqrt(steps / k))
-            return ((np.exp(-ratio) < cfg.threshold) & (slower >= math.log1p(cfg.min_effect))
-                    & (z >= cfg.slow_z))
+            shows = slower >= math.log1p(cfg.min_effect)
+            slow = (np.exp(-ratio) < cfg.threshold) & shows & (z >= cfg.slow_z)
+        return slow, z, shows
 
     def judge_culprits(self, cfg: PolicyConfig, slots: np.ndarray, share: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:

@@ -548,11 +548,15 @@ def window_recent(report: Any, ranks: np.ndarray) -> dict[str, tuple[np.ndarray,
     last steps of the window (``Report.section_recent_ms``, `straggler.analysis.recent`),
     aligned with ``ranks``, NaN where a rank has none."""
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    order = ranks.tolist()
     for name, by_rank in (getattr(report, "section_recent_ms", None) or {}).items():
         if not by_rank:
             continue
-        pairs = np.array([by_rank.get(r, (np.nan, np.nan)) for r in ranks.tolist()],
-                         dtype=np.float64).reshape(-1, 2)
+        if len(by_rank) == len(order) and list(by_rank) == order:  # the gathered layout: fast
+            pairs = np.array(list(by_rank.values()), dtype=np.float64).reshape(-1, 2)
+        else:
+            pairs = np.array([by_rank.get(r, (np.nan, np.nan)) for r in order],
+                             dtype=np.float64).reshape(-1, 2)
         out[f"section:{name}"] = (pairs[:, 0], pairs[:, 1])
     return out
 

@@ -78,26 +78,37 @@ def _feed(policy, steps=400, recent_factor=1.0, factor=1.0):
                          recent={STEP: (10.0 * recent, 8.0 * recent)})
 
 
+def _warm(policy):
+    for _ in range(4):  # the structure warm-up and one more
+        assert not _feed(policy).suspects
+    return policy
+
+
 def test_a_rank_whose_recent_steps_are_slow_is_a_suspect_in_that_report():
-    policy = StragglerPolicy()
-    assert not any(_feed(policy).suspects for _ in range(4))  # the warm-up and one more
+    policy = _warm(StragglerPolicy())
     decision = _feed(policy, recent_factor=1.1)
     assert decision.suspects == {2} and not decision.confirmed
-    # It is the early-report signal, not evidence: recent parts alone never confirm ...
-    assert not any(_feed(policy, recent_factor=1.1).confirmed for _ in range(6))
-    # ... windows slow throughout do.
-    assert [_feed(policy, recent_factor=1.1, factor=1.1).confirmed for _ in range(2)] \
-        == [set(), {2}]
-    off = StragglerPolicy(PolicyConfig(recent_steps=False))
-    for _ in range(4):
-        _feed(off)
+    off = _warm(StragglerPolicy(PolicyConfig(recent_steps=False)))
     assert not _feed(off, recent_factor=1.1).suspects  # the whole window alone shows nothing
 
 
+def test_the_recent_part_counts_as_half_its_evidence_and_never_confirms_alone():
+    policy = _warm(StragglerPolicy())
+    assert not any(_feed(policy, recent_factor=1.1).confirmed for _ in range(6))
+    ms = policy._metrics[STEP]
+    assert ms.evidence[2] > 0  # half the recent z, less the drift, each report
+    # The next window slow throughout confirms it: the evidence of the recent parts counts.
+    assert _feed(policy, recent_factor=1.1, factor=1.1).confirmed == {2}
+    # As a suspect signal only (weight 0), two whole windows are needed.
+    policy = _warm(StragglerPolicy(PolicyConfig(recent_evidence_weight=0.0)))
+    assert not any(_feed(policy, recent_factor=1.1).confirmed for _ in range(6))
+    assert policy._metrics[STEP].evidence[2] == 0
+    assert [_feed(policy, recent_factor=1.1, factor=1.1).confirmed for _ in range(2)] \
+        == [set(), {2}]
+
+
 def test_an_early_windows_recent_part_is_too_short_to_judge():
-    policy = StragglerPolicy()
-    for _ in range(4):
-        _feed(policy)
+    policy = _warm(StragglerPolicy())
     steps = math.ceil(MIN_RECENT_STEPS / RECENT_FRACTION) - 4  # a recent part under the minimum
     assert recent_count(steps) < MIN_RECENT_STEPS
     assert not _feed(policy, steps=steps, recent_factor=1.2).suspects
@@ -119,8 +130,15 @@ def test_recent_parts_are_read_from_a_report():
     np.testing.assert_array_equal(recent[STEP][0], [10.0, np.nan, np.nan, 11.0])
     np.testing.assert_array_equal(recent[STEP][1], [8.0, np.nan, np.nan, 9.0])
     assert window_recent(types.SimpleNamespace(), RANKS) == {}
+    every = types.SimpleNamespace(section_recent_ms={"step": {int(r): (10.0 + r, 8.0 + r)
+                                                              for r in RANKS}})
+    med, low = window_recent(every, RANKS)[STEP]  # the gathered layout: every rank, in order
+    np.testing.assert_array_equal(med, 10.0 + RANKS)
+    np.testing.assert_array_equal(low, 8.0 + RANKS)
 
 
-def test_recent_steps_must_be_a_bool():
+def test_bad_recent_settings_name_the_value():
     with pytest.raises(ValueError, match="recent_steps"):
         PolicyConfig(recent_steps="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"recent_evidence_weight=1\.5"):
+        PolicyConfig(recent_evidence_weight=1.5)
