@@ -21,15 +21,24 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 
 _PRELUDE = r"""
-import sys
+import glob, importlib.util, os, sys
 _tree, _built = sys.argv[1], sys.argv[2]
 del sys.argv[1:3]
 sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("_editable")]
+
+
+class _BuiltExtensions:  # straggler._core and _ops from this tree's build
+    def find_spec(self, name, path=None, target=None):
+        if name in ("straggler._core", "straggler._ops"):
+            found = glob.glob(os.path.join(_built, name.split(".")[1] + ".*.so"))
+            return importlib.util.spec_from_file_location(name, found[0]) if found else None
+        return None
+
+
+sys.meta_path.insert(0, _BuiltExtensions())
 sys.path.insert(0, _tree)
 sys.path.insert(1, _tree + "/benchmarks")
-import straggler
-straggler.__path__.append(_built)
-assert straggler.__file__.startswith(_tree), straggler.__file__
+assert importlib.util.find_spec("straggler").origin.startswith(_tree)  # not imported yet
 """
 
 

@@ -53,13 +53,14 @@ def _rank(rank: int, args: argparse.Namespace, port: int, path: str, reports: in
     captured: list[dict] = []
     update = policy.StragglerPolicy.update
 
-    def recording(self, ranks, times, steps=None, spread=None, culprits=None, low=None):
+    def recording(self, ranks, times, steps=None, spread=None, culprits=None, low=None,
+                  *rest, **more):  # what the policy reads of a report (later inputs: not kept)
         captured.append({"times": {k: np.asarray(v) for k, v in times.items()},
                          "steps": dict(steps or {}),
                          "spread": {k: np.asarray(v) for k, v in (spread or {}).items()},
                          "low": {k: np.asarray(v) for k, v in (low or {}).items()},
                          "culprits": dict(culprits or {})})
-        return update(self, ranks, times, steps, spread, culprits, low)
+        return update(self, ranks, times, steps, spread, culprits, low, *rest, **more)
 
     policy.StragglerPolicy.update = recording
     if every > 1 and rank == args.slow_rank:  # intermittent: the demo's sleep 1 step in `every`

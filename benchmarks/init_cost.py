@@ -1,10 +1,10 @@
-"""What a rank's first ``Detector.initialize`` costs: wall time, memory it leaves, modules it
-imports; this tree against a baseline revision, measured in the same run.
+"""What a rank's first ``import straggler`` and ``Detector.initialize`` cost: wall time, memory
+they hold, modules they import; this tree against a baseline revision, in the same run.
 
 Each measurement is a fresh interpreter (what a training process pays once) that has already
-imported torch, numpy and straggler and joined a one-rank gloo group, so only the detector's
-own first-use work is counted: ``Detector.initialize()`` with its defaults (no report log, no
-exporter), then the first section and the first report. Time runs and memory runs
+imported torch and numpy: then ``from straggler import Detector``, a one-rank gloo group,
+``Detector.initialize()`` with its defaults (no report log, no exporter), the first section and
+the first report. Time runs and memory runs
 (tracemalloc, which slows imports) are separate interpreters; baseline and this tree
 alternate. The baseline is ``--baseline`` (a git revision, default ``main``), imported the
 same way as this tree (`_baseline.py`: a temporary git worktree, this tree's extensions).
@@ -27,7 +27,16 @@ CHILD = r"""
 import gc, json, sys, tempfile, time, tracemalloc
 mode = sys.argv[1]
 import numpy, torch, torch.distributed as dist
+gc.collect()
+before = set(sys.modules)
+if mode == "mem":
+    tracemalloc.start()
+t0 = time.perf_counter()
 from straggler import Detector
+import_ms = (time.perf_counter() - t0) * 1e3
+import_kib = tracemalloc.get_traced_memory()[0] / 1024 if mode == "mem" else 0
+import_modules = len(set(sys.modules) - before)
+tracemalloc.stop()
 dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
 gc.collect()
 before = set(sys.modules)
@@ -44,7 +53,9 @@ t2 = time.perf_counter()
 held_report = tracemalloc.get_traced_memory()[0] if mode == "mem" else 0
 new = sorted(set(sys.modules) - before)
 Detector.shutdown()
-print(json.dumps({"init_ms": (t1 - t0) * 1e3, "report_ms": (t2 - t1) * 1e3,
+print(json.dumps({"import_ms": import_ms, "import_kib": import_kib,
+                  "import_modules": import_modules, "init_ms": (t1 - t0) * 1e3,
+                  "report_ms": (t2 - t1) * 1e3,
                   "init_kib": held_init / 1024, "report_kib": (held_report - held_init) / 1024,
                   "modules": new}))
 """
@@ -66,23 +77,27 @@ def main() -> int:
                 for name in order:
                     results[name][mode].append(run_in_tree(trees[name], CHILD, [mode]))
     rev = short_rev(args.baseline)
-    med = {name: {key: statistics.median(r[key] for r in res["time" if "ms" in key else "mem"])
-                  for key in ("init_ms", "report_ms", "init_kib", "report_kib")}
+    rows = {"import_ms": "`from straggler import Detector`, ms",
+            "import_kib": "memory it holds, KiB",
+            "import_modules": "modules it imports",
+            "init_ms": "first `Detector.initialize()`, ms",
+            "init_kib": "memory it holds, KiB",
+            "init_modules": "modules it imports",
+            "report_ms": "first section and report, ms",
+            "report_kib": "memory they add, KiB"}
+    for res in results.values():
+        for r in res["time"]:
+            r["init_modules"] = len(r["modules"])
+    med = {name: {key: statistics.median(r[key] for r in res["mem" if "kib" in key else "time"])
+                  for key in rows}
            for name, res in results.items()}
-    print(f"First Detector.initialize() (defaults, 1-rank gloo group) and the first report; "
-          f"medians of {args.runs} fresh interpreters each; baseline {args.baseline} ({rev}).\n")
-    print("| | initialize ms | memory held after it, KiB | first section + report ms | "
-          "memory the report adds, KiB | modules imported |")
-    print("|---|---|---|---|---|---|")
-    for name in trees:
-        m = med[name]
-        mods = len(results[name]["time"][0]["modules"])
-        print(f"| {name} | {m['init_ms']:.1f} | {m['init_kib']:,.0f} | {m['report_ms']:.1f} | "
-              f"{m['report_kib']:,.0f} | {mods} |")
-    b, t = med["baseline"], med["this tree"]
-    print(f"| ratio (this tree / baseline) | {t['init_ms'] / b['init_ms']:.2f} | "
-          f"{t['init_kib'] / b['init_kib']:.2f} | {t['report_ms'] / b['report_ms']:.2f} | "
-          f"{t['report_kib'] / max(b['report_kib'], 1e-9):.2f} | |")
+    print(f"A rank's first import, initialize (defaults, 1-rank gloo group) and report; medians "
+          f"of {args.runs} fresh interpreters each; baseline {args.baseline} ({rev}).\n")
+    print("| what | baseline | this tree | x |")
+    print("|---|---:|---:|---:|")
+    for key, what in rows.items():
+        b, t = med["baseline"][key], med["this tree"][key]
+        print(f"| {what} | {b:,.1f} | {t:,.1f} | {t / b if b else float('nan'):.2f} |")
     gone = sorted(set(results["baseline"]["time"][0]["modules"])
                   - set(results["this tree"]["time"][0]["modules"]))
     added = sorted(set(results["this tree"]["time"][0]["modules"])

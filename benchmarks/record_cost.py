@@ -4,8 +4,9 @@ longest pause that encoding imposes on a thread running Python beside it, this t
 baseline revision in the same run, and whether both write the same line.
 
 The reports are the simulator's (`simulator.SimWorld`: the real `ReportGenerator` with the
-default policy and collective waits, 2 sections, 100 GPU timers, one rank 20 % slow), so the
-`Report` is what rank 0 hands the sinks. Each tree runs in its own fresh interpreter
+default policy and collective waits, 2 sections, 100 GPU timers, one rank 20 % slow), with
+every rank's NVML window (50 fields) added as a GPU job's report has it, so the `Report` is
+what rank 0 hands the sinks. Each tree runs in its own fresh interpreter
 (`_baseline.py`); the two alternate over ``--rounds`` rounds; a row gives the median over the
 rounds of each round's median of ``--repeats`` timings.
 
@@ -32,7 +33,12 @@ world, repeats = int(sys.argv[1]), int(sys.argv[2])
 sim = simulator.SimWorld(world, policy=True, waits=True)
 for sample in simulator.generate(simulator.scenario("slow20"), world, 4, seed=0, gpu_timers=100):
     report = sim.report(sample)
-report = dataclasses.replace(report, generate_report_elapsed_time=1.0)  # a time: not compared
+# A GPU job's report: every rank's NVML window (the 50 fields of straggler.telemetry.window).
+from straggler.telemetry.window import FIELDS
+telemetry = {r: {f: float((i * 31 + r * 7) % 101) for i, f in enumerate(FIELDS)}
+             for r in range(world)}
+report = dataclasses.replace(report, generate_report_elapsed_time=1.0,  # a time: not compared
+                             rank_telemetry=telemetry)
 context = ReportContext(time_s=1.7e9, iteration=400, window_iterations=100, window_s=60.0,
                         report_ms=50.0, sections=2, gpu_timers=100, run_id="bench")
 encode = getattr(reportlog, "encode_line", None) or (  # the baseline's writer: one json.dumps

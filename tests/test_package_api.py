@@ -7,10 +7,11 @@ it is imported, is the object its module defines, and is what type checkers see.
 from __future__ import annotations
 
 import importlib
-import subprocess
 import sys
 
 import pytest
+
+from _fresh import fresh_python
 
 SUB_PACKAGES = ["straggler.analysis", "straggler.timing", "straggler.reporting",
                 "straggler.telemetry", "straggler.dist", "straggler.sinks"]
@@ -60,8 +61,15 @@ def test_importing_a_sub_package_api_in_a_fresh_interpreter():
             "from straggler.reporting import Report; from straggler.analysis import "
             "PolicyConfig; import sys; print(TelemetryOptions.__module__, Report.__module__, "
             "'torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
-                         text=True, timeout=120, check=True)
     # The API of these packages needs no torch: importing them stays cheap.
-    assert out.stdout.split() == ["straggler.telemetry.options", "straggler.reporting.report",
-                                  "False"]
+    assert fresh_python(code, "-W", "error").split() == [
+        "straggler.telemetry.options", "straggler.reporting.report", "False"]
+
+
+def test_importing_straggler_loads_no_module_only_one_feature_needs():
+    # statistics (0.3 MiB with decimal and fractions): the cause rules' peer median, imported
+    # there; the exporter's HTTP server and prometheus_client: only with an exporter.
+    code = ("import sys; from straggler import Detector; print(sorted(m for m in ("
+            "'statistics', 'decimal', 'http.server', 'socketserver', 'prometheus_client') "
+            "if m in sys.modules))")
+    assert fresh_python(code) == "[]"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
@@ -203,6 +202,8 @@ def _num(t: Mapping[str, Any], key: str) -> float:
 
 
 def _peer_median(peers: list[Mapping[str, float]], key: str) -> float:
+    import statistics  # here, not at `import straggler`: 0.3 MiB (benchmarks/init_cost.py)
+
     vals = [p[key] for p in peers if _finite(p.get(key))]
     return statistics.median(vals) if vals else math.nan
 

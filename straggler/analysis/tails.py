@@ -2,18 +2,19 @@
 
 A rank slow in one step in five moves its window's upper quartile by 20-120 %, its median by
 about 5 % and its fast steps not at all, so only the upper quartile shows it. But where a step
-is as short as a scheduler slice the upper quartile of a healthy rank measures how often its
-core was taken, which comes and goes in episodes: on a loaded 2-core machine (the demo's 1 ms
-forward, 40-120 steps per window) a healthy rank's upper quartile sat 30-100 % behind its
-peers' for several windows in a row, with z of 1-2.6 against the job's noise, and the evidence
-of the median's rule (every window adds ``z - drift``) confirmed it (docs/policy.md, "The tail
-test"). Two rules make the tail's evidence come from clear windows only:
+is as short as a scheduler slice, a healthy rank's upper quartile measures how often its core
+was taken, which comes and goes in episodes: in clean demo runs on a loaded 2-core machine (a
+1 ms forward, 40-120 steps per window) a healthy rank's upper quartile sat 30-120 % behind its
+peers' for a few windows at a time, at z 1-2.6 per window, and the median's rule (every window
+adds ``z - drift``) confirmed it (docs/policy.md, "The tail test"). So for an upper quartile:
 
 - **slow windows only**: a window adds evidence only when it is slow on its own (``z >=
-  slow_z``); any other window drains the evidence by ``evidence_drift`` (``tail_slow_only``);
+  slow_z``); any other window drains it (``tail_slow_only``);
 - **a window's evidence grows with its steps**: a window of ``n`` steps adds at most
   ``evidence_z_cap * sqrt(n / tail_full_steps)`` (a quantile's count of slow steps carries
-  ``sqrt(n)`` evidence; a 50-step window's upper quartile is no clear evidence).
+  ``sqrt(n)`` evidence; a 50-step window's upper quartile is no clear evidence);
+- **a suspect needs half the evidence** (`tail_suspect`): a single slow tail window does not
+  make the next report come early.
 
 Pure numpy, no state: the rest of the metric's rules (gates, CUSUM, clearing) are the
 median's (`straggler.analysis.persistence.MetricState.judge`).

@@ -1,8 +1,8 @@
 """The Prometheus exporter's HTTP side: ``/metrics`` answered from the exporter's snapshot.
 
 Imported when a `PrometheusExporter` is built, so that a detector without an exporter loads
-neither ``http.server`` nor the pooled server (`straggler._http`): about 0.7 MiB and a few ms
-of a rank's first ``Detector.initialize`` (benchmarks/init_cost.py).
+neither ``http.server`` nor the pooled server (`straggler._http`): about 0.7 MiB of a rank's
+first ``Detector.initialize`` (benchmarks/init_cost.py).
 """
 
 from __future__ import annotations

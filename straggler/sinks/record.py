@@ -10,6 +10,7 @@ full only for the flagged and confirmed ranks, so a line stays small on large jo
 from __future__ import annotations
 
 import math
+import operator
 import os
 import uuid
 from collections.abc import Iterable, Mapping
@@ -120,10 +121,25 @@ def _flags(report: Any, threshold: float) -> dict[int, list[str]]:
 
 def _telemetry_summary(rank_telemetry: Mapping[int, Mapping[str, float]]
                        ) -> dict[str, dict[str, float | None]]:
-    fields = sorted({f for values in rank_telemetry.values() for f in values})
+    """Per field: min, median and max over the ranks that have a finite value, and how many.
+
+    One (ranks x fields) table, each rank's row read in one C call when it has every field:
+    at 16,384 ranks x 50 NVML fields a Python lookup per value took about 0.7 s.
+    """
+    rows = list(rank_telemetry.values())
+    fields = sorted(set().union(*rows))
+    if not fields:
+        return {}
+    try:
+        row = operator.itemgetter(*fields)  # one value, not a tuple, for a single field
+        table = np.asarray(np.fromiter(map(row, rows), np.dtype((np.float64, len(fields))),
+                                       len(rows)), dtype=np.float64)
+    except KeyError:  # a rank without some field (telemetry off there): NaN
+        table = np.array([[v.get(f, math.nan) for f in fields] for v in rows], dtype=np.float64)
+    table = table.reshape(len(rows), len(fields))
     out: dict[str, dict[str, float | None]] = {}
-    for name in fields:
-        a = np.array([v[name] for v in rank_telemetry.values() if name in v], dtype=np.float64)
+    for j, name in enumerate(fields):
+        a = table[:, j]
         a = a[np.isfinite(a)]
         if a.size:
             out[name] = {"min": float(a.min()), "median": float(np.median(a)),

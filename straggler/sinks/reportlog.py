@@ -101,9 +101,18 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False, default=str)
 
 
+def _size(value: Any) -> int:
+    """About how many values `value` holds (a list's items are counted, not walked)."""
+    if isinstance(value, dict):
+        return len(value) + sum(_size(v) for v in value.values())
+    return len(value) if isinstance(value, list) else 1
+
+
 def _encode_parts(value: Any, out: list[str]) -> None:
-    """Append `value`'s JSON text to `out`, long lists a `_CHUNK` of items per call."""
-    if isinstance(value, list) and len(value) > _CHUNK:
+    """Append `value`'s JSON text to `out`, in calls of about `_CHUNK` values at most."""
+    if _size(value) <= _CHUNK:  # small: one call (a call per small dict costs more)
+        out.append(_dumps(value))
+    elif isinstance(value, list):
         out.append("[")
         for start in range(0, len(value), _CHUNK):
             if start:
@@ -116,7 +125,7 @@ def _encode_parts(value: Any, out: list[str]) -> None:
             out.append(("," if i else "") + _dumps(key) + ":")
             _encode_parts(item, out)
         out.append("}")
-    else:  # a number, string, short list, or a dict json converts keys of
+    else:  # a large dict with keys json converts (not str): one call
         out.append(_dumps(value))
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from straggler.integrations.callback_options import CallbackOptions, scores_to_print
+
+from _fresh import fresh_python
 
 
 def test_defaults_are_nvrx_and_nemo_values_normalized_to_floats():
@@ -45,6 +44,4 @@ def test_checking_the_options_imports_no_lightning():
     code = ("import sys; import straggler.integrations.callback_options; "
             "print(any(m.split('.')[0] in ('lightning', 'pytorch_lightning') "
             "for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True)
-    assert out.stdout.strip() == "False"
+    assert fresh_python(code) == "False"

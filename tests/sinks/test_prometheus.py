@@ -23,6 +23,8 @@ from straggler.sinks.prometheus import (
 )
 from straggler.sinks.record import SCHEMA, SCHEMA_VERSION
 
+from _fresh import fresh_python
+
 
 @pytest.fixture(autouse=True)
 def _clean(monkeypatch):
@@ -411,10 +413,4 @@ Detector.shutdown()
 ])
 def test_the_http_server_and_prometheus_client_are_imported_only_with_an_exporter(
         prometheus, expected):
-    # A fresh interpreter: what the detector imports, not what other tests left behind.
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-c", _IMPORTS_AFTER_A_REPORT.format(
-        prometheus=prometheus)], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == repr(expected)
+    assert fresh_python(_IMPORTS_AFTER_A_REPORT.format(prometheus=prometheus)) == repr(expected)

@@ -101,3 +101,16 @@ def test_the_line_is_json_dumps_whatever_the_chunk_size(monkeypatch):
     assert reportlog.encode_line(odd) == (json.dumps(odd, separators=(",", ":")) + "\n").encode()
     with pytest.raises(ValueError):  # a NaN is refused, as json.dumps(allow_nan=False) does
         reportlog.encode_line({"x": [1.0, 2.0, math.nan]})
+
+
+def test_the_telemetry_summary_reads_every_rank_whether_or_not_it_has_every_field():
+    full = {r: {"power_w_mean": 100.0 * (r + 1), "gpu_temp_c_max": 60.0 + r} for r in range(4)}
+    summary = {"gpu_temp_c_max": {"min": 60.0, "median": 61.5, "max": 63.0, "ranks": 4},
+               "power_w_mean": {"min": 100.0, "median": 250.0, "max": 400.0, "ranks": 4}}
+    report = dataclasses.replace(fixed_report(), rank_telemetry=full)
+    assert report_record(report, CONTEXT)["telemetry"] == summary
+    full[1] = {"power_w_mean": math.nan}  # rank 1: no temperature, no finite power
+    report = dataclasses.replace(fixed_report(), rank_telemetry=full)
+    assert report_record(report, CONTEXT)["telemetry"] == {
+        "gpu_temp_c_max": {"min": 60.0, "median": 62.0, "max": 63.0, "ranks": 3},
+        "power_w_mean": {"min": 100.0, "median": 300.0, "max": 400.0, "ranks": 3}}
