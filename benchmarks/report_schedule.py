@@ -162,6 +162,8 @@ def _live_phases(interval: float, repeats: int, factor: float = 1.1) -> str:
                                  f"{r['to_confirm']} | {statistics.median(early) if early else '-'}"
                                  f" | {r['load']:.1f}-{os.getloadavg()[0]:.1f} |")
                     print(lines[-1], flush=True)
+                    print(f"  reports (s, steps, suspects, confirmed): "
+                          f"{[row[:4] for row in r['trace']]}", flush=True)
     return "\n".join(lines)
 
 
@@ -276,6 +278,8 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> 
              "intervals to confirm (median, max) | never |", "|---|---|---|---:|---:|---:|---:|"]
     clean_lines = ["| policy | clean reports | early reports (share) | false alarms |",
                    "|---|---:|---:|---:|"]
+    trace_lines = ["| policy | slowed by | trace | steps per window (median) | within 1.5 "
+                   "intervals | intervals to confirm (median) |", "|---|---|---|---:|---:|---:|"]
     for name, make in _sweep_policies().items():
         reports = early = false = 0
         for trace in runs:
@@ -290,6 +294,7 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> 
         print(clean_lines[-1], flush=True)
         for factor in factors:
             by_bin: dict[str, list[float]] = {}
+            by_trace: dict[str, list[float]] = {}
             for trace in runs:
                 for kind in replay.KINDS:
                     for base in SWEEP_ONSETS:
@@ -312,8 +317,9 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> 
                                       f"{min(int(where * 10), 9) / 10 + 0.1:.1f}"
                             hit = next((t for t, c, _ in got if inj.rank in c
                                         and t >= onset_s), None)
-                            by_bin.setdefault(key, []).append(
-                                math.inf if hit is None else (hit - onset_s) / interval)
+                            took = math.inf if hit is None else (hit - onset_s) / interval
+                            by_bin.setdefault(key, []).append(took)
+                            by_trace.setdefault(trace.name, []).append(took)
             for key in sorted(by_bin):
                 v = np.array(by_bin[key])
                 fin = v[np.isfinite(v)]
@@ -321,7 +327,13 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> 
                 lines.append(f"| {name} | {round((factor - 1) * 100)} % | {key} | {v.size} | "
                              f"{np.mean(v <= 1.5):.2f} | {med} | {int(np.sum(~np.isfinite(v)))} |")
                 print(lines[-1], flush=True)
-    return "\n".join(lines) + "\n\n" + "\n".join(clean_lines)
+            for trace in runs:
+                v = np.array(by_trace[trace.name])
+                steps = np.median([b - a for a, b in replay.window_bounds(trace, interval)])
+                trace_lines.append(f"| {name} | {round((factor - 1) * 100)} % | {trace.name} | "
+                                   f"{steps:.0f} | {np.mean(v <= 1.5):.2f} | "
+                                   f"{np.median(v):.2f} |")
+    return "\n\n".join("\n".join(t) for t in (lines, clean_lines, trace_lines))
 
 
 def _gaps_table(interval: float) -> None:

@@ -304,3 +304,15 @@ def test_generator_refuses_reuse_after_a_failed_report():
         gen.generate_report({"s": summary(1.0)}, {})
     with pytest.raises(RuntimeError, match="cannot be reused"):
         gen.generate_report({"s": summary(1.0)}, {})
+
+
+@pytest.mark.parametrize("gather", [True, False])
+def test_a_report_carries_each_windows_quantiles_and_recent_part(gather):
+    # (q25, q75, 5th percentile, recent median, recent 5th percentile): host_window's order.
+    report = generator(gather=gather, policy=False).generate_report(
+        {"s": summary(1.0), "t": summary(2.0)}, {},
+        section_quartiles={"s": (0.9, 1.1, 0.8, 1.2, 1.0), "t": (1.8, 2.2)})
+    assert report.section_quartiles_ms == {"s": {0: (0.9, 1.1)}, "t": {0: (1.8, 2.2)}}
+    assert report.section_low_ms["s"] == {0: 0.8}
+    assert report.section_recent_ms["s"] == {0: (1.2, 1.0)}
+    assert not report.section_recent_ms.get("t")  # quartiles alone: no recent part
