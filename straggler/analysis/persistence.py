@@ -396,23 +396,26 @@ class MetricState:
             slow = (np.exp(-ratio) < cfg.threshold) & shows & (z >= cfg.slow_z)
         return slow, z, shows
 
-    def judge_culprits(self, cfg: PolicyConfig, slots: np.ndarray, share: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
+    def judge_culprits(self, cfg: PolicyConfig, slots: np.ndarray, share: np.ndarray,
+                       steps: float = math.nan) -> tuple[np.ndarray, np.ndarray]:
         """One report of the collective waits (the ``"culprit"`` metric); returns the slow and
         unhealthy masks.
 
         ``share``: per rank of ``slots``, the share of the job's time lost waiting for it when
         it is a culprit of the report (`straggler.analysis.waits`), 0 when it is observed and is
         not one, NaN when not observed. A culprit report adds ``evidence_z_cap * min(1, share /
-        culprit_full_share) - evidence_drift`` to the rank's evidence, another report
+        culprit_full_share) - evidence_drift`` to the rank's evidence (the cap scaled by
+        ``sqrt(steps / culprit_full_steps)`` for a window of fewer steps), another report
         ``-evidence_drift``; a culprit report with the evidence at ``evidence_threshold``
         confirms the rank (reason ``"culprit"``). A rank slow outside every section shows here.
         """
         has = ~np.isnan(share)
         culprit = has & (share > 0)
+        cap = cfg.evidence_z_cap
+        if cfg.culprit_full_steps > 0 and math.isfinite(steps) and steps > 0:
+            cap *= math.sqrt(min(1.0, steps / cfg.culprit_full_steps))
         with np.errstate(invalid="ignore"):
-            z = np.where(culprit, cfg.evidence_z_cap * np.minimum(
-                1.0, share / cfg.culprit_full_share), 0.0)
+            z = np.where(culprit, cap * np.minimum(1.0, share / cfg.culprit_full_share), 0.0)
         step = z - cfg.evidence_drift
         sl = slots[has]
         self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[has])

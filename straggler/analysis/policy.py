@@ -285,7 +285,8 @@ class StragglerPolicy:
             self._mark(metric, ms)
 
         if culprits and cfg.culprit_full_share > 0:
-            slow, bad = self._judge_culprits(culprits)
+            window = [v for v in (steps or {}).values() if v > 0 and math.isfinite(v)]
+            slow, bad = self._judge_culprits(culprits, max(window, default=math.nan))
             slow_any |= slow
             unhealthy |= bad
         # Hysteresis: a confirmed rank clears after clear_reports healthy reports in a row. A
@@ -314,8 +315,10 @@ class StragglerPolicy:
             peer_scores=peer_out, individual_scores=ind_out, ranks=ranks_arr,
             structure_ready=ready)
 
-    def _judge_culprits(self, culprits: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
-        """The culprit metric's report: slow and unhealthy masks over every slot.
+    def _judge_culprits(self, culprits: Mapping[int, float], steps: float
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """The culprit metric's report: slow and unhealthy masks over every slot; ``steps``:
+        the window's steps (its longest section's; NaN: unknown).
 
         A report naming as many culprits as a learned cluster may hold (``cluster_min_size``,
         ``cluster_min_fraction`` of the observed ranks) says nothing about a lone straggler (a
@@ -337,7 +340,7 @@ class StragglerPolicy:
         ms.grow(self._ranks.size)
         self._last_seen.pop(CULPRIT_METRIC, None)
         self._last_seen[CULPRIT_METRIC] = self._reports
-        slow, bad = ms.judge_culprits(cfg, slots, share)
+        slow, bad = ms.judge_culprits(cfg, slots, share, steps)
         self._mark(CULPRIT_METRIC, ms)
         size = self._ranks.size
         out_slow = np.zeros(size, dtype=bool)

@@ -98,6 +98,11 @@ class PolicyConfig:
     #: as much evidence as a report at ``evidence_z_cap`` (a smaller share, proportionally
     #: less; docs/policy.md); 0 turns the culprit evidence off.
     culprit_full_share: float = 0.2
+    #: A culprit report of a window of ``n`` steps adds at most ``evidence_z_cap * sqrt(n /
+    #: culprit_full_steps)`` (0: no cap): who waited for whom in a few dozen steps of a loaded
+    #: host is no clear evidence (a clean demo run confirmed a healthy rank from two reports of
+    #: 29-35 steps; docs/policy.md).
+    culprit_full_steps: float = 150.0
     #: Rule ``"k_of_n"``: a rank is confirmed after ``k`` slow reports among its last ``n``.
     k: int = 4
     n: int = 5
@@ -147,6 +152,7 @@ class PolicyConfig:
         check_number("evidence_threshold", self.evidence_threshold, 0.0, low_open=True)
         check_number("noise_floor", self.noise_floor, 0.0, 1.0)
         check_number("culprit_full_share", self.culprit_full_share, 0.0, 1.0)
+        check_number("culprit_full_steps", self.culprit_full_steps, 0.0)
         check_number("window_noise_factor", self.window_noise_factor, 0.0, 100.0)
         check_number("report_noise_weight", self.report_noise_weight, 0.0, 10.0)
         check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)
