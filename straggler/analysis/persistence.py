@@ -183,6 +183,12 @@ class MetricState:
         if self.groups is not None:
             self.groups = np.concatenate([self.groups, np.zeros(extra, np.int64)])
 
+    def _min_effect(self, cfg: PolicyConfig) -> float:
+        """The effect-size gate of this metric, against peers and against its own past:
+        `PolicyConfig.tail_min_effect` for an upper quartile, `PolicyConfig.min_effect`
+        otherwise."""
+        return cfg.tail_min_effect if self.tail else cfg.min_effect
+
     @property
     def flagged(self) -> bool:
         """Whether any rank has a slow mark or a confirmation on this metric."""
@@ -289,8 +295,7 @@ class MetricState:
             log_ratio = np.log(x / med)
             rel_sigma = update_noise(self.rel_prev, self.rel_sigma, self.rel_obs, slots,
                                      log_ratio, alpha, math.log1p(cfg.min_effect))
-            effect = log_ratio >= math.log1p(cfg.tail_min_effect if self.tail
-                                             else cfg.min_effect)
+            effect = log_ratio >= math.log1p(self._min_effect(cfg))
             if cfg.rule == "evidence":
                 # The job's noise, or a part of the rank's own when larger (a noisy but healthy
                 # rank). Its own estimate is robust to a step change (update_noise), so a
@@ -316,8 +321,7 @@ class MetricState:
                 evidence_noise = noise
                 if self.tail:  # an upper quartile: evidence from clear windows only
                     slower, evidence_noise = tail_evidence(cfg, slower, noise, steps)
-                shows = slower >= math.log1p(cfg.tail_min_effect if self.tail
-                                             else cfg.min_effect)
+                shows = slower >= math.log1p(self._min_effect(cfg))
                 z = slower / evidence_noise
                 z_clear = log_ratio / np.where(np.isfinite(clear_noise),
                                                np.maximum(clear_noise, noise), noise)
@@ -343,7 +347,7 @@ class MetricState:
             if cfg.individual == "no_peers":
                 use_ind = np.isnan(med)
             ind_slow = (use_ind & (ind < cfg.individual_threshold)
-                        & (1.0 / ind - 1.0 >= cfg.min_effect) & ind_above_noise)
+                        & (1.0 / ind - 1.0 >= self._min_effect(cfg)) & ind_above_noise)
             # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
             # rank's own noise, so a noisy rank that recovered can still clear.
             band = min(1.0, cfg.noise_z)  # no noise band when the noise gate is off
@@ -442,7 +446,7 @@ class MetricState:
         with np.errstate(invalid="ignore", divide="ignore"):
             log_ratio = np.log(x / median_of_others(x, one))
             noise = np.maximum(cfg.window_noise_factor * window_noise(se, one), cfg.noise_floor)
-            gate = math.log1p(cfg.tail_min_effect if self.tail else cfg.min_effect)
+            gate = math.log1p(self._min_effect(cfg))
             slow = (log_ratio >= gate) & (log_ratio / noise >= cfg.slow_z) & np.isfinite(noise)
         self.provisional[slots[slow]] = True
 

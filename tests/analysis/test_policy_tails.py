@@ -143,3 +143,25 @@ def test_the_clean_demo_on_a_loaded_machine_confirms_fewer_healthy_ranks_on_a_ta
     assert _confirmed_on_a_tail(PolicyConfig()) == ["C1"]
     assert len(_confirmed_on_a_tail(EVERY_WINDOW)) == 4
     assert _confirmed_on_a_tail(PolicyConfig(tail_min_effect=10.0)) == []
+
+
+def _lone_rank_tail(p75_after):
+    """A rank without peers (the individual rule): 12 reports with its median steady at 1 ms,
+    its upper quartile 1.2 ms for 6 and then ``p75_after``. The reports that confirmed it."""
+    policy = StragglerPolicy()
+    one = np.arange(1)
+    out = []
+    for report in range(12):
+        p75 = 1.2 if report < 6 else p75_after
+        decision = policy.update(one, {"section:fwd": [1.0], "section:fwd:p75": [p75]},
+                                 {"section:fwd": 200, "section:fwd:p75": 200})
+        out.append(bool(decision.confirmed))
+    return out
+
+
+def test_a_lone_ranks_upper_quartile_is_judged_by_the_tail_gate_against_its_own_past():
+    # 13 % over its own past: under `tail_min_effect` (15 %), as it is against peers; the
+    # individual rule used the median's 4 % gate for the tail too (a one-rank run on a loaded
+    # machine could confirm itself on its upper quartile's scheduling noise).
+    assert not any(_lone_rank_tail(1.2 * 1.13))
+    assert any(_lone_rank_tail(1.2 * 1.3))  # a tail 30 % over its own past still confirms
