@@ -120,17 +120,13 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
 
     in_use = [i for i in range(n_sec) if not np.isnan(rows[:, 2 + 2 * n_sec + i]).all()]
 
-    def quartiles(i: int) -> dict[int, tuple[float, float]]:
-        low, high = rows[:, 2 + 3 * n_sec + i], rows[:, 2 + 4 * n_sec + i]
-        keep = ~(np.isnan(low) | np.isnan(high))
+    def pairs(first: int, second: int, both: bool) -> dict[int, tuple[float, float]]:
+        """Two columns as ``{rank: (first, second)}``, for the ranks with the first value (and
+        the second as well when ``both``)."""
+        a, b = rows[:, first], rows[:, second]
+        keep = ~(np.isnan(a) | np.isnan(b)) if both else ~np.isnan(a)
         return dict(zip(rank_array[keep].tolist(),
-                        zip(low[keep].tolist(), high[keep].tolist(), strict=True), strict=True))
-
-    def recent(i: int) -> dict[int, tuple[float, float]]:
-        med, low = rows[:, 2 + 6 * n_sec + i], rows[:, 2 + 7 * n_sec + i]
-        keep = ~np.isnan(med)
-        return dict(zip(rank_array[keep].tolist(),
-                        zip(med[keep].tolist(), low[keep].tolist(), strict=True), strict=True))
+                        zip(a[keep].tolist(), b[keep].tolist(), strict=True), strict=True))
 
     def per_section(offset: int) -> dict[str, dict[int, float]]:
         return {id_to_name[i]: per_rank(offset + i) for i in in_use}
@@ -151,9 +147,11 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
                                if not math.isnan(v)}
                            for r, values in zip(rank_list, rows[:, first:tail].tolist(),
                                                 strict=True)},
-        "section_quartiles_ms": {id_to_name[i]: quartiles(i) for i in in_use},
+        "section_quartiles_ms": {id_to_name[i]: pairs(2 + 3 * n_sec + i, 2 + 4 * n_sec + i, True)
+                                 for i in in_use},
         "section_low_ms": {id_to_name[i]: present_only(2 + 5 * n_sec + i) for i in in_use},
-        "section_recent_ms": {id_to_name[i]: recent(i) for i in in_use},
+        "section_recent_ms": {id_to_name[i]: pairs(2 + 6 * n_sec + i, 2 + 7 * n_sec + i, False)
+                              for i in in_use},
     }
 
 
