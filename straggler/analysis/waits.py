@@ -154,6 +154,18 @@ class WaitsTable(Mapping[int, RankWaits]):
         self.late_share = np.asarray(late_share, dtype=np.float64)
         self._index: dict[int, int] | None = None
 
+    def aligned(self, ranks: Sequence[int], column: str) -> np.ndarray:
+        """One column (``"collectives"``, ``"waited_s"``, ...) aligned with ``ranks``, NaN for a
+        rank the table does not hold; whole arrays, no `RankWaits` per rank."""
+        order = np.asarray(ranks, dtype=np.int64)
+        values = np.full(len(order), np.nan)
+        if len(self.ranks) and len(order):
+            sorter = np.argsort(self.ranks, kind="stable")
+            at = sorter[np.searchsorted(self.ranks, order, sorter=sorter).clip(0, len(sorter) - 1)]
+            found = self.ranks[at] == order
+            values[found] = getattr(self, column)[at[found]]
+        return values
+
     def __getitem__(self, rank: int) -> RankWaits:
         if self._index is None:
             self._index = {int(r): i for i, r in enumerate(self.ranks)}

@@ -166,14 +166,9 @@ def _waits(waits: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float |
     if not waits:
         return {}
     if isinstance(waits, WaitsTable):
-        order = np.asarray(ranks, dtype=np.int64)
-        sorter = np.argsort(waits.ranks, kind="stable")
-        pos = np.searchsorted(waits.ranks, order, sorter=sorter).clip(0, len(sorter) - 1)
-        at = sorter[pos]
-        found = waits.ranks[at] == order
         out = {}
         for key in _WAITS_COLUMNS:
-            column = np.where(found, getattr(waits, key)[at], np.nan)
+            column = waits.aligned(ranks, key)
             if key == "collectives":  # a count: `RankWaits.collectives` is int(...)
                 column = np.trunc(column)
             out[key] = _finite_list(column)

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from straggler.analysis.waits import FIELDS, SLOTS, WIDTH, attribute, group_id, group_name, pack
+from straggler.analysis.waits import (
+    FIELDS,
+    SLOTS,
+    WIDTH,
+    WaitsTable,
+    attribute,
+    group_id,
+    group_name,
+    pack,
+)
 
 LATENCY_S = 100e-6
 
@@ -191,3 +200,11 @@ def test_the_grouping_kept_from_the_last_report_gives_the_same_attribution():
     assert again == fresh and again[1][0].rank == 2
     moved = _rows({"x": _steps(30, [0, 1, 2, 3], late=1)})  # other ids: grouped anew
     assert attribute(moved, range(4))[1][0].rank == 1
+
+
+def test_a_waits_table_column_aligns_with_any_ranks_nan_where_it_has_none():
+    table = WaitsTable(np.array([5, 1, 3]), np.array([10.0, 11.0, 12.0]), np.zeros(3),
+                       np.zeros(3), np.array([0.1, 0.2, 0.3]))
+    got = table.aligned([1, 2, 3, 5, 7], "late_share")
+    np.testing.assert_array_equal(got, [0.2, np.nan, 0.3, 0.1, np.nan])
+    assert np.isnan(WaitsTable(*np.empty((5, 0))).aligned([0, 1], "collectives")).all()
