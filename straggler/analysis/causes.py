@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from .._checks import check_fraction
+from .own_time import SlowBetween, confirmed_between
 
 __all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
 
@@ -135,13 +136,15 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ranks = set(flagged) if flagged is not None else flagged_ranks(report, threshold)
     culprits = {c.rank: c for c in getattr(report, "culprits", ()) or ()}
     ranks |= set(culprits)
+    between = {s.rank: s for s in confirmed_between(report)}  # own time: analysis/own_time.py
+    ranks |= set(between)
     telemetry: Mapping[int, Mapping[str, float]] = getattr(report, "rank_telemetry", {}) or {}
     gpus: Mapping[int, Any] = getattr(report, "gpus", {}) or {}
     out = {}
     for rank in sorted(ranks):
         healthy = [t for r, t in telemetry.items() if r != rank and r not in ranks]
         peers = healthy or [t for r, t in telemetry.items() if r != rank]
-        found = _waits_rule(report, rank, culprits, rules)
+        found = _waits_rule(report, rank, culprits, rules, between.get(rank))
         if found is None:
             found = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
                                    (probe or {}).get(rank), rules,
@@ -151,13 +154,15 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     return out
 
 
-def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules
+def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules,
+                between: SlowBetween | None = None
                 ) -> tuple[Cause, str, dict[str, float]] | None:
     """The collective-waits evidence (docs/culprits.md), or None to use the other rules.
 
-    A culprit whose compute scores are normal (or absent) is late outside its compute; a
-    flagged rank that is no culprit but waited at collectives at least twice as long as it
-    made others wait, in a report with culprits, is slow because it waited for them.
+    A culprit, or a rank confirmed on its own time between collectives (``between``), whose
+    compute scores are normal (or absent) is late outside its compute; a flagged rank that is
+    no culprit but waited at collectives at least twice as long as it made others wait, in a
+    report with culprits, is slow because it waited for them.
     """
     gpu_score, sec_score, sec_name = _scores(report, rank)
     compute_slow = any(_finite(x) and x < rules.slow_score for x in (gpu_score, sec_score))
@@ -175,6 +180,17 @@ def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: Caus
                 f"normal (GPU {_fmt(gpu_score)}, sections {_fmt(sec_score)}): the time goes "
                 "outside the measured compute (data loading, Python between sections, a host "
                 "pause)", values)
+    if between is not None and not compute_slow:
+        values.update({"time_lost_s": between.lost_s, "share": between.share,
+                       "own_ms": between.own_ms, "peers_own_ms": between.peers_ms})
+        share = f" ({between.share:.1%} of the job's time)" if _finite(between.share) else ""
+        return (Cause.LATE_OUTSIDE_COMPUTE,
+                f"it spends {between.excess:.0%} more time of its own between collectives than "
+                f"its peers ({between.own_ms:.3g} ms a step against {between.peers_ms:.3g} ms; "
+                f"the others wait about {between.lost_s:.3g} s{share} for it), while its compute "
+                f"scores are normal (GPU {_fmt(gpu_score)}, sections {_fmt(sec_score)}): the "
+                "time goes outside the measured compute (data loading, Python between "
+                "sections, a host pause)", values)
     if culprits and waits is not None and waits.waited_s > 0 \
             and waits.waited_s >= 2 * waits.time_lost_s:
         names = ", ".join(str(r) for r in sorted(culprits)[:5])

@@ -15,6 +15,7 @@ from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
 from ..analysis.statistics import Statistic
+from ..analysis.own_time import OwnTime, confirmed_between
 from ..analysis.waits import Culprit, RankWaits
 from .decision import below as _below  # the one threshold rule
 
@@ -119,6 +120,11 @@ class Report:
     - ``culprits``: the ranks the job waits for (`straggler.analysis.waits.Culprit`: time lost,
       share of the job's time, the groups where it made the others wait), most costly first;
       `culprit_ranks` is their set. See docs/culprits.md.
+    - ``own_time``: global rank -> `straggler.analysis.own_time.OwnTime`: its own time per step
+      (the time it spent outside its collectives: median, quartiles, fast steps, recent part),
+      which the policy judges against its peers' (metric ``"between_collectives"``): a rank slow
+      outside every section. Empty without collective observation or without gathering.
+    - ``waits_window_s``: the length of the waits' window (s; NaN without waits).
     """
 
     gpu_relative_perf_scores: Mapping[int, float]
@@ -152,6 +158,8 @@ class Report:
         default_factory=dict)
     waits: Mapping[int, RankWaits] = field(default_factory=dict)
     culprits: tuple[Culprit, ...] = ()
+    own_time: Mapping[int, OwnTime] = field(default_factory=dict)
+    waits_window_s: float = math.nan
 
     @property
     def culprit_ranks(self) -> frozenset[int]:
@@ -238,6 +246,8 @@ class Report:
         culprits = self.format_culprits()
         if self.culprits:
             lines.append(culprits)
+        lines.extend(s.describe(self.rank_to_node.get(s.rank, _UNKNOWN_NODE))
+                     for s in confirmed_between(self))
         return "\n".join(lines)
 
     def format_culprits(self) -> str:
