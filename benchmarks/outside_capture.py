@@ -48,7 +48,7 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
     sent: list[np.ndarray] = []  # this rank's waits row of each report
     generate = ReportGenerator.generate_report
 
-    def keep(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def keep(self, *args, **kwargs):
         if kwargs.get("waits") is not None:
             sent.append(np.asarray(kwargs["waits"], dtype=np.float64).copy())
         return generate(self, *args, **kwargs)

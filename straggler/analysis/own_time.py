@@ -93,7 +93,7 @@ class OwnTimeTable(Mapping[int, OwnTime]):
         self.rows = rows[keep]
         self._index = {int(r): i for i, r in enumerate(self.ranks)}
 
-    def aligned(self, ranks: Sequence[int]) -> np.ndarray:
+    def aligned(self, ranks: Sequence[int] | np.ndarray) -> np.ndarray:
         """The ``(len(ranks), FIELDS)`` rows aligned with ``ranks``, NaN where a rank has none."""
         out = np.full((len(ranks), FIELDS), math.nan)
         for i, r in enumerate(ranks):

@@ -44,8 +44,9 @@ import numpy as np
 
 from . import own_time
 
-__all__ = ["FIELDS", "MIN_LOST_FRACTION", "OWN", "SLOTS", "WIDTH", "WORLD", "Culprit", "CulpritGroup",
-           "RankWaits", "WaitsTable", "attribute", "group_id", "group_name", "pack"]
+__all__ = ["FIELDS", "MIN_LOST_FRACTION", "OWN", "SLOTS", "WIDTH", "WORLD", "Culprit",
+           "CulpritGroup", "RankWaits", "WaitsTable", "attribute", "group_id", "group_name",
+           "pack"]
 
 SLOTS = 8
 """Groups per rank in a report (the ones with the most collectives in the window)."""
@@ -228,7 +229,7 @@ def _quantiles(hist: Sequence[int], wait_min_s: float) -> np.ndarray:
 
 
 def pack(groups: Iterable[tuple[str, int, float, float, Sequence[int]]],
-         window_s: float, own: Sequence[float] | None = None) -> np.ndarray:
+         window_s: float, own: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """This rank's `WIDTH` numbers: ``groups`` as (name, count, wait sum s, wait min s,
     histogram) (e.g. `straggler.timing.collectives.take_window`), the busiest `SLOTS` kept;
     ``own``: its own time per step (`straggler.analysis.own_time.summarize`), None: unknown."""

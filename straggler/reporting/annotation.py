@@ -49,10 +49,13 @@ def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
     spread, low, recent = (window_spread(report, ranks, steps), window_low(report, ranks),
                            window_recent(report, ranks))
     # A rank's own time per step, judged like a section (analysis/own_time.py).
-    for into, extra in zip((times, steps, spread, low, recent),
-                           own_time.policy_inputs(getattr(report, "own_time", None), ranks),
-                           strict=True):
-        into.update(extra)
+    own_times, own_steps, own_spread, own_low, own_recent = own_time.policy_inputs(
+        getattr(report, "own_time", None), ranks)
+    times.update(own_times)
+    steps.update(own_steps)
+    spread.update(own_spread)
+    low.update(own_low)
+    recent.update(own_recent)
     decision = policy.update(ranks, times, steps, spread, culprit_shares(report), low, recent)
     nodes = report.rank_to_node
 

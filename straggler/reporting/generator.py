@@ -28,9 +28,9 @@ from .._checks import (
 from .._constants import SCORE_KINDS
 from .._log import WarnOnce
 from ..analysis import scoring
+from ..analysis.own_time import OwnTimeTable
 from ..analysis.policy import make_policy
 from ..analysis.statistics import Statistic
-from ..analysis.own_time import OwnTimeTable
 from ..analysis.waits import OWN as WAITS_OWN
 from ..analysis.waits import WIDTH as WAITS_WIDTH
 from ..analysis.waits import attribute as attribute_waits

@@ -14,8 +14,8 @@ from typing import Any
 from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
-from ..analysis.statistics import Statistic
 from ..analysis.own_time import OwnTime, confirmed_between
+from ..analysis.statistics import Statistic
 from ..analysis.waits import Culprit, RankWaits
 from .decision import below as _below  # the one threshold rule
 

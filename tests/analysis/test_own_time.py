@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from straggler.analysis import own_time, waits
 from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 
@@ -87,7 +86,7 @@ def test_live_runs_slow_outside_every_section_are_confirmed_and_clean_ones_are_n
         # The waits alone named nobody in any of these runs (docs/culprits.md).
         assert not any(culprits), (name, culprits)
         # Nobody but the slowed rank 2 is ever confirmed.
-        assert all(c <= ({2} if name != "f1_b0" and name != "f1_b2" else set())
+        assert all(c <= ({2} if name not in {"f1_b0", "f1_b2"} else set())
                    for c in confirmed), (name, confirmed)
     # Rank 2 does 20 % more matrix work right after its section (its own time per step 7-13 %
     # above its peers'): confirmed at the third report on an idle machine; with every core
