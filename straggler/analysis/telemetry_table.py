@@ -10,7 +10,9 @@ rank's dict only when it is looked up, and gives the readers that want whole fie
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,9 +36,13 @@ class TelemetryTable(Mapping[int, Mapping[str, float]]):
             return telemetry
         rows = list(telemetry.values())
         fields = sorted(set().union(*rows)) if rows else []
-        values = np.array([[_float(row.get(f)) for f in fields] for row in rows],
-                          dtype=np.float64).reshape(len(rows), len(fields))
-        return cls(list(telemetry), fields, values)
+        try:  # each rank's row in one C call when it has every field (numbers)
+            row = operator.itemgetter(*fields)  # one value, not a tuple, for a single field
+            values = np.fromiter(map(row, rows), np.dtype((np.float64, len(fields))), len(rows))
+        except (KeyError, TypeError, ValueError):  # a field absent on some rank: NaN there
+            values = np.array([[_float(row.get(f)) for f in fields] for row in rows],
+                              dtype=np.float64)
+        return cls(list(telemetry), fields, values.reshape(len(rows), len(fields)))
 
     def present_fields(self) -> list[str]:
         """The fields some rank has a finite value of, sorted."""
@@ -99,5 +105,8 @@ class PeerMedians:
         return self._cache[field]
 
 
-def _float(value: object) -> float:
-    return float(value) if isinstance(value, (int, float)) else math.nan
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):  # None, or not a number: absent
+        return math.nan

@@ -15,8 +15,8 @@ from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
 from ..analysis.statistics import Statistic
-from ..analysis.waits import Culprit, RankWaits
 from ..analysis.telemetry_table import TelemetryTable
+from ..analysis.waits import Culprit, RankWaits
 from .decision import below as _below  # the one threshold rule
 
 __all__ = ["Report", "StragglerId", "identify_stragglers"]

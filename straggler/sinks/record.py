@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .. import _env
-from ..analysis.waits import WaitsTable
 from ..analysis.telemetry_table import TelemetryTable
+from ..analysis.waits import WaitsTable
 
 __all__ = ["ENV_RUN_ID", "READ_VERSIONS", "SCHEMA", "SCHEMA_VERSION", "ReportContext",
            "default_run_id", "report_record"]
