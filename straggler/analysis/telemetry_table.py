@@ -25,7 +25,7 @@ class TelemetryTable(Mapping[int, Mapping[str, float]]):
                  values: np.ndarray) -> None:
         self.ranks = np.asarray(ranks, dtype=np.int64).reshape(-1)
         self.fields = tuple(fields)
-        self.values = np.asarray(values, dtype=np.float64).reshape(len(self.ranks),
+        self.array = np.asarray(values, dtype=np.float64).reshape(len(self.ranks),
                                                                      len(self.fields))
         self._index: dict[int, int] | None = None
 
@@ -46,14 +46,14 @@ class TelemetryTable(Mapping[int, Mapping[str, float]]):
 
     def present_fields(self) -> list[str]:
         """The fields some rank has a finite value of, sorted."""
-        finite = np.isfinite(self.values).any(axis=0) if len(self.ranks) else ()
+        finite: list[bool] = np.isfinite(self.array).any(axis=0).tolist()
         return sorted(f for f, ok in zip(self.fields, finite, strict=True) if ok)
 
     def column(self, field: str) -> np.ndarray:
         """``field`` for every rank of `ranks` (NaN where absent or unknown)."""
         if field not in self.fields:
             return np.full(len(self.ranks), np.nan)
-        return self.values[:, self.fields.index(field)]
+        return self.array[:, self.fields.index(field)]
 
     def by_rank(self, field: str) -> dict[int, float]:
         """``{rank: value}`` of ``field`` for the ranks with a finite value."""
@@ -69,7 +69,7 @@ class TelemetryTable(Mapping[int, Mapping[str, float]]):
     def __getitem__(self, rank: int) -> dict[str, float]:
         if self._index is None:
             self._index = {r: i for i, r in enumerate(self.ranks.tolist())}
-        row = self.values[self._index[rank]].tolist()
+        row = self.array[self._index[rank]].tolist()
         return {f: v for f, v in zip(self.fields, row, strict=True) if not math.isnan(v)}
 
     def __iter__(self) -> Iterator[int]:

@@ -68,3 +68,10 @@ def test_unpack_gives_a_table_and_the_causes_read_it_as_they_read_the_dicts():
                                               rank_telemetry=as_dicts))[2]
     assert from_table == from_dicts
     assert "1100 MHz vs 1980 MHz (peers' median)" in from_table.evidence
+
+
+def test_a_table_is_a_mapping_in_full():
+    table = TelemetryTable([1, 2], ["a"], np.array([[1.0], [NAN]]))
+    assert list(table.keys()) == [1, 2] and list(table.values()) == [{"a": 1.0}, {}]
+    assert dict(table.items()) == {1: {"a": 1.0}, 2: {}} and 2 in table and 3 not in table
+    assert TelemetryTable([], ["a"], np.empty((0, 1))).present_fields() == []
