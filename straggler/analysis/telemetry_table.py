@@ -46,8 +46,8 @@ class TelemetryTable(Mapping[int, Mapping[str, float]]):
 
     def present_fields(self) -> list[str]:
         """The fields some rank has a finite value of, sorted."""
-        finite: list[bool] = np.isfinite(self.array).any(axis=0).tolist()
-        return sorted(f for f, ok in zip(self.fields, finite, strict=True) if ok)
+        present = np.flatnonzero(np.isfinite(self.array).any(axis=0))
+        return sorted(self.fields[i] for i in present.tolist())
 
     def column(self, field: str) -> np.ndarray:
         """``field`` for every rank of `ranks` (NaN where absent or unknown)."""
