@@ -19,6 +19,7 @@ from typing import Any, TypeGuard
 
 from .._checks import check_fraction
 from .own_time import SlowBetween, confirmed_between
+from .telemetry_table import PeerMedians, TelemetryTable
 
 __all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
 
@@ -138,12 +139,12 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ranks |= set(culprits)
     between = {s.rank: s for s in confirmed_between(report)}  # own time: analysis/own_time.py
     ranks |= set(between)
-    telemetry: Mapping[int, Mapping[str, float]] = getattr(report, "rank_telemetry", {}) or {}
+    telemetry = TelemetryTable.of(getattr(report, "rank_telemetry", {}) or {})
+    healthy = telemetry.peer_medians(exclude=ranks)  # the same peers for every flagged rank
     gpus: Mapping[int, Any] = getattr(report, "gpus", {}) or {}
     out = {}
     for rank in sorted(ranks):
-        healthy = [t for r, t in telemetry.items() if r != rank and r not in ranks]
-        peers = healthy or [t for r, t in telemetry.items() if r != rank]
+        peers = healthy if healthy.ranks else telemetry.peer_medians(exclude=(rank,))
         found = _waits_rule(report, rank, culprits, rules, between.get(rank))
         if found is None:
             found = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
@@ -217,13 +218,6 @@ def _num(t: Mapping[str, Any], key: str) -> float:
     return float(value) if _finite(value) else math.nan
 
 
-def _peer_median(peers: list[Mapping[str, float]], key: str) -> float:
-    import statistics  # here, not at `import straggler`: 0.3 MiB (benchmarks/init_cost.py)
-
-    vals = [p[key] for p in peers if _finite(p.get(key))]
-    return statistics.median(vals) if vals else math.nan
-
-
 def _scores(report: Any, rank: int) -> tuple[float, float, str]:
     """(lowest GPU score, lowest section score, that section's name); NaN when absent."""
     gpu = [s.get(rank) for s in (report.gpu_relative_perf_scores,
@@ -244,7 +238,7 @@ def _share(t: Mapping[str, float], *keys: str) -> float:
 
 
 def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
-                   peers: list[Mapping[str, float]], probe: float | None,
+                   peers: PeerMedians, probe: float | None,
                    rules: CauseRules,
                    no_gpu_timers: str | None = None) -> tuple[Cause, str, dict[str, float]]:
     gpu_score, sec_score, sec_name = _scores(report, rank)
@@ -260,7 +254,7 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
             mean, top = _num(t, f"pcie_{what}_mean"), _num(t, f"pcie_{what}_limit")
             if not (_finite(mean) and _finite(top) and mean < top):
                 continue
-            peer = _peer_median(peers, f"pcie_{what}_mean")
+            peer = peers(f"pcie_{what}_mean")
             if _finite(peer) and mean >= peer - 0.5:
                 continue  # the peers' links are as narrow: the platform's normal
             values.update({f"pcie_{what}_mean": mean, f"pcie_{what}_limit": top,
@@ -290,7 +284,7 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
                   "power_violation_frac"), "power capped"),
                 (Cause.GPU_HW_SLOWDOWN, ("reason_hw_slowdown_frac",), "in HW slowdown")):
             share = _share(t, *keys)
-            peer_vals = [m for m in (_peer_median(peers, k) for k in keys) if _finite(m)]
+            peer_vals = [m for m in (peers(k) for k in keys) if _finite(m)]
             peer = max(peer_vals) if peer_vals else math.nan
             base = peer if _finite(peer) else 0.0
             if _finite(share) and share >= rules.throttle_share \
@@ -304,7 +298,7 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
             return cause, f"{share:.0%} of the window {what}{peers_txt}; {extra}", values
 
         clock = _num(t, "sm_clock_mhz_mean")
-        peer_clock = _peer_median(peers, "sm_clock_mhz_mean")
+        peer_clock = peers("sm_clock_mhz_mean")
         reference = peer_clock if _finite(peer_clock) else _num(t, "sm_clock_max_mhz")
         idle = _num(t, "reason_idle_frac")
         if _finite(clock) and _finite(reference) and clock < rules.clock_ratio * reference \

@@ -16,6 +16,7 @@ from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
 from ..analysis.own_time import OwnTime, confirmed_between
 from ..analysis.statistics import Statistic
+from ..analysis.telemetry_table import TelemetryTable
 from ..analysis.waits import Culprit, RankWaits
 from .decision import below as _below  # the one threshold rule
 
@@ -204,12 +205,12 @@ class Report:
                 columns.append((f"{short} rel", self.section_relative_perf_scores[name], True))
             if name in self.section_individual_perf_scores:
                 columns.append((f"{short} ind", self.section_individual_perf_scores[name], True))
-        fields = sorted({f for values in self.rank_telemetry.values() for f in values})
+        telemetry = TelemetryTable.of(self.rank_telemetry)
+        fields = telemetry.present_fields()
         # NVML telemetry has ~50 fields: the table shows the telling few (all are in the report).
         fields = [f for f in _TABLE_TELEMETRY if f in fields] or fields
         for name in fields:
-            by_rank = {r: v[name] for r, v in self.rank_telemetry.items() if name in v}
-            columns.append((name, by_rank, False))
+            columns.append((name, telemetry.by_rank(name), False))
         if self.culprits:  # who the job waits for at its collectives (docs/culprits.md)
             columns.append(("lost s", {r: w.time_lost_s for r, w in self.waits.items()
                                        if w.time_lost_s > 0}, False))
