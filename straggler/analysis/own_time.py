@@ -9,14 +9,15 @@ collectives (groups of 2 or more ranks) is in flight to its next arrival, and su
 training step (the detector marks each step; a step without collectives adds to the next one:
 `straggler.timing.collectives.take_own_time`). Each rank sends the same summary of those
 per-step samples as of a section (`summarize`, `FIELDS` numbers): the steps, the median, the
-quartiles, the 5th percentile (its fast steps) and its recent part. The policy judges them like a section's
-times (metric `METRIC`, `policy_inputs`); `slow_between` says, for a confirmed rank, how much
-more own time it takes than its peers and what that costs the job.
+quartiles, the 5th percentile (its fast steps) and its recent part. The policy judges them like
+a section's times (metric `METRIC`, `policy_inputs`); `slow_between` says, for a confirmed rank,
+how much more own time it takes than its peers and what that costs the job.
 
 Measured on live 3-rank gloo runs (benchmarks/outside_capture.py, docs/culprits.md): a rank
-doing 20 % more matrix work outside its section has 11-14 % more own time per step (median and
-5th percentile) than its peers, 10 %: 3-7 %; healthy ranks stay within 4 %, while the waits
-(who arrived last, the mean or median wait) do not tell them apart.
+doing 20 % more matrix work outside its section has 10-12 % more own time at its fast steps (5th
+percentile) than its peers, with every core busy too, while the waits (who arrived last, the
+mean or median wait) do not tell it apart; the median is noisier (the training thread's
+wake-up after the collective completes on gloo's thread is in each gap).
 
 Pure numpy: no process group, no torch.
 """
