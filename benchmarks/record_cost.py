@@ -1,14 +1,15 @@
-"""What a report log costs rank 0 per report at 1k-16k ranks: building the record (on the
-training thread), encoding its JSON line (on the writer thread, holding the GIL) and the
-longest pause that encoding imposes on a thread running Python beside it, this tree against a
-baseline revision in the same run, and whether both write the same line.
+"""What a report log costs rank 0 per report at 1k-16k ranks: unpacking the gathered rows'
+telemetry and building the record (on the training thread), encoding its JSON line (on the
+writer thread, holding the GIL) and the longest pause that encoding imposes on a thread running
+Python beside it, this tree against a baseline revision in the same run, and whether both write
+the same line.
 
 The reports are the simulator's (`simulator.SimWorld`: the real `ReportGenerator` with the
 default policy and collective waits, 2 sections, 100 GPU timers, one rank 20 % slow), with
-every rank's NVML window (50 fields) added as a GPU job's report has it, so the `Report` is
-what rank 0 hands the sinks. Each tree runs in its own fresh interpreter
-(`_baseline.py`); the two alternate over ``--rounds`` rounds; a row gives the median over the
-rounds of each round's median of ``--repeats`` timings.
+every rank's NVML window (50 fields) unpacked from gathered rows (`layout.unpack`) as a GPU
+job's report has it, so the `Report` is what rank 0 hands the sinks. Each tree runs in its own
+fresh interpreter (`_baseline.py`); the two alternate over ``--rounds`` rounds; a row gives the
+median over the rounds of each round's median of ``--repeats`` timings.
 
     .venv/bin/python benchmarks/record_cost.py [--baseline main] [--worlds 1024 16384]
 """
@@ -33,10 +34,22 @@ world, repeats = int(sys.argv[1]), int(sys.argv[2])
 sim = simulator.SimWorld(world, policy=True, waits=True)
 for sample in simulator.generate(simulator.scenario("slow20"), world, 4, seed=0, gpu_timers=100):
     report = sim.report(sample)
-# A GPU job's report: every rank's NVML window (the 50 fields of straggler.telemetry.window).
+# A GPU job's report: every rank's NVML window (the 50 fields of straggler.telemetry.window),
+# unpacked from the gathered rows as the report generator does (timed: rank 0, training thread).
+import numpy as np
+from straggler.reporting import layout
 from straggler.telemetry.window import FIELDS
-telemetry = {r: {f: float((i * 31 + r * 7) % 101) for i, f in enumerate(FIELDS)}
-             for r in range(world)}
+first = layout.telemetry_offset(2)
+gathered = np.full((world, layout.row_length(2, len(FIELDS), True)), np.nan)
+gathered[:, first:first + len(FIELDS)] = (np.arange(len(FIELDS))[None, :] * 31
+                                          + np.arange(world)[:, None] * 7) % 101
+unpack_ms = []
+for _ in range(repeats):
+    gc.collect()
+    t0 = time.perf_counter()
+    telemetry = layout.unpack(gathered, range(world), {"a": 0, "b": 1}, FIELDS, True, True
+                              )["rank_telemetry"]
+    unpack_ms.append((time.perf_counter() - t0) * 1e3)
 report = dataclasses.replace(report, generate_report_elapsed_time=1.0,  # a time: not compared
                              rank_telemetry=telemetry)
 context = ReportContext(time_s=1.7e9, iteration=400, window_iterations=100, window_s=60.0,
@@ -70,7 +83,8 @@ for _ in range(repeats):
     record_ms.append((t1 - t0) * 1e3)
     line_ms.append((t2 - t1) * 1e3)
     stall_ms.append(longest_stall(record))
-print(json.dumps({"record_ms": statistics.median(record_ms), "line_ms": statistics.median(line_ms),
+print(json.dumps({"unpack_ms": statistics.median(unpack_ms),
+                  "record_ms": statistics.median(record_ms), "line_ms": statistics.median(line_ms),
                   "stall_ms": statistics.median(stall_ms), "bytes": len(line),
                   "sha": hashlib.sha256(line).hexdigest()}))
 """
@@ -97,7 +111,8 @@ def main() -> int:
           f"{args.repeats}); baseline {args.baseline} ({short_rev(args.baseline)}).\n")
     print("| ranks | what (ms) | baseline | this tree | x |")
     print("|---|---|---:|---:|---:|")
-    keys = {"record_ms": "record (training thread)", "line_ms": "JSON line (writer thread)",
+    keys = {"unpack_ms": "unpack the gathered rows (training thread)",
+            "record_ms": "record (training thread)", "line_ms": "JSON line (writer thread)",
             "stall_ms": "longest pause of the training thread while the writer encodes"}
     for world, runs in rows:
         for key, what in keys.items():

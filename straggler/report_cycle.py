@@ -86,6 +86,7 @@ class ReportCycle:
         # Collective waits ride on the report's gather (docs/culprits.md); None: not sent.
         self.collective_waits = options.collective_waits
         self._waits_since_s = time.monotonic()
+        self._waits_since_iter: float | None = None  # the iteration the waits' window began
         self._wait_groups: dict[str, str] = {}  # this rank's groups: c10d name -> name for people
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
@@ -264,6 +265,7 @@ class ReportCycle:
         collectives are not observed; the window restarts."""
         if not self.collective_waits:
             return None
+        from .analysis import own_time
         from .analysis.waits import group_name, pack
         from .timing import collectives
 
@@ -272,8 +274,15 @@ class ReportCycle:
         groups = [g for g in collectives.take_window() if g.size > 1]
         world = _world_group_name()
         self._wait_groups = {g.group: group_name(g.group, g.desc, world) for g in groups}
+        # Own time per step (analysis/own_time.py): the gaps between collectives over the
+        # window's iterations (the same on every rank); not on the GPU path (the host's gaps).
+        gaps = collectives.take_gaps()
+        iteration = float(self.tracker.current_iter)
+        since, self._waits_since_iter = self._waits_since_iter, iteration
+        own = None if gaps.gpu or since is None else \
+            own_time.summarize(gaps.gaps_s, iteration - since, gaps.count)
         return pack([(g.group, g.count, g.wait_sum_s, g.wait_min_s, g.histogram)
-                     for g in groups], window_s)
+                     for g in groups], window_s, own)
 
     def _agree_decision(self, report: Any) -> Decision:
         """The decision of this report, the same on every rank (collective when reports
@@ -351,6 +360,7 @@ class ReportCycle:
                          "had %d)", self.comm.global_ranks[self.comm.rank], agreed,
                          tracker.current_iter)
                 tracker.adopt_iteration(agreed)
+        self._waits_since_iter = float(tracker.current_iter)  # own time per step's window
         if self.deadline is not None:
             self.deadline.start_window(self.interval_s)
 

@@ -18,6 +18,7 @@ from _multirank import run_ranks
 pytestmark = [pytest.mark.multirank, pytest.mark.serial]
 
 STEPS, DELAY_S, STEP_S = 12, 0.06, 0.01
+OWN_STEPS, OWN_DELAY_S = 24, 0.03
 
 
 def _summary(report):
@@ -84,6 +85,22 @@ def _scenarios(rank, world_size):
         time.sleep(0.002)
         work.wait()
     out["async"] = _summary(Detector.generate_report())
+
+    # Own time per step (analysis/own_time.py): rank 1 spends OWN_DELAY_S a step outside every
+    # collective; each rank summarises its gaps as a report does, all gathered here.
+    from straggler.analysis import own_time
+    from straggler.timing import collectives
+
+    collectives.take_gaps()  # the window starts here
+    for _ in range(OWN_STEPS):
+        if rank == 1:
+            time.sleep(OWN_DELAY_S)
+        dist.all_reduce(x)
+    gaps = collectives.take_gaps()
+    row = torch.tensor(own_time.summarize(gaps.gaps_s, OWN_STEPS, gaps.count))
+    rows = [torch.zeros_like(row) for _ in range(world_size)]
+    dist.all_gather(rows, row)
+    out["own"] = torch.stack(rows).numpy()
     Detector.shutdown()
     return out
 
@@ -138,3 +155,15 @@ def test_the_slow_rank_of_a_grid_is_named_in_its_groups_only(reports):
 
 def test_async_collectives_name_the_late_issuer(reports):
     _assert_named(reports["async"], 0, _lost())
+
+
+def test_a_rank_slow_outside_every_collective_has_more_own_time_a_step(reports):
+    from straggler.analysis import own_time
+
+    table = own_time.OwnTimeTable([0, 1, 2, 3], reports["own"])
+    assert sorted(table) == [0, 1, 2, 3]
+    assert all(table[r].steps == OWN_STEPS for r in table)
+    others = max(table[r].median_ms for r in (0, 2, 3))
+    # 30 ms of sleep a step: the others spend a few ms of their own (a loaded host adds some).
+    assert table[1].median_ms - others > 0.6 * OWN_DELAY_S * 1e3, dict(table)
+    assert table[1].low_ms > others, dict(table)

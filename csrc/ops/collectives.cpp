@@ -31,6 +31,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <limits>
@@ -58,6 +59,7 @@ const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, c10::DispatchK
 constexpr std::size_t kMaxGroups = 4096;  // groups (and p2p pairs) tracked; more are ignored
 constexpr std::size_t kPollAt = 8;  // a group's finished GPU collectives are read from here
 constexpr std::size_t kMaxGpuPending = 1024;  // per group; more: not measured
+constexpr std::size_t kMaxGaps = 16384;  // own-time gaps kept per window (the last ones)
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -189,14 +191,28 @@ class Observer {
 
   py::list progress() const;
   py::list take_window();
+  // The window's own-time gaps (ns, oldest first, as raw int64 bytes), how many there were
+  // (more than the bytes hold when the ring wrapped) and whether a GPU collective voided them;
+  // the window restarts.
+  py::tuple take_gaps();
   // The group named `name` restarts (not reported until its next collective).
   void forget(const std::string& name) noexcept;
+  // The window's own-time gaps are dropped (the bench's).
+  void drop_gaps() noexcept {
+    std::lock_guard<std::mutex> lock(mu_);
+    gaps_.clear();
+    gaps_n_ = 0;
+  }
 
  private:
   Observer() = default;
   Group* lookup(const c10d::ProcessGroup& pg, int peer);
   void add_wait_locked(Group& g, std::int64_t wait_ns);
   void poll_gpu_locked(Group& g) noexcept;
+  // The rank's own time (docs/culprits.md): a collective of a group of 2+ ranks arrives
+  // (`arrived`) or leaves (`left`, at `t`) the set of those in flight.
+  void arrived_locked(const Group& g, std::int64_t t);
+  void left_locked(const Group& g, std::int64_t t);
 
   std::atomic<bool> enabled_{false};
   std::atomic<bool> failed_{false};
@@ -217,6 +233,14 @@ class Observer {
   std::unordered_set<std::string> excluded_;
   std::unordered_map<Key, Group*, KeyHash> by_key_;  // a cache over by_name_
   std::map<std::string, std::unique_ptr<Group>> by_name_;  // never erased: see Group
+  // Own time: the gaps between this rank's collectives (groups of 2+ ranks, any group), each
+  // from the moment none was in flight to the next arrival; the window's last kMaxGaps in a
+  // ring. A GPU collective in the window voids them (the host's gaps are not the GPU's).
+  int in_flight_ = 0;
+  std::int64_t idle_since_ns_ = -1;  // -1: not known (nothing finished since the start)
+  std::vector<std::int64_t> gaps_;
+  std::uint64_t gaps_n_ = 0;  // gaps in the window (the ring holds the last kMaxGaps)
+  bool gaps_gpu_ = false;
 };
 
 // One observed collective between its call and its Work (begin_collective/finish_collective).
@@ -491,6 +515,7 @@ Group* Observer::arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
       g->last_op_name = op;
     }
     g->pending.push_back(Pending{*seq, t});
+    arrived_locked(*g, t);
     observed_.fetch_add(1, std::memory_order_relaxed);
     return g;
   } catch (const std::exception& e) {
@@ -506,6 +531,7 @@ void Observer::complete(Group& g, std::uint64_t seq, bool ok) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   Pending p{};
   if (seq <= g.seq_base || !take_pending(g, seq, &p)) return;  // from before a restart
+  left_locked(g, done);
   ++g.completed;
   // A group's collectives finish in order: time spent before the previous one finished was
   // spent waiting for that one (DDP's bucket all-reduces overlap), so it is counted there once.
@@ -513,6 +539,22 @@ void Observer::complete(Group& g, std::uint64_t seq, bool ok) noexcept {
   g.last_done_ns = std::max(g.last_done_ns, done);
   if (!ok) return;  // failed, or no future to tell its end: no wait measured
   add_wait_locked(g, wait);
+}
+
+void Observer::arrived_locked(const Group& g, std::int64_t t) {
+  if (g.size < 2) return;
+  if (in_flight_++ > 0 || idle_since_ns_ < 0) return;
+  if (gaps_.size() < kMaxGaps) {
+    gaps_.push_back(std::max<std::int64_t>(0, t - idle_since_ns_));
+  } else {
+    gaps_[gaps_n_ % kMaxGaps] = std::max<std::int64_t>(0, t - idle_since_ns_);
+  }
+  ++gaps_n_;
+}
+
+void Observer::left_locked(const Group& g, std::int64_t t) {
+  if (g.size < 2 || in_flight_ <= 0) return;
+  if (--in_flight_ == 0) idle_since_ns_ = t;
 }
 
 void Observer::add_wait_locked(Group& g, std::int64_t wait_ns) {
@@ -548,6 +590,7 @@ void Observer::gpu_enqueued(Group& g, std::uint64_t seq, const EventPair& pair) 
       return;
     }
     g.gpu_pending.emplace_back(seq, pair);
+    gaps_gpu_ = true;
     if (g.gpu_pending.size() >= kPollAt) poll_gpu_locked(g);
   } catch (...) {
     gpu_.release(pair.device, pair.start, pair.end);
@@ -578,15 +621,18 @@ void Observer::poll_gpu_locked(Group& g) noexcept {
 }
 
 void Observer::abandon(Group& g, std::uint64_t seq) noexcept {
+  const std::int64_t t = now_ns();
   std::lock_guard<std::mutex> lock(mu_);
   Pending p{};
-  take_pending(g, seq, &p);
+  if (take_pending(g, seq, &p)) left_locked(g, t);
 }
 
 void Observer::forget(const std::string& name) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_name_.find(name);
-  if (it != by_name_.end()) restart(*it->second);
+  if (it == by_name_.end()) return;
+  for (std::size_t i = 0; i < it->second->pending.size(); ++i) left_locked(*it->second, now_ns());
+  restart(*it->second);
 }
 
 void Observer::fail(const char* what) noexcept {
@@ -620,6 +666,11 @@ void Observer::enable(const std::vector<std::string>& exclude) {
       g->gpu_last_device = -1;
       restart(*g);
     }
+    in_flight_ = 0;
+    idle_since_ns_ = -1;
+    gaps_.clear();
+    gaps_n_ = 0;
+    gaps_gpu_ = false;
     by_key_.clear();  // process groups may have been destroyed: their addresses reused
   }
   set_excluded(exclude);
@@ -704,6 +755,29 @@ py::list Observer::take_window() {
   return out;
 }
 
+py::tuple Observer::take_gaps() {
+  std::string bytes;
+  std::uint64_t n = 0;
+  bool gpu = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::size_t held = gaps_.size();
+    bytes.resize(held * sizeof(std::int64_t));
+    // Oldest first: once the ring wrapped, the oldest is where the next one would go.
+    const std::size_t start = gaps_n_ > held ? gaps_n_ % held : 0;
+    for (std::size_t i = 0; i < held; ++i) {
+      const std::int64_t v = gaps_[(start + i) % held];
+      std::memcpy(&bytes[i * sizeof(std::int64_t)], &v, sizeof v);
+    }
+    n = gaps_n_;
+    gpu = gaps_gpu_;
+    gaps_.clear();
+    gaps_n_ = 0;
+    gaps_gpu_ = false;
+  }
+  return py::make_tuple(py::bytes(bytes), n, gpu);
+}
+
 // -- the observer's own cost per collective, without a backend (benchmarks/collectives.py) --
 
 constexpr const char* kBenchGroup = "straggler-bench";
@@ -711,7 +785,8 @@ constexpr const char* kBenchGroup = "straggler-bench";
 // A process group with no backend: only its name is read (by lookup, as a real group's).
 class BenchGroup final : public c10d::ProcessGroup {
  public:
-  BenchGroup() : c10d::ProcessGroup(0, 1) {}
+  // Two ranks: the own-time tracking (groups of 2+ ranks) is in the measured path.
+  BenchGroup() : c10d::ProcessGroup(0, 2) {}
   [[nodiscard]] const std::string& getGroupName() const override { return name_; }
   [[nodiscard]] const std::string& getGroupDesc() const override { return desc_; }
 
@@ -759,6 +834,7 @@ double bench(long long n, bool observe) {
   }
   const std::int64_t t1 = thread_cpu_ns();
   o.forget(kBenchGroup);
+  o.drop_gaps();
   return static_cast<double>(t1 - t0) / static_cast<double>(n);
 }
 
@@ -807,6 +883,11 @@ void bind_collectives(py::module_& m) {
       "collectives_take_window", [] { return Observer::get().take_window(); },
       "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs, group "
       "description)] per group with waits since the last call; the window restarts.");
+  m.def(
+      "collectives_take_gaps", [] { return Observer::get().take_gaps(); },
+      "(own-time gaps since the last call as native int64 ns bytes, oldest first; gaps in the "
+      "window; whether a GPU collective voided them): the time from none of this rank's "
+      "collectives (groups of 2+ ranks) in flight to its next arrival. The window restarts.");
   m.def("collectives_bench", &bench, py::arg("n"), py::arg("observe"),
         py::call_guard<py::gil_scoped_release>(),
         "CPU ns per iteration of a collective's Work made and completed, with (`observe`) or "

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from .._checks import check_fraction
+from .own_time import SlowBetween, confirmed_between
+from .telemetry_table import PeerMedians, TelemetryTable
 
 __all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
 
@@ -135,13 +137,15 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ranks = set(flagged) if flagged is not None else flagged_ranks(report, threshold)
     culprits = {c.rank: c for c in getattr(report, "culprits", ()) or ()}
     ranks |= set(culprits)
-    telemetry: Mapping[int, Mapping[str, float]] = getattr(report, "rank_telemetry", {}) or {}
+    between = {s.rank: s for s in confirmed_between(report)}  # own time: analysis/own_time.py
+    ranks |= set(between)
+    telemetry = TelemetryTable.of(getattr(report, "rank_telemetry", {}) or {})
+    healthy = telemetry.peer_medians(exclude=ranks)  # the same peers for every flagged rank
     gpus: Mapping[int, Any] = getattr(report, "gpus", {}) or {}
     out = {}
     for rank in sorted(ranks):
-        healthy = [t for r, t in telemetry.items() if r != rank and r not in ranks]
-        peers = healthy or [t for r, t in telemetry.items() if r != rank]
-        found = _waits_rule(report, rank, culprits, rules)
+        peers = healthy if healthy.ranks else telemetry.peer_medians(exclude=(rank,))
+        found = _waits_rule(report, rank, culprits, rules, between.get(rank))
         if found is None:
             found = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
                                    (probe or {}).get(rank), rules,
@@ -151,13 +155,15 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     return out
 
 
-def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules
+def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules,
+                between: SlowBetween | None = None
                 ) -> tuple[Cause, str, dict[str, float]] | None:
     """The collective-waits evidence (docs/culprits.md), or None to use the other rules.
 
-    A culprit whose compute scores are normal (or absent) is late outside its compute; a
-    flagged rank that is no culprit but waited at collectives at least twice as long as it
-    made others wait, in a report with culprits, is slow because it waited for them.
+    A culprit, or a rank confirmed on its own time between collectives (``between``), whose
+    compute scores are normal (or absent) is late outside its compute; a flagged rank that is
+    no culprit but waited at collectives at least twice as long as it made others wait, in a
+    report with culprits, is slow because it waited for them.
     """
     gpu_score, sec_score, sec_name = _scores(report, rank)
     compute_slow = any(_finite(x) and x < rules.slow_score for x in (gpu_score, sec_score))
@@ -175,6 +181,17 @@ def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: Caus
                 f"normal (GPU {_fmt(gpu_score)}, sections {_fmt(sec_score)}): the time goes "
                 "outside the measured compute (data loading, Python between sections, a host "
                 "pause)", values)
+    if between is not None and not compute_slow:
+        values.update({"time_lost_s": between.lost_s, "share": between.share,
+                       "own_ms": between.own_ms, "peers_own_ms": between.peers_ms})
+        share = f" ({between.share:.1%} of the job's time)" if _finite(between.share) else ""
+        return (Cause.LATE_OUTSIDE_COMPUTE,
+                f"it spends {between.excess:.0%} more time of its own between collectives than "
+                f"its peers ({between.own_ms:.3g} ms a step against {between.peers_ms:.3g} ms; "
+                f"the others wait about {between.lost_s:.3g} s{share} for it), while its compute "
+                f"scores are normal (GPU {_fmt(gpu_score)}, sections {_fmt(sec_score)}): the "
+                "time goes outside the measured compute (data loading, Python between "
+                "sections, a host pause)", values)
     if culprits and waits is not None and waits.waited_s > 0 \
             and waits.waited_s >= 2 * waits.time_lost_s:
         names = ", ".join(str(r) for r in sorted(culprits)[:5])
@@ -201,13 +218,6 @@ def _num(t: Mapping[str, Any], key: str) -> float:
     return float(value) if _finite(value) else math.nan
 
 
-def _peer_median(peers: list[Mapping[str, float]], key: str) -> float:
-    import statistics  # here, not at `import straggler`: 0.3 MiB (benchmarks/init_cost.py)
-
-    vals = [p[key] for p in peers if _finite(p.get(key))]
-    return statistics.median(vals) if vals else math.nan
-
-
 def _scores(report: Any, rank: int) -> tuple[float, float, str]:
     """(lowest GPU score, lowest section score, that section's name); NaN when absent."""
     gpu = [s.get(rank) for s in (report.gpu_relative_perf_scores,
@@ -228,7 +238,7 @@ def _share(t: Mapping[str, float], *keys: str) -> float:
 
 
 def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
-                   peers: list[Mapping[str, float]], probe: float | None,
+                   peers: PeerMedians, probe: float | None,
                    rules: CauseRules,
                    no_gpu_timers: str | None = None) -> tuple[Cause, str, dict[str, float]]:
     gpu_score, sec_score, sec_name = _scores(report, rank)
@@ -244,7 +254,7 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
             mean, top = _num(t, f"pcie_{what}_mean"), _num(t, f"pcie_{what}_limit")
             if not (_finite(mean) and _finite(top) and mean < top):
                 continue
-            peer = _peer_median(peers, f"pcie_{what}_mean")
+            peer = peers(f"pcie_{what}_mean")
             if _finite(peer) and mean >= peer - 0.5:
                 continue  # the peers' links are as narrow: the platform's normal
             values.update({f"pcie_{what}_mean": mean, f"pcie_{what}_limit": top,
@@ -274,7 +284,7 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
                   "power_violation_frac"), "power capped"),
                 (Cause.GPU_HW_SLOWDOWN, ("reason_hw_slowdown_frac",), "in HW slowdown")):
             share = _share(t, *keys)
-            peer_vals = [m for m in (_peer_median(peers, k) for k in keys) if _finite(m)]
+            peer_vals = [m for m in (peers(k) for k in keys) if _finite(m)]
             peer = max(peer_vals) if peer_vals else math.nan
             base = peer if _finite(peer) else 0.0
             if _finite(share) and share >= rules.throttle_share \
@@ -288,7 +298,7 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
             return cause, f"{share:.0%} of the window {what}{peers_txt}; {extra}", values
 
         clock = _num(t, "sm_clock_mhz_mean")
-        peer_clock = _peer_median(peers, "sm_clock_mhz_mean")
+        peer_clock = peers("sm_clock_mhz_mean")
         reference = peer_clock if _finite(peer_clock) else _num(t, "sm_clock_max_mhz")
         idle = _num(t, "reason_idle_frac")
         if _finite(clock) and _finite(reference) and clock < rules.clock_ratio * reference \

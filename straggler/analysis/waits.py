@@ -42,8 +42,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["FIELDS", "MIN_LOST_FRACTION", "SLOTS", "WIDTH", "WORLD", "Culprit", "CulpritGroup",
-           "RankWaits", "WaitsTable", "attribute", "group_id", "group_name", "pack"]
+from . import own_time
+
+__all__ = ["FIELDS", "MIN_LOST_FRACTION", "OWN", "SLOTS", "WIDTH", "WORLD", "Culprit",
+           "CulpritGroup", "RankWaits", "WaitsTable", "attribute", "group_id", "group_name",
+           "pack"]
 
 SLOTS = 8
 """Groups per rank in a report (the ones with the most collectives in the window)."""
@@ -51,8 +54,11 @@ QUANTILES = (0.25, 0.5, 0.75, 0.9, 1.0)
 """The wait quantiles each rank sends per group (1.0: the top of its highest histogram bin)."""
 FIELDS = 4 + len(QUANTILES)
 """Per group: id, count, wait sum (s), wait min (s), the `QUANTILES` of the waits (s)."""
-WIDTH = 1 + SLOTS * FIELDS
-"""Numbers one rank sends per report: the window's length (s), then the slots."""
+OWN = 1 + SLOTS * FIELDS
+"""Where a row's own time per step starts (`straggler.analysis.own_time.FIELDS` numbers)."""
+WIDTH = OWN + own_time.FIELDS
+"""Numbers one rank sends per report: the window's length (s), the slots, its own time per
+step (`straggler.analysis.own_time.summarize`)."""
 MIN_LOST_FRACTION = 0.05
 """A culprit costs the others at least this share of the window (in rank-seconds)."""
 MIN_LATE_SHARE = 0.5
@@ -223,11 +229,14 @@ def _quantiles(hist: Sequence[int], wait_min_s: float) -> np.ndarray:
 
 
 def pack(groups: Iterable[tuple[str, int, float, float, Sequence[int]]],
-         window_s: float) -> np.ndarray:
+         window_s: float, own: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """This rank's `WIDTH` numbers: ``groups`` as (name, count, wait sum s, wait min s,
-    histogram) (e.g. `straggler.timing.collectives.take_window`), the busiest `SLOTS` kept."""
+    histogram) (e.g. `straggler.timing.collectives.take_window`), the busiest `SLOTS` kept;
+    ``own``: its own time per step (`straggler.analysis.own_time.summarize`), None: unknown."""
     row = np.full(WIDTH, math.nan)
     row[0] = window_s
+    if own is not None:
+        row[OWN:] = own
     kept = sorted((g for g in groups if g[1] > 0), key=lambda g: (-g[1], g[0]))[:SLOTS]
     for i, (name, count, wait_sum, wait_min, hist) in enumerate(kept):
         row[1 + i * FIELDS: 1 + (i + 1) * FIELDS] = (group_id(name), count, wait_sum, wait_min,
@@ -302,11 +311,11 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     rank_arr = np.asarray(ranks, dtype=np.int64)
     # The used slots (entries), rank by rank: a count above 0 (`pack` fills a slot only then;
     # an unused slot is NaN, and NaN > 0 is False).
-    ok = rows[:, 2::FIELDS] > 0
+    ok = rows[:, 2:OWN:FIELDS] > 0
     who = np.nonzero(ok)[0]
     if not len(who):
         return WaitsTable(*np.empty((5, 0))), ()
-    entries = rows[:, 1:].reshape(len(ranks), SLOTS, FIELDS)[ok]
+    entries = rows[:, 1:OWN].reshape(len(ranks), SLOTS, FIELDS)[ok]
     gid, count, wsum, wmin = entries[:, 0], entries[:, 1], entries[:, 2], entries[:, 3]
     quantiles = entries[:, 4:]
     median = quantiles[:, QUANTILES.index(0.5)]

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from .._log import WarnOnce
+from ..analysis import own_time
 from ..analysis.causes import Cause, CauseRules, Diagnosis, diagnose
 from ..analysis.policy import (
     StragglerPolicy,
@@ -45,9 +46,17 @@ def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
     states filled in."""
     ranks, times = observation_from_report(report)
     steps = window_steps(report)
-    decision = policy.update(ranks, times, steps, window_spread(report, ranks, steps),
-                             culprit_shares(report), window_low(report, ranks),
-                             window_recent(report, ranks))
+    spread, low, recent = (window_spread(report, ranks, steps), window_low(report, ranks),
+                           window_recent(report, ranks))
+    # A rank's own time per step, judged like a section (analysis/own_time.py).
+    own_times, own_steps, own_spread, own_low, own_recent = own_time.policy_inputs(
+        getattr(report, "own_time", None), ranks)
+    times.update(own_times)
+    steps.update(own_steps)
+    spread.update(own_spread)
+    low.update(own_low)
+    recent.update(own_recent)
+    decision = policy.update(ranks, times, steps, spread, culprit_shares(report), low, recent)
     nodes = report.rank_to_node
 
     def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:

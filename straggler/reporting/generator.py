@@ -28,8 +28,10 @@ from .._checks import (
 from .._constants import SCORE_KINDS
 from .._log import WarnOnce
 from ..analysis import scoring
+from ..analysis.own_time import OwnTimeTable
 from ..analysis.policy import make_policy
 from ..analysis.statistics import Statistic
+from ..analysis.waits import OWN as WAITS_OWN
 from ..analysis.waits import WIDTH as WAITS_WIDTH
 from ..analysis.waits import attribute as attribute_waits
 from ..dist.comm import Comm
@@ -376,8 +378,11 @@ class ReportGenerator:
         ranks = self.comm.global_ranks
         rows = gathered.numpy()  # one tensor of rows (straggler.dist.comm)
         if waits is not None:
-            local["waits"], local["culprits"] = attribute_waits(rows[:, -WAITS_WIDTH:], ranks,
-                                                                self._wait_groups)
+            block = rows[:, -WAITS_WIDTH:]
+            local["waits"], local["culprits"] = attribute_waits(block, ranks, self._wait_groups)
+            local["own_time"] = OwnTimeTable(ranks, block[:, WAITS_OWN:])
+            local["waits_window_s"] = float(np.nanmax(block[:, 0])) \
+                if np.isfinite(block[:, 0]).any() else math.nan
             rows = np.ascontiguousarray(rows[:, :-WAITS_WIDTH])  # unpack reads rows
         report = Report(
             **unpack(rows, ranks, self.names.section_ids,

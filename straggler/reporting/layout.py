@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.telemetry_table import TelemetryTable
+
 __all__ = ["RankScores", "pack", "present", "row_length", "telemetry_offset", "unpack"]
 
 #: Per-section columns before the telemetry: ind, rel, med, q25, q75, low, recent med and low.
@@ -143,10 +145,8 @@ def unpack(rows: np.ndarray, ranks: Sequence[int], section_ids: Mapping[str, int
         "robust_gpu_individual_scores": per_rank(tail) if individual else {},
         "robust_section_individual_scores": per_section(tail + 1) if individual else {},
         "section_medians_ms": {id_to_name[i]: present_only(2 + 2 * n_sec + i) for i in in_use},
-        "rank_telemetry": {r: {f: v for f, v in zip(telemetry_fields, values, strict=True)
-                               if not math.isnan(v)}
-                           for r, values in zip(rank_list, rows[:, first:tail].tolist(),
-                                                strict=True)},
+        "rank_telemetry": TelemetryTable(rank_array, telemetry_fields,
+                                         rows[:, first:tail].copy()),
         "section_quartiles_ms": {id_to_name[i]: pairs(2 + 3 * n_sec + i, 2 + 4 * n_sec + i, True)
                                  for i in in_use},
         "section_low_ms": {id_to_name[i]: present_only(2 + 5 * n_sec + i) for i in in_use},

@@ -14,7 +14,9 @@ from typing import Any
 from .._checks import check_fraction as _check_threshold
 from .._checks import check_int
 from ..analysis.causes import format_causes as _format_causes
+from ..analysis.own_time import OwnTime, confirmed_between
 from ..analysis.statistics import Statistic
+from ..analysis.telemetry_table import TelemetryTable
 from ..analysis.waits import Culprit, RankWaits
 from .decision import below as _below  # the one threshold rule
 
@@ -119,6 +121,11 @@ class Report:
     - ``culprits``: the ranks the job waits for (`straggler.analysis.waits.Culprit`: time lost,
       share of the job's time, the groups where it made the others wait), most costly first;
       `culprit_ranks` is their set. See docs/culprits.md.
+    - ``own_time``: global rank -> `straggler.analysis.own_time.OwnTime`: its own time per step
+      (the time it spent outside its collectives: median, quartiles, fast steps, recent part),
+      which the policy judges against its peers' (metric ``"between_collectives"``): a rank slow
+      outside every section. Empty without collective observation or without gathering.
+    - ``waits_window_s``: the length of the waits' window (s; NaN without waits).
     """
 
     gpu_relative_perf_scores: Mapping[int, float]
@@ -152,6 +159,8 @@ class Report:
         default_factory=dict)
     waits: Mapping[int, RankWaits] = field(default_factory=dict)
     culprits: tuple[Culprit, ...] = ()
+    own_time: Mapping[int, OwnTime] = field(default_factory=dict)
+    waits_window_s: float = math.nan
 
     @property
     def culprit_ranks(self) -> frozenset[int]:
@@ -196,12 +205,12 @@ class Report:
                 columns.append((f"{short} rel", self.section_relative_perf_scores[name], True))
             if name in self.section_individual_perf_scores:
                 columns.append((f"{short} ind", self.section_individual_perf_scores[name], True))
-        fields = sorted({f for values in self.rank_telemetry.values() for f in values})
+        telemetry = TelemetryTable.of(self.rank_telemetry)
+        fields = telemetry.present_fields()
         # NVML telemetry has ~50 fields: the table shows the telling few (all are in the report).
         fields = [f for f in _TABLE_TELEMETRY if f in fields] or fields
         for name in fields:
-            by_rank = {r: v[name] for r, v in self.rank_telemetry.items() if name in v}
-            columns.append((name, by_rank, False))
+            columns.append((name, telemetry.by_rank(name), False))
         if self.culprits:  # who the job waits for at its collectives (docs/culprits.md)
             columns.append(("lost s", {r: w.time_lost_s for r, w in self.waits.items()
                                        if w.time_lost_s > 0}, False))
@@ -238,6 +247,8 @@ class Report:
         culprits = self.format_culprits()
         if self.culprits:
             lines.append(culprits)
+        lines.extend(s.describe(self.rank_to_node.get(s.rank, _UNKNOWN_NODE))
+                     for s in confirmed_between(self))
         return "\n".join(lines)
 
     def format_culprits(self) -> str:

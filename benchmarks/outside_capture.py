@@ -1,0 +1,157 @@
+"""Capture the collectives of live 3-rank gloo runs: per rank and collective, the arrival and
+the completion (steady clock), for a straggler outside every section and for clean runs.
+
+    python benchmarks/outside_capture.py --out /tmp/gaps --seconds 20
+
+Each run is `fault_injection`'s live job (3 ranks in lock step, 10 matrix products of 96x96 in
+a ``forward`` section, an all-reduce and a broadcast per step, the detector on): rank 2 does
+``factor - 1`` of that work more, right after its section (``outside``), or nobody does
+(clean); idle, and with every core loaded by busy processes. Writes one ``.npz`` per run with,
+per rank, ``arrival_ns``, ``done_ns`` (the collectives in issue order, as the training thread
+sees them) and ``forward_ns`` (the section's durations), for the statistics to be chosen on
+(docs/culprits.md, "A rank slow outside its sections"), and ``waits_rows`` (reports, ranks,
+`straggler.analysis.waits.WIDTH`): the row each rank sent with each report (its waits and its
+own time per step, `straggler.analysis.own_time`). ``--pack FILE`` gathers the runs'
+``waits_rows`` into one small file (tests/data/own_time_reports.npz, replayed by
+tests/analysis/test_own_time.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import multiprocessing as mp
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+WORK = 10
+
+
+def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: mp.Queue) -> None:
+    import torch
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world, timeout=datetime.timedelta(seconds=120))
+    from straggler import Detector
+    from straggler.reporting.generator import ReportGenerator
+
+    sent: list[np.ndarray] = []  # this rank's waits row of each report
+    generate = ReportGenerator.generate_report
+
+    def keep(self, *args, **kwargs):
+        if kwargs.get("waits") is not None:
+            sent.append(np.asarray(kwargs["waits"], dtype=np.float64).copy())
+        return generate(self, *args, **kwargs)
+
+    ReportGenerator.generate_report = keep  # type: ignore[method-assign]
+    Detector.initialize(report_time_interval=5.0, comm_timeout_s=60, telemetry=False)
+    a = torch.randn(96, 96)
+    extra = round(WORK * (factor - 1.0)) if rank == 2 else 0
+    sync, stop = torch.zeros(1), torch.zeros(1)
+    arrival, done, forward = [], [], []
+    clock = time.monotonic_ns
+    dist.barrier()
+    start = time.monotonic()
+    while True:
+        t0 = clock()
+        with Detector.detection_section("forward", profile_cuda=False):
+            b = a
+            for _ in range(WORK):
+                b = torch.mm(b, a) * 0.01
+        forward.append(clock() - t0)
+        for _ in range(extra):
+            b = torch.mm(b, a) * 0.01
+        arrival.append(clock())
+        dist.all_reduce(sync)
+        done.append(clock())
+        Detector.generate_report_if_interval_elapsed()
+        stop[0] = float(rank == 0 and time.monotonic() - start > seconds)
+        arrival.append(clock())
+        dist.broadcast(stop, src=0)
+        done.append(clock())
+        if stop[0] > 0:
+            break
+    Detector.shutdown()
+    dist.destroy_process_group()
+    out.put((rank, np.array(arrival), np.array(done), np.array(forward), np.array(sent)))
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def capture(factor: float, busy: int, seconds: float) -> dict:
+    """One run: ``{"arrival_ns": [3, n], "done_ns": [3, n], "forward_ns": [3, m], ...}``."""
+    ctx = mp.get_context("spawn")
+    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
+    for p in spinners:
+        p.start()
+    load = os.getloadavg()[0]
+    out: mp.Queue = ctx.Queue()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [ctx.Process(target=_rank, args=(r, 3, port, factor, seconds, out)) for r in range(3)]
+    for p in procs:
+        p.start()
+    got = sorted(out.get(timeout=600) for _ in procs)
+    for p in procs:
+        p.join()
+    for p in spinners:  # the processes started here, by handle
+        p.terminate()
+        p.join()
+    n = min(len(g[1]) for g in got)
+    m = min(len(g[3]) for g in got)
+    return {"arrival_ns": np.stack([g[1][:n] for g in got]),
+            "done_ns": np.stack([g[2][:n] for g in got]),
+            "forward_ns": np.stack([g[3][:m] for g in got]),
+            "waits_rows": np.stack([g[4][:min(len(x[4]) for x in got)] for g in got], axis=1),
+            "factor": factor, "busy": busy, "load": load, "straggler": 2 if factor > 1 else -1}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--factor", type=float, action="append")
+    p.add_argument("--busy", type=int, action="append")
+    p.add_argument("--pack", type=Path, help="gather the runs in --out into this file")
+    args = p.parse_args(argv)
+    if args.pack:
+        runs = {}
+        for f in sorted(args.out.glob("*.npz")):
+            with np.load(f) as run:
+                key = base = f"f{float(run['factor']):g}_b{int(run['busy'])}"
+                for i in range(2, 100):  # a condition run again: f1.2_b0_2, ...
+                    if key not in runs:
+                        break
+                    key = f"{base}_{i}"
+                runs[key] = run["waits_rows"]
+                runs[key + "_load"] = np.float32(run["load"])
+        np.savez_compressed(args.pack, **runs)
+        print(f"{args.pack}: {len(runs) // 2} runs")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for busy in args.busy or [0, os.cpu_count() or 2]:
+        for factor in args.factor or [1.0, 1.1, 1.2]:
+            run = capture(factor, busy, args.seconds)
+            name = f"f{factor:g}_b{busy}_{int(time.time())}"
+            np.savez_compressed(args.out / f"{name}.npz", **run)
+            print(f"{name}: {run['arrival_ns'].shape[1]} collectives, load {run['load']:.1f}",
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""A rank's own time per step: the time it spends outside its collectives.
+
+In a synchronous job every rank's step lasts as long as the slowest one's; what differs is how
+the step splits between the rank's own work (compute, data loading, Python between sections,
+host stalls) and waiting for the others in collectives. A rank that is slow outside every
+`detection_section` has more own time per step than its peers, whatever the scheduler does with
+the waits. The collective observer notes each **gap**: from the moment none of this rank's
+collectives (groups of 2 or more ranks) is in flight to its next arrival
+(`straggler.timing.collectives.take_gaps`). The gaps of one step summed are the rank's own time
+in that step; with ``k`` gaps per step (the window's gaps over its iterations, rounded), the
+sums of ``k`` consecutive gaps are per-step samples, and each rank sends the same summary of
+them as of a section (`summarize`, `FIELDS` numbers): the steps, the median, the quartiles, the
+5th percentile (its fast steps) and its recent part. The policy judges them like a section's
+times (metric `METRIC`, `policy_inputs`); `slow_between` says, for a confirmed rank, how much
+more own time it takes than its peers and what that costs the job.
+
+Measured on live 3-rank gloo runs (benchmarks/outside_capture.py, docs/culprits.md): a rank
+doing 20 % more matrix work outside its section has 11-14 % more own time per step (median and
+5th percentile) than its peers, 10 %: 3-7 %; healthy ranks stay within 4 %, while the waits
+(who arrived last, the mean or median wait) do not tell them apart.
+
+Pure numpy: no process group, no torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .recent import recent_summary
+
+__all__ = ["FIELDS", "LOW_PERCENTILE", "METRIC", "MIN_STEPS", "OwnTime", "OwnTimeTable",
+           "SlowBetween", "confirmed_between", "policy_inputs", "slow_between", "summarize"]
+
+METRIC = "between_collectives"
+"""The policy's metric (``RankState.reasons`` key) for a rank's own time per step."""
+FIELDS = 7
+"""Per rank: steps, median, lower and upper quartile, 5th percentile, and the recent part's
+median and 5th percentile of its own time per step (ms)."""
+LOW_PERCENTILE = 5.0
+"""The fast steps' percentile (as `straggler.timing.registry.LOW_PERCENTILE`)."""
+MIN_STEPS = 20
+"""A window with fewer per-step samples sends none."""
+_SE_MEDIAN = 1.25  # standard error factor of a median (as the policy's window_spread)
+_IQR_SIGMAS = 1.349
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnTime:
+    """One rank's own time per step in a report window (ms): the time it spent outside its
+    collectives in a step, summarised over ``steps`` steps."""
+
+    steps: int
+    median_ms: float
+    q25_ms: float
+    q75_ms: float
+    low_ms: float
+    recent_median_ms: float
+    recent_low_ms: float
+
+
+def summarize(gaps_s: np.ndarray, iterations: float, gaps: int | None = None) -> np.ndarray:
+    """This rank's `FIELDS` numbers from its window's gaps (s, oldest first; ``gaps``: how many
+    the window had, when the array holds only the last ones) and its ``iterations``; NaN when
+    it cannot tell (no iterations, fewer than `MIN_STEPS` steps)."""
+    out = np.full(FIELDS, math.nan)
+    held = np.asarray(gaps_s, dtype=np.float64)
+    total = held.size if gaps is None else max(int(gaps), held.size)
+    if not iterations or not iterations > 0 or held.size == 0:
+        return out
+    k = max(1, round(total / iterations))
+    steps = held.size // k
+    if steps < MIN_STEPS:
+        return out
+    per_step = held[held.size - steps * k:].reshape(steps, k).sum(axis=1) * 1e3
+    low, q25, med, q75 = np.percentile(per_step, (LOW_PERCENTILE, 25.0, 50.0, 75.0))
+    out[:5] = (steps, med, q25, q75, low)
+    out[5:] = recent_summary(per_step, LOW_PERCENTILE)
+    return out
+
+
+class OwnTimeTable(Mapping[int, OwnTime]):
+    """``{global rank: OwnTime}`` over one ``(ranks, FIELDS)`` array (`OwnTime` made when
+    looked up); ranks without a summary are left out."""
+
+    def __init__(self, ranks: Sequence[int], rows: np.ndarray) -> None:
+        rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), FIELDS)
+        keep = rows[:, 0] > 0
+        self.ranks = np.asarray(ranks, dtype=np.int64)[keep]
+        self.rows = rows[keep]
+        self._index = {int(r): i for i, r in enumerate(self.ranks)}
+
+    def aligned(self, ranks: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The ``(len(ranks), FIELDS)`` rows aligned with ``ranks``, NaN where a rank has none."""
+        out = np.full((len(ranks), FIELDS), math.nan)
+        for i, r in enumerate(ranks):
+            j = self._index.get(int(r))
+            if j is not None:
+                out[i] = self.rows[j]
+        return out
+
+    def __getitem__(self, rank: int) -> OwnTime:
+        v = self.rows[self._index[rank]]
+        return OwnTime(int(v[0]), *map(float, v[1:]))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ranks.tolist())
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"OwnTimeTable({len(self)} ranks)"
+
+
+def policy_inputs(table: Mapping[int, OwnTime] | None, ranks: np.ndarray
+                  ) -> tuple[dict[str, np.ndarray], dict[str, float], dict[str, np.ndarray],
+                             dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The policy's inputs for `METRIC`, aligned with ``ranks``: times (the median), steps (the
+    fewest any rank had), the window's standard error of each log median (as a section's), the
+    fast steps and the recent part; all empty without a table."""
+    if not table:
+        return {}, {}, {}, {}, {}
+    rows = (table.aligned(ranks) if isinstance(table, OwnTimeTable)
+            else np.array([[*dataclasses.astuple(table[int(r)])] if int(r) in table
+                           else [math.nan] * FIELDS for r in ranks], dtype=np.float64))
+    steps = rows[:, 0]
+    if not np.isfinite(steps).any():
+        return {}, {}, {}, {}, {}
+    n = float(np.nanmin(steps))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = (rows[:, 2] > 0) & (rows[:, 3] >= rows[:, 2])
+        sigma = np.where(ok, np.log(rows[:, 3] / np.where(ok, rows[:, 2], 1.0)), np.nan)
+        spread = _SE_MEDIAN * sigma / _IQR_SIGMAS / np.sqrt(np.where(steps > 0, steps, np.nan))
+    return ({METRIC: rows[:, 1]}, {METRIC: n}, {METRIC: spread}, {METRIC: rows[:, 4]},
+            {METRIC: (rows[:, 5], rows[:, 6])})
+
+
+@dataclasses.dataclass(frozen=True)
+class SlowBetween:
+    """A rank whose own time per step exceeds its peers': what it costs the job.
+
+    Attributes:
+        rank: the global rank.
+        own_ms: its median own time per step (ms).
+        peers_ms: the median of the other ranks' medians (ms).
+        lost_s: the time the others wait for it in the window: the excess per step times the
+            steps times the other ranks (each waits for it at the next collective).
+        share: ``lost_s`` over the job's rank-time in the window (ranks x steps x step time).
+    """
+
+    rank: int
+    own_ms: float
+    peers_ms: float
+    lost_s: float
+    share: float
+
+    @property
+    def excess(self) -> float:
+        """Its own time over its peers', less one (0.13: 13 % more)."""
+        return self.own_ms / self.peers_ms - 1.0 if self.peers_ms > 0 else math.nan
+
+    def describe(self, node: str) -> str:
+        """One line for people: which rank, that it is slow outside its collectives, and what
+        the job loses to it."""
+        share = f" ({self.share:.1%})" if math.isfinite(self.share) else ""
+        return (f"rank {self.rank} ({node}) is slow between collectives: {self.excess:.0%} more "
+                f"time of its own a step than its peers ({self.own_ms:.3g} ms against "
+                f"{self.peers_ms:.3g} ms); the others wait about {self.lost_s:.3g} s{share} for "
+                "it")
+
+
+def confirmed_between(report: object) -> list[SlowBetween]:
+    """The ranks a report's policy confirmed on `METRIC` (``Report.straggler_states``), with
+    their own time against their peers' (``Report.own_time``), most costly first."""
+    table = getattr(report, "own_time", None) or {}
+    states = getattr(report, "straggler_states", None) or {}
+    window_s = float(getattr(report, "waits_window_s", math.nan))
+    found = []
+    for rank, state in states.items():
+        if getattr(state, "confirmed", False) and METRIC in (getattr(state, "reasons", {}) or {}):
+            slow = slow_between(table, int(rank), window_s)
+            if slow is not None:
+                found.append(slow)
+    return sorted(found, key=lambda s: -s.lost_s)
+
+
+def slow_between(table: Mapping[int, OwnTime], rank: int, window_s: float) -> SlowBetween | None:
+    """``rank``'s own time per step against the other ranks' in ``table`` (None when it or all
+    of them have none, or it is not slower)."""
+    if rank not in table or len(table) < 2:
+        return None
+    own = table[rank]
+    others = [table[r].median_ms for r in table if r != rank]
+    peers = float(np.median(others))
+    excess_ms = own.median_ms - peers
+    if not excess_ms > 0:
+        return None
+    lost = excess_ms * 1e-3 * own.steps * len(others)
+    rank_time = window_s * len(table) if window_s > 0 else math.nan
+    return SlowBetween(rank, own.median_ms, peers, lost,
+                       lost / rank_time if rank_time > 0 else math.nan)
