@@ -254,13 +254,13 @@ SWEEP_PHASES = tuple(i / 10 for i in range(10))
 
 
 def _sweep_policies() -> dict[str, Any]:
-    """The policies the phase sweep compares: before (the whole window alone) and after (the
-    recent part of each window too, the default)."""
+    """The policies the phase sweep compares: before (early windows alone confirm,
+    ``early_confirm_span=0``) and after (the default)."""
     from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 
-    return {"whole window (recent_steps=False)":
-            lambda: StragglerPolicy(PolicyConfig(recent_steps=False)),
-            "recent part too (default)": StragglerPolicy}
+    return {"early windows alone confirm (early_confirm_span=0)":
+            lambda: StragglerPolicy(PolicyConfig(early_confirm_span=0.0)),
+            "default": StragglerPolicy}
 
 
 def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .peers import group_min, median_of_others
 from .policy_config import PolicyConfig
-from .recent import MIN_RECENT_STEPS, recent_count, recent_log_ratio
+from .recent import MIN_RECENT_STEPS, RECENT_FRACTION, recent_count, recent_log_ratio
 from .tails import tail_evidence, tail_suspect
 
 __all__ = ["MIN_HISTORY", "MetricState", "fast_step_ratio", "popcount", "update_noise",
@@ -34,6 +34,14 @@ _LINEAR_TERM = 3.0
 _SHORT_WINDOW = 0.3
 #: ... unless this many came in a row (the windows got shorter for good).
 _SHORT_STREAK = 8
+#: A window of at most this share of the interval's steps (`MetricState.interval_steps`) is an
+#: early report's: `straggler.report_cycle.early_window` makes them at most half the interval.
+_EARLY_WINDOW = 0.55
+#: More windows that short in a row than early reports may come in a row
+#: (`straggler.report_cycle.MAX_EARLY_REPORTS`, 4): the interval's steps got fewer for good.
+_EARLY_STREAK = 5
+#: ``interval_steps`` follows the full windows' steps with this weight (an exponential mean).
+_INTERVAL_WEIGHT = 0.2
 _CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.confirmed_by codes
 
 #: The recent part of each rank's window: its median and its fast steps (NaN: unknown).
@@ -127,7 +135,8 @@ class MetricState:
 
     #: The arrays `state` saves and `from_state` restores, in that order.
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
-              "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev")
+              "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev",
+              "full_evidence", "slow_span")
 
     def __init__(self, n: int, size: int, tail: bool = False) -> None:
         #: An upper-quartile metric: judged with `PolicyConfig.tail_min_effect`.
@@ -152,6 +161,15 @@ class MetricState:
         # log ratio to its peers, and the pooled per-step noise of that ratio (one scalar: every
         # rank's log ratio estimates it, so a straggler cannot raise its own bar).
         self.evidence = np.zeros(size)
+        # Since the evidence was last 0: whether a full window (not an early report's) added to
+        # it, and how much of an interval the windows that added to it span (an early one its
+        # steps over the interval's; `PolicyConfig.early_confirm_span`).
+        self.full_evidence = np.zeros(size, dtype=bool)
+        self.slow_span = np.zeros(size)
+        # Steps of a full report window (early windows left out), and the early-looking
+        # windows in a row (not saved: transient).
+        self.interval_steps = math.nan
+        self.early_windows = 0
         self.ratio_prev = np.full(size, np.nan)
         self.typical_steps = math.nan
         self.noise_reports = 0
@@ -177,7 +195,8 @@ class MetricState:
         for name in ("rel_prev", "ind_prev", "ratio_prev"):
             setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
         self.provisional = np.concatenate([self.provisional, np.zeros(extra, bool)])
-        for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence"):
+        self.full_evidence = np.concatenate([self.full_evidence, np.zeros(extra, bool)])
+        for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence", "slow_span"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
         if self.groups is not None:
@@ -223,7 +242,8 @@ class MetricState:
         ms = cls(n, size, tail)
         for key in cls.ARRAYS:
             old = getattr(ms, key)
-            if key not in entry and key in ("evidence", "ratio_prev"):  # saved before the rule
+            if key not in entry and key in ("evidence", "ratio_prev", "full_evidence",
+                                            "slow_span"):  # saved before the rule
                 continue
             value = np.asarray(entry[key], dtype=old.dtype)
             if value.shape != old.shape:
@@ -329,15 +349,19 @@ class MetricState:
                 whole_slow = rel_slow.copy()  # only a slow whole window confirms
                 recent_slow = np.zeros(x.shape, dtype=bool)
                 z_evidence, shows_evidence = z, shows
+                full = not self._early(steps)
+                span = np.full(x.shape, self._span(steps, full))  # of the interval
                 if recent is not None and cfg.recent_steps and not self.tail:
                     recent_slow, z_recent, shows_recent = self._recent_slow(
                         cfg, recent, groups, steps, noise)
                     rel_slow |= recent_slow
                     if cfg.recent_evidence_weight > 0:
-                        z_evidence = np.where(np.isfinite(z_recent), np.fmax(
-                            z, cfg.recent_evidence_weight * z_recent), z)
+                        weighted = cfg.recent_evidence_weight * z_recent
+                        by_recent = np.isfinite(z_recent) & ~(z >= weighted)
+                        z_evidence = np.where(by_recent, weighted, z)
                         shows_evidence = shows | shows_recent
-                self._accumulate(cfg, slots, z_evidence, shows_evidence)
+                        span = np.where(by_recent, RECENT_FRACTION * span, span)
+                self._accumulate(cfg, slots, z_evidence, shows_evidence, full, span)
                 if self.tail:  # a suspect only with half the evidence in (early reports)
                     rel_slow &= tail_suspect(cfg, self.evidence[slots])
             else:
@@ -370,6 +394,8 @@ class MetricState:
             full_slow[slots[has]] = whole_slow[has]
             newly_rel = (self.evidence >= cfg.evidence_threshold) & full_slow \
                 & (self.confirmed_by == 0)
+            # Early windows alone: only once they span early_confirm_span of an interval.
+            newly_rel &= self.full_evidence | (self.slow_span >= cfg.early_confirm_span - 1e-9)
         else:
             newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_rel] = 1
@@ -497,9 +523,36 @@ class MetricState:
         shorter = math.sqrt(typical / n) if n < typical else 1.0
         return max(before * (1.0 + 1.0 / math.sqrt(max(m, 1))) * shorter, cfg.noise_floor)
 
+    def _early(self, steps: float) -> bool:
+        """Whether a window of ``steps`` is an early report's: at most `_EARLY_WINDOW` of the
+        interval's steps (``interval_steps``, learned here from the other windows). More than
+        `_EARLY_STREAK` such windows in a row are the interval's own (its steps got fewer)."""
+        if not (math.isfinite(steps) and steps > 0):
+            return False
+        known = self.interval_steps
+        early = math.isfinite(known) and steps <= _EARLY_WINDOW * known
+        self.early_windows = self.early_windows + 1 if early else 0
+        if early and self.early_windows <= _EARLY_STREAK:
+            return True
+        self.early_windows = 0
+        self.interval_steps = steps if early or not math.isfinite(known) \
+            else known + _INTERVAL_WEIGHT * (steps - known)
+        return False
+
+    def _span(self, steps: float, full: bool) -> float:
+        """A window's share of the report interval: 1 for a full window, an early window's
+        steps over the interval's."""
+        known = self.interval_steps
+        if full or not (math.isfinite(known) and known > 0):
+            return 1.0
+        return steps / known
+
     def _accumulate(self, cfg: PolicyConfig, slots: np.ndarray, z: np.ndarray,
-                    effect: np.ndarray) -> None:
-        """One step of each rank's CUSUM: ``S = max(0, S + min(z, z_cap) - drift)``.
+                    effect: np.ndarray, full: bool = True, span: np.ndarray | None = None
+                    ) -> None:
+        """One step of each rank's CUSUM: ``S = max(0, S + min(z, z_cap) - drift)``; and, since
+        it was last 0, whether a ``full`` window (not an early report's) added to it and the
+        share of an interval (``span``) the windows that did cover.
 
         A report below the effect-size gate adds at most 0 (weather never builds evidence).
         """
@@ -508,6 +561,10 @@ class MetricState:
         step = np.where(effect | (step < 0), step, 0.0)
         sl = slots[ok]
         self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[ok])
+        going, added = self.evidence[sl] > 0, (step > 0)[ok]
+        self.full_evidence[sl] = going & (self.full_evidence[sl] | (added & full))
+        grew = np.where(added, 1.0 if span is None else span[ok], 0.0)
+        self.slow_span[sl] = np.where(going, self.slow_span[sl] + grew, 0.0)
 
     def clear(self, hit: np.ndarray) -> None:
         """Forget the confirmation and the evidence of the ``hit`` slots (they recovered)."""
@@ -515,3 +572,5 @@ class MetricState:
         self.rel_window[hit] = 0
         self.ind_window[hit] = 0
         self.evidence[hit] = 0.0
+        self.full_evidence[hit] = False
+        self.slow_span[hit] = 0.0

@@ -91,6 +91,12 @@ class PolicyConfig:
     #: window's z and this times the recent part's): at 1.0 the replayed clean runs confirmed
     #: 2 healthy ranks in 1,162 reports at 5 s, at 0.5 none (docs/policy.md). 0: suspects only.
     recent_evidence_weight: float = 0.5
+    #: Early reports' windows alone confirm a rank only once they span this share of an
+    #: interval (their steps over a full window's); evidence a full report window added to
+    #: confirms as before. Two early windows (3 s of a 5 s interval) fell inside one burst of a
+    #: healthy rank's slowness in the replayed runs and confirmed it (docs/policy.md, "Early
+    #: reports"). 0: any window confirms (the previous rule).
+    early_confirm_span: float = 0.75
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
@@ -158,6 +164,7 @@ class PolicyConfig:
         check_number("own_noise_weight", self.own_noise_weight, 0.0, 10.0)
         check_bool("fast_steps", self.fast_steps)
         check_bool("recent_steps", self.recent_steps)
+        check_number("early_confirm_span", self.early_confirm_span, 0.0, 100.0)
         check_number("recent_evidence_weight", self.recent_evidence_weight, 0.0, 1.0)
         check_number("fast_window_noise_factor", self.fast_window_noise_factor, 0.0, 100.0)
         check_number("fast_report_noise_weight", self.fast_report_noise_weight, 0.0, 10.0)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from straggler.analysis.policy import StragglerPolicy
+from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 
 
 def _feed(policy, rng, steps, noise, slow=1.0):
@@ -62,3 +62,50 @@ def test_early_windows_never_clear_a_straggler_that_is_still_slow():
                                      spread={"section:f": se}, low={"section:f": 0.8 * times})
             cleared += 2 in decision.cleared
     assert cleared == 0
+
+
+def _windows(policy, rng, plan):
+    """Feed (steps, rank 2's slowdown) windows with their within-window evidence (1 % noise
+    between reports, fast steps as slow as the median); the confirmed set after each."""
+    out = []
+    for n, slow in plan:
+        times = 100.0 * np.exp(0.01 * rng.standard_normal(3))
+        times[2] *= slow
+        se = np.full(3, 1.25 * np.log(1.1 / 0.9) / 1.349 / np.sqrt(n))
+        out.append(policy.update([0, 1, 2], {"section:f": times}, steps={"section:f": n},
+                                 spread={"section:f": se},
+                                 low={"section:f": 0.8 * times}).confirmed)
+    return out
+
+
+def test_early_windows_alone_never_confirm_but_finish_what_a_full_window_began():
+    # A healthy rank slow for two early windows only (the replayed idle 4-rank trace: 3 s of a
+    # 5 s interval) is no straggler; a rank a full window saw slow is confirmed by the early
+    # windows that follow it.
+    healthy = [(300, 1.0)] * 6
+    burst = _windows(StragglerPolicy(), np.random.default_rng(5),
+                     healthy + [(50, 1.0)] + [(50, 1.25)] * 3 + [(300, 1.0)] * 2)
+    assert not any(burst), burst
+    before = _windows(StragglerPolicy(PolicyConfig(early_confirm_span=0.0)),
+                      np.random.default_rng(5), healthy + [(50, 1.0)] + [(50, 1.25)] * 3)
+    assert any(before), before  # what the rule changes
+    onset = _windows(StragglerPolicy(), np.random.default_rng(5),
+                     healthy + [(300, 1.25)] + [(50, 1.25)] * 2)
+    assert onset[-1] == {2}, onset
+
+
+def test_windows_that_stay_short_are_full_windows_again():
+    # The interval's steps got fewer for good (every window 50 steps after 300): more of them
+    # in a row than early reports may come are full windows, and confirm.
+    got = _windows(StragglerPolicy(), np.random.default_rng(6),
+                   [(300, 1.0)] * 6 + [(50, 1.0)] * 6 + [(50, 1.25)] * 4)
+    assert got[-1] == {2}, got
+
+
+def test_the_policy_counts_every_early_report_in_a_row_as_early():
+    # More early-looking windows in a row than early reports may come are the interval's own.
+    from straggler.analysis import persistence
+    from straggler.report_cycle import EARLY_FRACTION, MAX_EARLY_REPORTS
+
+    assert persistence._EARLY_STREAK > MAX_EARLY_REPORTS
+    assert persistence._EARLY_WINDOW > 0.5 > EARLY_FRACTION

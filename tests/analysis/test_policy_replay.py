@@ -192,3 +192,13 @@ def test_a_10_percent_straggler_starting_mid_window_is_confirmed_within_1_5_inte
         hit = next(t for t, c, _ in got if t >= onset_s and c == {2})
         took.append((hit - onset_s) / INTERVAL_S)
     assert max(took) <= 1.5, took
+
+
+def test_a_healthy_ranks_burst_seen_only_by_early_windows_is_not_confirmed():
+    # The idle 4-rank trace's rank 1 loads its data 22-25 % slower for about 3 s near the end
+    # (a healthy rank: nothing was injected). With the windows 1 s later, two early reports of
+    # 50 steps fall inside that burst and confirmed it; no full window saw it slow.
+    trace = replay.subset(next(t for t in TRACES if t.name == "idle-4r"), (0, 1, 2))
+    got = replay.schedule_verdicts(trace, trace.times_ms, INTERVAL_S, True, 1.0)
+    assert sum(early for *_, early in got) >= 10  # the early reports of other suspects
+    assert not any(c for _, c, _ in got), [(t, c) for t, c, _ in got if c]
