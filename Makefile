@@ -42,13 +42,16 @@ $(VENV)/.deps: $(VENV)/.deps-run
 # The editable install maps each module to its file when it is made: a module added, moved or
 # removed re-installs (build/.pyfiles, the list of the package's files, changes only then).
 PY_FILES_STAMP := build/.pyfiles
-$(shell mkdir -p build; find straggler -name '*.py' | sort >$(PY_FILES_STAMP).new; \
-        cmp -s $(PY_FILES_STAMP).new $(PY_FILES_STAMP) || mv $(PY_FILES_STAMP).new $(PY_FILES_STAMP))
+# (Through a file of this make's own, renamed at once: `make test-setup` runs makes side by side.)
+$(shell mkdir -p build; new=$(PY_FILES_STAMP).$$$$; find straggler -name '*.py' | sort >$$new; \
+        if cmp -s $$new $(PY_FILES_STAMP); then rm -f $$new; else mv $$new $(PY_FILES_STAMP); fi)
 
-# The package, editable: Python edits apply at once, C++ edits rebuild here.
+# The package, editable: Python edits apply at once, C++ edits rebuild here. --no-deps: its
+# dependencies (torch, numpy) are .deps-run's, and it installs nothing but the package, so that
+# it can run beside .deps's pip (`make test-setup`).
 $(VENV)/.built: $(VENV)/.deps-run $(CORE_SOURCES) $(PY_FILES_STAMP)
 	mkdir -p build
-	$(LOCK) $(PY) -m pip install -q --no-build-isolation -e .
+	$(LOCK) $(PY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.deps $(VENV)/.built
@@ -146,18 +149,27 @@ cpp-test:
 # 478 s in all (7 min 58 s; set-up about 150 s, pass 1 97 s with 1,188 passed, pass 2 140 s
 # with 72 passed and 14 `gpu` skipped, pass 3 129 s with 27 passed); the last CI before, 617 s.
 #
-# The set-up (`make test-setup`) overlaps what leaves a core idle: the venv's pip installs (one
-# core, much of it waiting on the disk) run beside the C++ tests' three builds; then the package
-# builds (its ninja takes both cores). Two pip installs never run at once: they share the venv.
+# The set-up (`make test-setup`) keeps both cores busy along its longest chain: the venv's first
+# pip install (.deps-run: torch and the build tools; mostly waiting on the disk: 27 CPU-s in
+# 86 s), then the package build (.built: 69 CPU-s, one core for most of it, the torch-heavy
+# collectives.cpp and the LTO link being serial). Beside the pip install, from the start: the C++
+# tests' three builds and the simulated libraries (54 + 2 CPU-s); beside the package build: the
+# test tools' pip install (.deps, 17 CPU-s). The two pip installs share the venv: the package's
+# is --no-deps (it writes the package alone) and .deps adds packages without touching those of
+# .deps-run that the build reads (their dist-info dates in a clean clone). (Step CPU-s: each step
+# alone in a clean clone, load 5-10.)
 test-setup:
-	@$(MAKE) --no-print-directory -j2 $(VENV)/.deps sim cpp-test-bins
-	@$(MAKE) --no-print-directory install
-	@$(MAKE) --no-print-directory cpp-test
+	@$(MAKE) --no-print-directory -j2 sim cpp-test-bins & cxx=$$!; \
+	{ $(MAKE) --no-print-directory $(VENV)/.deps-run && \
+	  { $(MAKE) --no-print-directory $(VENV)/.deps & tools=$$!; \
+	    $(MAKE) --no-print-directory $(VENV)/.built; built=$$?; \
+	    wait $$tools && test $$built = 0; }; }; venv=$$?; \
+	wait $$cxx && test $$venv = 0
+	@$(MAKE) --no-print-directory install cpp-test
 
 test: test-setup
 	@status=0; \
-	$(PY) -m pytest -m "not multirank and not serial and not install" -n 2 || status=1; \
-	$(PY) -m pytest -m "multirank and not serial and not install" -n 2 --dist loadfile \
+	$(PY) -m pytest -m "not serial and not install" -n 2 --dist loadfile --no-loadscope-reorder \
 	    || status=1; \
 	$(PY) -m pytest -m "serial and not install" || status=1; \
 	exit $$status

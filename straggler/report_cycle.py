@@ -86,7 +86,12 @@ class ReportCycle:
         # Collective waits ride on the report's gather (docs/culprits.md); None: not sent.
         self.collective_waits = options.collective_waits
         self._waits_since_s = time.monotonic()
-        self._waits_since_iter: float | None = None  # the iteration the waits' window began
+        # Own time per step (analysis/own_time.py): the observer's step mark, when it observes.
+        self._mark_step: Callable[[], object] | None = None
+        if self.collective_waits:
+            from .timing import collectives
+
+            self._mark_step = collectives.step_marker()
         self._wait_groups: dict[str, str] = {}  # this rank's groups: c10d name -> name for people
         fields = tuple(telemetry.fields) if telemetry is not None else ()
         try:
@@ -274,13 +279,9 @@ class ReportCycle:
         groups = [g for g in collectives.take_window() if g.size > 1]
         world = _world_group_name()
         self._wait_groups = {g.group: group_name(g.group, g.desc, world) for g in groups}
-        # Own time per step (analysis/own_time.py): the gaps between collectives over the
-        # window's iterations (the same on every rank); not on the GPU path (the host's gaps).
-        gaps = collectives.take_gaps()
-        iteration = float(self.tracker.current_iter)
-        since, self._waits_since_iter = self._waits_since_iter, iteration
-        own = None if gaps.gpu or since is None else \
-            own_time.summarize(gaps.gaps_s, iteration - since, gaps.count)
+        # Own time per step (analysis/own_time.py); not on the GPU path (the host's gaps).
+        steps = collectives.take_own_time()
+        own = None if steps.gpu else own_time.summarize(steps.steps_s)
         return pack([(g.group, g.count, g.wait_sum_s, g.wait_min_s, g.histogram)
                      for g in groups], window_s, own)
 
@@ -315,6 +316,8 @@ class ReportCycle:
         """
         if not self._in_reports():
             return None
+        if self._mark_step is not None:
+            self._mark_step()  # a step ended: its own time (analysis/own_time.py)
         try:
             if not self._started:
                 self._start()
@@ -360,7 +363,6 @@ class ReportCycle:
                          "had %d)", self.comm.global_ranks[self.comm.rank], agreed,
                          tracker.current_iter)
                 tracker.adopt_iteration(agreed)
-        self._waits_since_iter = float(tracker.current_iter)  # own time per step's window
         if self.deadline is not None:
             self.deadline.start_window(self.interval_s)
 

@@ -13,6 +13,7 @@ driver, and change what CPU tests assert (thread counts, device counts, ranks pe
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -56,13 +57,41 @@ def missing_gpu() -> str | None:
     return None
 
 
+# Seconds each slow test took in a `make test` (tests of 1 s or more; a module-scoped set-up is
+# counted in its file's first test). Only the order in which pytest-xdist hands out the files
+# depends on it: a test missing here counts as 0 s, a stale entry is ignored.
+DURATIONS = TESTS / "durations.json"
+
+
+@pytest.hookimpl(trylast=True)  # after pytest grouped the parametrized set-ups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every `gpu` test skips, naming the missing GPU, where there is none."""
+    """Every `gpu` test skips, naming the missing GPU, where there is none.
+
+    On a pytest-xdist worker the test files then go longest first (DURATIONS), each file's
+    tests together and in their order: with `--dist loadfile --no-loadscope-reorder` (`make
+    test`'s parallel pass) a worker takes the next file as it runs out of tests, so no long file
+    starts last and leaves the other core idle.
+    """
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     no_gpu = missing_gpu() if gpu_items else None
     if no_gpu:
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason=no_gpu))
+    if not hasattr(config, "workerinput"):
+        return
+    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    file_s: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        path = item.nodeid.split("::", 1)[0]
+        file_s[path] = file_s.get(path, 0.0) + float(seconds.get(item.nodeid, 0.0))
+        first.setdefault(path, index)
+
+    def key(item: pytest.Item) -> tuple[float, int]:
+        path = item.nodeid.split("::", 1)[0]
+        return -file_s[path], first[path]
+
+    items.sort(key=key)
 
 
 @pytest.fixture

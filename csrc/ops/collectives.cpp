@@ -59,7 +59,7 @@ const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, c10::DispatchK
 constexpr std::size_t kMaxGroups = 4096;  // groups (and p2p pairs) tracked; more are ignored
 constexpr std::size_t kPollAt = 8;  // a group's finished GPU collectives are read from here
 constexpr std::size_t kMaxGpuPending = 1024;  // per group; more: not measured
-constexpr std::size_t kMaxGaps = 16384;  // own-time gaps kept per window (the last ones)
+constexpr std::size_t kMaxSteps = 16384;  // own time per step kept per window (the last ones)
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -191,18 +191,24 @@ class Observer {
 
   py::list progress() const;
   py::list take_window();
-  // The window's own-time gaps (ns, oldest first, as raw int64 bytes), how many there were
-  // (more than the bytes hold when the ring wrapped) and whether a GPU collective voided them;
-  // the window restarts.
-  py::tuple take_gaps();
+  // The window's own time per step (ns, oldest first, as raw int64 bytes), how many steps
+  // there were (more than the bytes hold when the ring wrapped) and whether a GPU collective
+  // voided them; the window restarts.
+  py::tuple take_own_time();
   // The group named `name` restarts (not reported until its next collective).
   void forget(const std::string& name) noexcept;
-  // The window's own-time gaps are dropped (the bench's).
-  void drop_gaps() noexcept {
+  // The own time noted so far is dropped (the bench's).
+  void drop_own_time() noexcept {
     std::lock_guard<std::mutex> lock(mu_);
-    gaps_.clear();
-    gaps_n_ = 0;
+    steps_.clear();
+    steps_n_ = 0;
+    step_own_ns_ = 0;
+    step_gaps_ = 0;
+    step_started_ = step_valid_ = false;
   }
+  // A step ended (the caller's training loop): the own time since the last step that had a
+  // gap becomes one sample.
+  void mark_step() noexcept;
 
  private:
   Observer() = default;
@@ -234,13 +240,21 @@ class Observer {
   std::unordered_map<Key, Group*, KeyHash> by_key_;  // a cache over by_name_
   std::map<std::string, std::unique_ptr<Group>> by_name_;  // never erased: see Group
   // Own time: the gaps between this rank's collectives (groups of 2+ ranks, any group), each
-  // from the moment none was in flight to the next arrival; the window's last kMaxGaps in a
-  // ring. A GPU collective in the window voids them (the host's gaps are not the GPU's).
+  // from the moment none was in flight to the next arrival, summed per step (mark_step); the
+  // window's last kMaxSteps in a ring. A GPU collective in the window voids them (the host's
+  // gaps are not the GPU's).
   int in_flight_ = 0;
   std::int64_t idle_since_ns_ = -1;  // -1: not known (nothing finished since the start)
-  std::vector<std::int64_t> gaps_;
-  std::uint64_t gaps_n_ = 0;  // gaps in the window (the ring holds the last kMaxGaps)
-  bool gaps_gpu_ = false;
+  std::int64_t step_own_ns_ = 0;  // this step's gaps so far
+  std::uint64_t step_gaps_ = 0;
+  // The step's first arrival found nothing in flight. When it did not (a completion callback
+  // that ran after the training thread resumed and issued the next collective, or collectives
+  // overlapping the step boundary), the step's gap before it is unknown: the step is dropped.
+  bool step_started_ = false;
+  bool step_valid_ = false;
+  std::vector<std::int64_t> steps_;
+  std::uint64_t steps_n_ = 0;  // steps in the window (the ring holds the last kMaxSteps)
+  bool steps_gpu_ = false;
 };
 
 // One observed collective between its call and its Work (begin_collective/finish_collective).
@@ -543,13 +557,33 @@ void Observer::complete(Group& g, std::uint64_t seq, bool ok) noexcept {
 
 void Observer::arrived_locked(const Group& g, std::int64_t t) {
   if (g.size < 2) return;
-  if (in_flight_++ > 0 || idle_since_ns_ < 0) return;
-  if (gaps_.size() < kMaxGaps) {
-    gaps_.push_back(std::max<std::int64_t>(0, t - idle_since_ns_));
-  } else {
-    gaps_[gaps_n_ % kMaxGaps] = std::max<std::int64_t>(0, t - idle_since_ns_);
+  if (!step_started_) {
+    step_started_ = true;
+    step_valid_ = in_flight_ == 0 && idle_since_ns_ >= 0;
   }
-  ++gaps_n_;
+  if (in_flight_++ > 0 || idle_since_ns_ < 0) return;
+  step_own_ns_ += std::max<std::int64_t>(0, t - idle_since_ns_);
+  ++step_gaps_;
+}
+
+void Observer::mark_step() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!step_started_) return;  // no collective in this step: its time goes to the next one's
+  const bool keep = step_valid_ && step_gaps_ > 0;
+  step_started_ = step_valid_ = false;
+  if (!keep) {
+    step_own_ns_ = 0;
+    step_gaps_ = 0;
+    return;
+  }
+  if (steps_.size() < kMaxSteps) {
+    steps_.push_back(step_own_ns_);
+  } else {
+    steps_[steps_n_ % kMaxSteps] = step_own_ns_;
+  }
+  ++steps_n_;
+  step_own_ns_ = 0;
+  step_gaps_ = 0;
 }
 
 void Observer::left_locked(const Group& g, std::int64_t t) {
@@ -590,7 +624,7 @@ void Observer::gpu_enqueued(Group& g, std::uint64_t seq, const EventPair& pair) 
       return;
     }
     g.gpu_pending.emplace_back(seq, pair);
-    gaps_gpu_ = true;
+    steps_gpu_ = true;
     if (g.gpu_pending.size() >= kPollAt) poll_gpu_locked(g);
   } catch (...) {
     gpu_.release(pair.device, pair.start, pair.end);
@@ -668,9 +702,12 @@ void Observer::enable(const std::vector<std::string>& exclude) {
     }
     in_flight_ = 0;
     idle_since_ns_ = -1;
-    gaps_.clear();
-    gaps_n_ = 0;
-    gaps_gpu_ = false;
+    step_own_ns_ = 0;
+    step_gaps_ = 0;
+    step_started_ = step_valid_ = false;
+    steps_.clear();
+    steps_n_ = 0;
+    steps_gpu_ = false;
     by_key_.clear();  // process groups may have been destroyed: their addresses reused
   }
   set_excluded(exclude);
@@ -755,25 +792,25 @@ py::list Observer::take_window() {
   return out;
 }
 
-py::tuple Observer::take_gaps() {
+py::tuple Observer::take_own_time() {
   std::string bytes;
   std::uint64_t n = 0;
   bool gpu = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::size_t held = gaps_.size();
+    const std::size_t held = steps_.size();
     bytes.resize(held * sizeof(std::int64_t));
     // Oldest first: once the ring wrapped, the oldest is where the next one would go.
-    const std::size_t start = gaps_n_ > held ? gaps_n_ % held : 0;
+    const std::size_t start = steps_n_ > held ? steps_n_ % held : 0;
     for (std::size_t i = 0; i < held; ++i) {
-      const std::int64_t v = gaps_[(start + i) % held];
+      const std::int64_t v = steps_[(start + i) % held];
       std::memcpy(&bytes[i * sizeof(std::int64_t)], &v, sizeof v);
     }
-    n = gaps_n_;
-    gpu = gaps_gpu_;
-    gaps_.clear();
-    gaps_n_ = 0;
-    gaps_gpu_ = false;
+    n = steps_n_;
+    gpu = steps_gpu_;
+    steps_.clear();
+    steps_n_ = 0;
+    steps_gpu_ = false;
   }
   return py::make_tuple(py::bytes(bytes), n, gpu);
 }
@@ -834,7 +871,7 @@ double bench(long long n, bool observe) {
   }
   const std::int64_t t1 = thread_cpu_ns();
   o.forget(kBenchGroup);
-  o.drop_gaps();
+  o.drop_own_time();
   return static_cast<double>(t1 - t0) / static_cast<double>(n);
 }
 
@@ -884,10 +921,14 @@ void bind_collectives(py::module_& m) {
       "[(group, size, rank, count, wait sum ns, wait min ns, log2 histogram from 1 µs, group "
       "description)] per group with waits since the last call; the window restarts.");
   m.def(
-      "collectives_take_gaps", [] { return Observer::get().take_gaps(); },
-      "(own-time gaps since the last call as native int64 ns bytes, oldest first; gaps in the "
-      "window; whether a GPU collective voided them): the time from none of this rank's "
-      "collectives (groups of 2+ ranks) in flight to its next arrival. The window restarts.");
+      "collectives_take_own_time", [] { return Observer::get().take_own_time(); },
+      "(own time per step since the last call as native int64 ns bytes, oldest first; steps in "
+      "the window; whether a GPU collective voided them): per step, the gaps from none of this "
+      "rank's collectives (groups of 2+ ranks) in flight to its next arrival, summed. The "
+      "window restarts.");
+  m.def(
+      "collectives_mark_step", [] { Observer::get().mark_step(); },
+      "A training step ended: its own time (the gaps since the last step) becomes one sample.");
   m.def("collectives_bench", &bench, py::arg("n"), py::arg("observe"),
         py::call_guard<py::gil_scoped_release>(),
         "CPU ns per iteration of a collective's Work made and completed, with (`observe`) or "

@@ -5,19 +5,19 @@ the step splits between the rank's own work (compute, data loading, Python betwe
 host stalls) and waiting for the others in collectives. A rank that is slow outside every
 `detection_section` has more own time per step than its peers, whatever the scheduler does with
 the waits. The collective observer notes each **gap**: from the moment none of this rank's
-collectives (groups of 2 or more ranks) is in flight to its next arrival
-(`straggler.timing.collectives.take_gaps`). The gaps of one step summed are the rank's own time
-in that step; with ``k`` gaps per step (the window's gaps over its iterations, rounded), the
-sums of ``k`` consecutive gaps are per-step samples, and each rank sends the same summary of
-them as of a section (`summarize`, `FIELDS` numbers): the steps, the median, the quartiles, the
-5th percentile (its fast steps) and its recent part. The policy judges them like a section's
-times (metric `METRIC`, `policy_inputs`); `slow_between` says, for a confirmed rank, how much
-more own time it takes than its peers and what that costs the job.
+collectives (groups of 2 or more ranks) is in flight to its next arrival, and sums them per
+training step (the detector marks each step; a step without collectives adds to the next one:
+`straggler.timing.collectives.take_own_time`). Each rank sends the same summary of those
+per-step samples as of a section (`summarize`, `FIELDS` numbers): the steps, the median, the
+quartiles, the 5th percentile (its fast steps) and its recent part. The policy judges them like
+a section's times (metric `METRIC`, `policy_inputs`); `slow_between` says, for a confirmed rank,
+how much more own time it takes than its peers and what that costs the job.
 
 Measured on live 3-rank gloo runs (benchmarks/outside_capture.py, docs/culprits.md): a rank
-doing 20 % more matrix work outside its section has 11-14 % more own time per step (median and
-5th percentile) than its peers, 10 %: 3-7 %; healthy ranks stay within 4 %, while the waits
-(who arrived last, the mean or median wait) do not tell them apart.
+doing 20 % more matrix work outside its section has 10-12 % more own time at its fast steps (5th
+percentile) than its peers, with every core busy too, while the waits (who arrived last, the
+mean or median wait) do not tell it apart; the median is noisier (the training thread's
+wake-up after the collective completes on gloo's thread is in each gap).
 
 Pure numpy: no process group, no torch.
 """
@@ -62,22 +62,15 @@ class OwnTime:
     recent_low_ms: float
 
 
-def summarize(gaps_s: np.ndarray, iterations: float, gaps: int | None = None) -> np.ndarray:
-    """This rank's `FIELDS` numbers from its window's gaps (s, oldest first; ``gaps``: how many
-    the window had, when the array holds only the last ones) and its ``iterations``; NaN when
-    it cannot tell (no iterations, fewer than `MIN_STEPS` steps)."""
+def summarize(steps_s: np.ndarray) -> np.ndarray:
+    """This rank's `FIELDS` numbers from its window's own time per step (s, oldest first);
+    NaN with fewer than `MIN_STEPS` steps."""
     out = np.full(FIELDS, math.nan)
-    held = np.asarray(gaps_s, dtype=np.float64)
-    total = held.size if gaps is None else max(int(gaps), held.size)
-    if not iterations or not iterations > 0 or held.size == 0:
+    per_step = np.asarray(steps_s, dtype=np.float64) * 1e3
+    if per_step.size < MIN_STEPS:
         return out
-    k = max(1, round(total / iterations))
-    steps = held.size // k
-    if steps < MIN_STEPS:
-        return out
-    per_step = held[held.size - steps * k:].reshape(steps, k).sum(axis=1) * 1e3
     low, q25, med, q75 = np.percentile(per_step, (LOW_PERCENTILE, 25.0, 50.0, 75.0))
-    out[:5] = (steps, med, q25, q75, low)
+    out[:5] = (per_step.size, med, q25, q75, low)
     out[5:] = recent_summary(per_step, LOW_PERCENTILE)
     return out
 

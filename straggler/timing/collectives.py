@@ -20,9 +20,10 @@ Per process group (its c10d name, which every member agrees on; a point-to-point
   histogram since the last `take_window`. The report turns them into culprits
   (`straggler.analysis.waits`).
 
-Across groups (of 2 or more ranks) it notes this rank's own time (`take_gaps`): each gap from
-the moment none of its collectives is in flight to its next arrival, the time it spent on its
-own work (`straggler.analysis.own_time`).
+Across groups (of 2 or more ranks) it notes this rank's own time: each gap from the moment
+none of its collectives is in flight to its next arrival, the time it spent on its own work,
+summed per training step (`mark_step`, which the detector calls once a step) and read per
+report window (`take_own_time`; `straggler.analysis.own_time`).
 
 The detector's own collectives run on a private gloo backend outside the dispatcher and are
 never seen; `start(exclude=...)` can leave more groups out by name. Cost on CPU: 0.09 µs of
@@ -37,8 +38,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["GpuStatus", "GroupProgress", "GroupWaits", "OwnGaps", "WAIT_BINS", "error",
-           "gpu_status", "is_observing", "progress", "start", "stop", "take_gaps", "take_window"]
+__all__ = ["GpuStatus", "GroupProgress", "GroupWaits", "OwnTime", "WAIT_BINS", "error",
+           "gpu_status", "is_observing", "mark_step", "progress", "start", "step_marker",
+           "stop", "take_own_time", "take_window"]
 
 log = logging.getLogger("straggler")
 
@@ -182,26 +184,45 @@ def progress() -> dict[str, GroupProgress]:
 
 
 @dataclasses.dataclass(frozen=True)
-class OwnGaps:
-    """This rank's own-time gaps since the last `take_gaps`: ``gaps_s`` (s, oldest first; the
-    last 16,384 when there were more), ``count`` (how many there were) and ``gpu`` (a
-    collective took the GPU path: the host's gaps are not the GPU's, so they are not used)."""
+class OwnTime:
+    """This rank's own time per step since the last `take_own_time`: ``steps_s`` (s, oldest
+    first; the last 16,384 when there were more), ``count`` (how many steps there were) and
+    ``gpu`` (a collective took the GPU path: the host's gaps are not the GPU's, so they are not
+    used)."""
 
-    gaps_s: Any
+    steps_s: Any
     count: int
     gpu: bool
 
 
-def take_gaps() -> OwnGaps:
-    """The gaps between this rank's collectives since the last call (from none in flight to
-    the next arrival, groups of 2 or more ranks); restarts them."""
+def mark_step() -> None:
+    """A training step ended on this rank: the gaps between its collectives since the last
+    step that had any are one step's own time. The detector calls it once a step
+    (``generate_report_if_interval_elapsed``); a step without collectives adds its time to the
+    next one's."""
+    ops = _native()
+    if ops is not None:
+        ops.collectives_mark_step()
+
+
+def step_marker() -> Any:
+    """The native `mark_step` itself (one call a step on the training thread, without this
+    module's lookup), or None when the observer is not built."""
+    ops = _native()
+    return None if ops is None else ops.collectives_mark_step
+
+
+def take_own_time() -> OwnTime:
+    """This rank's own time per step since the last call (the gaps between its collectives,
+    from none in flight to the next arrival, groups of 2 or more ranks, summed per
+    `mark_step`); restarts it."""
     import numpy as np
 
     ops = _native()
     if ops is None:
-        return OwnGaps(np.empty(0), 0, False)
-    raw, count, gpu = ops.collectives_take_gaps()
-    return OwnGaps(np.frombuffer(raw, dtype=np.int64) / 1e9, int(count), bool(gpu))
+        return OwnTime(np.empty(0), 0, False)
+    raw, count, gpu = ops.collectives_take_own_time()
+    return OwnTime(np.frombuffer(raw, dtype=np.int64) / 1e9, int(count), bool(gpu))
 
 
 def take_window() -> list[GroupWaits]:
