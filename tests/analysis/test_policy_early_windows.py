@@ -101,11 +101,3 @@ def test_windows_that_stay_short_are_full_windows_again():
                    [(300, 1.0)] * 6 + [(50, 1.0)] * 6 + [(50, 1.25)] * 4)
     assert got[-1] == {2}, got
 
-
-def test_the_policy_counts_every_early_report_in_a_row_as_early():
-    # More early-looking windows in a row than early reports may come are the interval's own.
-    from straggler.analysis import persistence
-    from straggler.report_cycle import EARLY_FRACTION, MAX_EARLY_REPORTS
-
-    assert persistence._EARLY_STREAK > MAX_EARLY_REPORTS
-    assert persistence._EARLY_WINDOW > 0.5 > EARLY_FRACTION
