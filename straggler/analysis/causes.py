@@ -145,7 +145,7 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     out = {}
     for rank in sorted(ranks):
         peers = healthy if healthy.ranks else telemetry.peer_medians(exclude=(rank,))
-        found = _waits_rule(report, rank, culprits, rules, between.get(rank))
+        found = _waits_rule(report, rank, culprits, rules, between)
         if found is None:
             found = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
                                    (probe or {}).get(rank), rules,
@@ -156,15 +156,17 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
 
 
 def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules,
-                between: SlowBetween | None = None
+                between_ranks: Mapping[int, SlowBetween] | None = None
                 ) -> tuple[Cause, str, dict[str, float]] | None:
     """The collective-waits evidence (docs/culprits.md), or None to use the other rules.
 
-    A culprit, or a rank confirmed on its own time between collectives (``between``), whose
-    compute scores are normal (or absent) is late outside its compute; a flagged rank that is
-    no culprit but waited at collectives at least twice as long as it made others wait, in a
-    report with culprits, is slow because it waited for them.
+    A culprit, or a rank confirmed on its own time between collectives (``between_ranks``),
+    whose compute scores are normal (or absent) is late outside its compute; a flagged rank
+    that is none of them but waited at collectives at least twice as long as it made others
+    wait, in a report with such ranks, is slow because it waited for them.
     """
+    between_ranks = between_ranks or {}
+    between = between_ranks.get(rank)
     gpu_score, sec_score, sec_name = _scores(report, rank)
     compute_slow = any(_finite(x) and x < rules.slow_score for x in (gpu_score, sec_score))
     values: dict[str, float] = {"gpu_score": gpu_score, "section_score": sec_score}
@@ -181,7 +183,9 @@ def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: Caus
                 f"normal (GPU {_fmt(gpu_score)}, sections {_fmt(sec_score)}): the time goes "
                 "outside the measured compute (data loading, Python between sections, a host "
                 "pause)", values)
-    if between is not None and not compute_slow:
+    if between is not None:
+        if compute_slow:
+            return None  # its compute explains it: the other rules say why
         values.update({"time_lost_s": between.lost_s, "share": between.share,
                        "own_ms": between.own_ms, "peers_own_ms": between.peers_ms})
         share = f" ({between.share:.1%} of the job's time)" if _finite(between.share) else ""
@@ -192,9 +196,10 @@ def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: Caus
                 f"scores are normal (GPU {_fmt(gpu_score)}, sections {_fmt(sec_score)}): the "
                 "time goes outside the measured compute (data loading, Python between "
                 "sections, a host pause)", values)
-    if culprits and waits is not None and waits.waited_s > 0 \
+    waited_for = sorted(set(culprits) | set(between_ranks))
+    if waited_for and waits is not None and waits.waited_s > 0 \
             and waits.waited_s >= 2 * waits.time_lost_s:
-        names = ", ".join(str(r) for r in sorted(culprits)[:5])
+        names = ", ".join(str(r) for r in waited_for[:5])
         values.update({"waited_s": waits.waited_s})
         return (Cause.WAITING_FOR_PEERS,
                 f"it waited {waits.waited_s:.3g} s at collectives for rank(s) {names}; its slow "

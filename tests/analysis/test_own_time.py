@@ -123,3 +123,24 @@ def test_the_gathered_row_carries_the_own_time_to_the_report():
         {}, {}, waits=row)
     assert report.own_time[0].steps == 100 and report.own_time[0].median_ms == pytest.approx(4.0)
     assert report.waits_window_s == 5.0 and report.waits[0].collectives == 10
+
+
+def test_a_rank_that_waited_for_one_slow_between_collectives_is_its_victim():
+    from straggler.analysis.causes import Cause, diagnose
+    from straggler.analysis.policy import RankState
+    from straggler.reporting.report import Report
+
+    rows = np.full((3, own_time.FIELDS), math.nan)
+    for r, ms in enumerate((2.0, 2.0, 3.0)):
+        rows[r] = own_time.summarize(np.full(100, ms / 1e3))
+    report = Report(
+        {}, {"step": {0: 0.6, 1: 1.0, 2: 1.0}}, {}, {}, {0: "n0", 1: "n0", 2: "n1"}, {}, {},
+        1.0, True, 0, own_time=own_time.OwnTimeTable([0, 1, 2], rows), waits_window_s=1.0,
+        waits=waits.WaitsTable(np.array([0, 1, 2]), np.full(3, 200.0), np.array([0.1, 0.1, 0.0]),
+                               np.zeros(3), np.zeros(3)),
+        straggler_states={0: RankState(0, True, {"section:step": "relative"}, {}, 0),
+                          2: RankState(2, True, {own_time.METRIC: "relative"}, {}, 0)})
+    causes = diagnose(report)
+    # Rank 0's step section holds its waits for rank 2 (DDP's all-reduce): a victim.
+    assert causes[0].cause is Cause.WAITING_FOR_PEERS and "rank(s) 2" in causes[0].evidence
+    assert causes[2].cause is Cause.LATE_OUTSIDE_COMPUTE
