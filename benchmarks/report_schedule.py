@@ -137,8 +137,8 @@ def _onset_phase(run: dict) -> float | None:
 def _live_phases(interval: float, repeats: int, factor: float = 1.1) -> str:
     """Live runs (3 gloo ranks, rank 2's compute section ``factor`` times slower from
     3 + `LIVE_PHASES` intervals), idle and with every core busy, before
-    (``early_confirm_span=0``) and after (the default), interleaved; one row per run: the onset's phase in its window
-    (from the report times) and the intervals to confirm."""
+    (``early_confirm_span=0``) and after (the default), interleaved; one row per run: the
+    onset's phase in its window (from the report times) and the intervals to confirm."""
     import fault_injection
 
     busy = os.cpu_count() or 2
