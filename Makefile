@@ -130,14 +130,18 @@ cpp-test:
 # Clean clones, `make test` (wall; CPU-s of the whole process tree from a cpuacct cgroup) on the
 # shared 2-core machine, loaded by others (load average given):
 #
-#   phase                 4b6ef1f (three passes)         70c5c35 (this layout)
-#   set-up                280 s (load 2-8)               228 s, 200 CPU-s (load 4-6)
-#   rank-free tests       233 s, 1,219 passed (load 5-7) } one pass: 468 s, 1,309 passed,
-#   multi-rank tests      276 s, 72 passed (load 6-9)    } 367 CPU-s (load 4-12)
-#   serial tests          239 s, 27 passed (load 8-10)   193 s, 28 passed, 124 CPU-s (load 4-7)
-#   whole                 1,035 s (646 CPU-s by `time`,  892 s, 691 CPU-s
-#                         which misses the fork servers')
-#   (an earlier run of 70c5c35 at load 11-14: set-up 494 s, one pass 567 s, serial 321 s)
+#   phase              old layout (4b6ef1f's Makefile   this layout (70c5c35 tests;
+#                      and conftest on a192ceb's tests) the same run 1 h later for a192ceb)
+#   set-up             296 s, 195 CPU-s (load 7.7)      228 s, 200 CPU-s (load 5.4)
+#   rank-free tests    271 s, 1,235 passed            } one pass: 468 s, 1,309 passed,
+#   multi-rank tests   225 s, 72 passed; both with    } 367 CPU-s (load 8.3)
+#                      collections 504 s, 381 CPU-s
+#                      (load 8.8)
+#   serial tests       142 s, 28 passed, 122 CPU-s    193 s, 28 passed, 124 CPU-s (load 5.9)
+#                      (load 4.1)
+#   whole              942 s, 698 CPU-s               892 s, 691 CPU-s
+#   (average load averages over each phase; 4b6ef1f itself, at load 2-10: 1,035 s; this layout
+#   earlier at load 11-14: 1,387 s, 680 CPU-s)
 #
 # At load 8-14 no core is ever idle: wall time follows CPU time, and neither layout can gain
 # by overlap (nor can -n 3: the one pass took 462 s, 358 CPU-s at load 6-14, against 476 s,
