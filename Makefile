@@ -115,49 +115,47 @@ cpp-test:
 	    | grep -v '^\[doctest\] run with'; \
 	done
 
-# The suite in three passes, each run whatever the one before gave; any failing fails `make
-# test`: pass 1, the tests that spawn no ranks, on both cores (pytest-xdist); pass 2, the
-# multi-rank tests two at a time (--dist loadfile: a file's shared job runs once, on one
-# worker); pass 3, the `serial` tests one at a time: those that observe thread scheduling or
-# assert what a neighbour's load skews (measured waits and scores, verdict latency, the demos;
-# each file says why). Most multi-rank tests wait (timeouts, hangs, report intervals) more
-# than they compute: the per-file CPU of the multi-rank pass was 441 CPU-s for 1,397 s of wall
-# time run one file at a time.
+# The suite in two passes, the second run whatever the first gave; either failing fails `make
+# test`. Pass 1: every test but the `serial` ones, the multi-rank tests included, on both cores
+# (pytest-xdist -n 2, --dist loadfile: a file's tests, and the job its tests share, on one
+# worker). tests/conftest.py hands out the files longest first (tests/durations.json, written by
+# tools/test_durations.py), so no long file starts last beside an idle core. Pass 2: the
+# `serial` tests one at a time: those that observe thread scheduling or assert what a
+# neighbour's load skews (measured waits and scores, verdict latency, the demos; each file says
+# why). Until 4b6ef1f the tests without ranks and the multi-rank ones were two passes: each
+# paid its own collection (every worker imports torch, Lightning and matplotlib: ~7 CPU-s) and
+# its own tail, and the multi-rank pass's waits (hang timeouts, dead peers, report intervals)
+# left a core idle that the rank-free tests now fill.
 #
-# Phase times (wall: `time` of each step; CPU-s: the process tree's CPU time, from a cpuacct
-# cgroup) on the shared 2-core machine, whose load average (given) came mostly from others:
+# Clean clones, `make test` (wall; CPU-s of the whole process tree from a cpuacct cgroup) on the
+# shared 2-core machine, loaded by others (load average given):
 #
-#   phase                       before (eb6564a)                  after
-#   venv .deps-run + .deps      46.2 + 21.9 s (load 2.6)          3 pip calls instead of 7,
-#                                                                 same `pip freeze`
-#   package build (.built)      82.9 s (load 3.6)                 unchanged
-#   C++ tests (cpp-test)        54.1 s (load 3.3)                 built beside the pip steps
-#   set-up, clean clone         680 s, 207 CPU-s (load 8-13)      614 s, 199 CPU-s (load 13)
-#   pass 1 (1,169 tests)        124.0 s (load 4.0)                unchanged
-#   multi-rank tests            693 s serial, 98 tests            pass 2, 86 tests: 369 s
-#                               (load 9-11)                       (load 13-16, 232 CPU-s),
-#                                                                 327 s (load 7-12, 258 CPU-s);
-#                                                                 pass 3, 27 tests: 444 s
-#                                                                 (load 12-14, 149 CPU-s),
-#                                                                 282 s (load 11, 151 CPU-s)
-#   (main gained multi-rank tests in between; the demos went from 4 runs to 3)
+#   phase                 4b6ef1f (three passes)         70c5c35 (this layout)
+#   set-up                280 s (load 2-8)               228 s, 200 CPU-s (load 4-6)
+#   rank-free tests       233 s, 1,219 passed (load 5-7) } one pass: 468 s, 1,309 passed,
+#   multi-rank tests      276 s, 72 passed (load 6-9)    } 367 CPU-s (load 4-12)
+#   serial tests          239 s, 27 passed (load 8-10)   193 s, 28 passed, 124 CPU-s (load 4-7)
+#   whole                 1,035 s (646 CPU-s by `time`,  892 s, 691 CPU-s
+#                         which misses the fork servers')
+#   (an earlier run of 70c5c35 at load 11-14: set-up 494 s, one pass 567 s, serial 321 s)
 #
-# At load 8-16 no core was idle, so neither the set-up's overlap nor pass 2's two workers
-# could gain wall time here; they fill the idle core of an idle 2-core machine (CI): the
-# set-up's ~200 CPU-s fit in ~100 s of two cores, pass 2's ~230 CPU-s spread over tests that
-# mostly wait. On a near-idle machine (load 1.6-2.2), a clean clone of 550c0f7: `make test`
-# 478 s in all (7 min 58 s; set-up about 150 s, pass 1 97 s with 1,188 passed, pass 2 140 s
-# with 72 passed and 14 `gpu` skipped, pass 3 129 s with 27 passed); the last CI before, 617 s.
+# At load 8-14 no core is ever idle: wall time follows CPU time, and neither layout can gain
+# by overlap (nor can -n 3: the one pass took 462 s, 358 CPU-s at load 6-14, against 476 s,
+# 363 CPU-s with -n 2 at load 8-11; -n 2 kept because the shared hang job took 54 s of its 90 s
+# bound at -n 3 and load 14). The overlaps are for a near-idle machine (CI, and this one at
+# load ~2, where 4b6ef1f took 524 s: set-up ~137 s, the rank-free tests 107 s, the multi-rank
+# tests 148 s, the serial tests 132 s).
 #
 # The set-up (`make test-setup`) keeps both cores busy along its longest chain: the venv's first
-# pip install (.deps-run: torch and the build tools; mostly waiting on the disk: 27 CPU-s in
-# 86 s), then the package build (.built: 69 CPU-s, one core for most of it, the torch-heavy
-# collectives.cpp and the LTO link being serial). Beside the pip install, from the start: the C++
-# tests' three builds and the simulated libraries (54 + 2 CPU-s); beside the package build: the
-# test tools' pip install (.deps, 17 CPU-s). The two pip installs share the venv: the package's
-# is --no-deps (it writes the package alone) and .deps adds packages without touching those of
-# .deps-run that the build reads (their dist-info dates in a clean clone). (Step CPU-s: each step
-# alone in a clean clone, load 5-10.)
+# pip install (.deps-run: torch and the build tools, 27 CPU-s; 32 s near idle), then the package
+# build (.built: 69 CPU-s; one core for much of it: the torch-heavy collectives.cpp and the LTO
+# links are serial). Beside the pip install, from the start: the C++ tests' three builds and the
+# simulated libraries (54 + 2 CPU-s); beside the package build: the test tools' pip install
+# (.deps, 17 CPU-s), which until 4b6ef1f waited behind the C++ builds (make -j2 picked their
+# objects first) and the build behind it. The two pip installs share the venv: the package's is
+# --no-deps (it writes the package alone) and .deps adds packages without touching those of
+# .deps-run that the build reads (their dist-info dates in a clean clone). (Step CPU-s: each
+# step alone in a clean clone, load 5-10.)
 test-setup:
 	@$(MAKE) --no-print-directory -j2 sim cpp-test-bins & cxx=$$!; \
 	{ $(MAKE) --no-print-directory $(VENV)/.deps-run && \
