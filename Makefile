@@ -130,8 +130,8 @@ cpp-test:
 # Clean clones, `make test` (wall; CPU-s of the whole process tree from a cpuacct cgroup) on the
 # shared 2-core machine, loaded by others (load average given):
 #
-#   phase              old layout (4b6ef1f's Makefile   this layout (70c5c35 tests;
-#                      and conftest on a192ceb's tests) the same run 1 h later for a192ceb)
+#   phase              old layout (4b6ef1f's Makefile   this layout (70c5c35, run 16 min
+#                      and conftest on a192ceb)         before; 2 tests fewer)
 #   set-up             296 s, 195 CPU-s (load 7.7)      228 s, 200 CPU-s (load 5.4)
 #   rank-free tests    271 s, 1,235 passed            } one pass: 468 s, 1,309 passed,
 #   multi-rank tests   225 s, 72 passed; both with    } 367 CPU-s (load 8.3)
