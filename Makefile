@@ -131,7 +131,7 @@ cpp-test:
 # shared 2-core machine, loaded by others (load average given):
 #
 #   phase              old layout (4b6ef1f's Makefile   this layout (70c5c35, run 16 min
-#                      and conftest on a192ceb)         before; 2 tests fewer)
+#                      and conftest on a192ceb)         before; 2 tests more)
 #   set-up             296 s, 195 CPU-s (load 7.7)      228 s, 200 CPU-s (load 5.4)
 #   rank-free tests    271 s, 1,235 passed            } one pass: 468 s, 1,309 passed,
 #   multi-rank tests   225 s, 72 passed; both with    } 367 CPU-s (load 8.3)
