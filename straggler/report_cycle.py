@@ -316,9 +316,9 @@ class ReportCycle:
         """
         if not self._in_reports():
             return None
-        if self._mark_step is not None:
-            self._mark_step()  # a step ended: its own time (analysis/own_time.py)
         try:
+            if self._mark_step is not None:
+                self._mark_step()  # a step ended: its own time (analysis/own_time.py)
             if not self._started:
                 self._start()
             tracker = self.tracker
