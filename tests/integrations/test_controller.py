@@ -403,8 +403,11 @@ def test_clients_that_disconnect_mid_request_leave_stderr_clean(capfd, caplog):
                     sock.sendall(partial)
                 _reset(sock)
             sock = socket.create_connection(ctl.address, timeout=10)
-            sock.sendall(post + b'{"enabled"')
-            sock.shutdown(socket.SHUT_WR)  # half-close mid-body: the body never completes
+            # A busy server (every worker on the resets above) answers 503 and closes first,
+            # which makes the client's half-close fail: that connection is done either way.
+            with contextlib.suppress(OSError):
+                sock.sendall(post + b'{"enabled"')
+                sock.shutdown(socket.SHUT_WR)  # half-close mid-body: the body never completes
             sock.close()
         assert _get_when_free(ctl) == 200
         _wait_until_idle(ctl)
