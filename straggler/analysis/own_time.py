@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from .rank_table import RankTable
 from .recent import recent_summary
 
 __all__ = ["FIELDS", "LOW_PERCENTILE", "METRIC", "MIN_STEPS", "OwnTime", "OwnTimeTable",
@@ -75,43 +76,26 @@ def summarize(steps_s: np.ndarray) -> np.ndarray:
     return out
 
 
-class OwnTimeTable(Mapping[int, OwnTime]):
+class OwnTimeTable(RankTable[OwnTime]):
     """``{global rank: OwnTime}`` over one ``(ranks, FIELDS)`` array (`OwnTime` made when
     looked up); ranks without a summary are left out."""
 
     def __init__(self, ranks: Sequence[int], rows: np.ndarray) -> None:
         rows = np.asarray(rows, dtype=np.float64).reshape(len(ranks), FIELDS)
         keep = rows[:, 0] > 0
-        self.ranks = np.asarray(ranks, dtype=np.int64)[keep]
+        self._set_ranks(np.asarray(ranks, dtype=np.int64)[keep])
         self.rows = rows[keep]
-        self._index = {int(r): i for i, r in enumerate(self.ranks)}
 
     def aligned(self, ranks: Sequence[int] | np.ndarray) -> np.ndarray:
         """The ``(len(ranks), FIELDS)`` rows aligned with ``ranks``, NaN where a rank has none."""
-        out = np.full((len(ranks), FIELDS), math.nan)
-        for i, r in enumerate(ranks):
-            j = self._index.get(int(r))
-            if j is not None:
-                out[i] = self.rows[j]
+        found, at = self._rows_of(ranks)
+        out = np.full((len(found), FIELDS), math.nan)
+        out[found] = self.rows[at[found]]
         return out
 
     def __getitem__(self, rank: int) -> OwnTime:
-        v = self.rows[self._index[rank]]
+        v = self.rows[self._row(rank)]
         return OwnTime(int(v[0]), *map(float, v[1:]))
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.ranks.tolist())
-
-    def __len__(self) -> int:
-        return len(self.ranks)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"OwnTimeTable({len(self)} ranks)"
 
 
 def policy_inputs(table: Mapping[int, OwnTime] | None, ranks: np.ndarray

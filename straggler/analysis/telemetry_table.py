@@ -11,23 +11,24 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from .rank_table import RankTable
 
-class TelemetryTable(Mapping[int, Mapping[str, float]]):
+
+class TelemetryTable(RankTable[Mapping[str, float]]):
     """``{global rank: {field: value}}`` over one array, NaN for an absent value; a rank's dict
     (its present fields only) is made when it is looked up."""
 
     def __init__(self, ranks: Sequence[int] | np.ndarray, fields: Sequence[str],
                  values: np.ndarray) -> None:
-        self.ranks = np.asarray(ranks, dtype=np.int64).reshape(-1)
+        self._set_ranks(ranks)
         self.fields = tuple(fields)
         self.array = np.asarray(values, dtype=np.float64).reshape(len(self.ranks),
                                                                      len(self.fields))
-        self._index: dict[int, int] | None = None
 
     @classmethod
     def of(cls, telemetry: Mapping[int, Mapping[str, float]]) -> TelemetryTable:
@@ -67,21 +68,8 @@ class TelemetryTable(Mapping[int, Mapping[str, float]]):
         return PeerMedians(self, keep)
 
     def __getitem__(self, rank: int) -> dict[str, float]:
-        if self._index is None:
-            self._index = {r: i for i, r in enumerate(self.ranks.tolist())}
-        row = self.array[self._index[rank]].tolist()
+        row = self.array[self._row(rank)].tolist()
         return {f: v for f, v in zip(self.fields, row, strict=True) if not math.isnan(v)}
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.ranks.tolist())
-
-    def __len__(self) -> int:
-        return len(self.ranks)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"TelemetryTable({len(self)} ranks x {len(self.fields)} fields)"

@@ -38,11 +38,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from . import own_time
+from .rank_table import RankTable
 
 __all__ = ["FIELDS", "MIN_LOST_FRACTION", "OWN", "SLOTS", "WIDTH", "WORLD", "Culprit",
            "CulpritGroup", "RankWaits", "WaitsTable", "attribute", "group_id", "group_name",
@@ -147,51 +148,30 @@ class Culprit:
     groups: tuple[CulpritGroup, ...]
 
 
-class WaitsTable(Mapping[int, RankWaits]):
+class WaitsTable(RankTable[RankWaits]):
     """``{global rank: RankWaits}`` over columns: built in O(1) Python objects, a `RankWaits`
     is made when looked up (a report at 16k ranks does not build 16k objects)."""
 
     def __init__(self, ranks: np.ndarray, collectives: np.ndarray, waited_s: np.ndarray,
                  time_lost_s: np.ndarray, late_share: np.ndarray) -> None:
-        self.ranks = np.asarray(ranks, dtype=np.int64)
+        self._set_ranks(ranks)
         self.collectives = np.asarray(collectives, dtype=np.float64)
         self.waited_s = np.asarray(waited_s, dtype=np.float64)
         self.time_lost_s = np.asarray(time_lost_s, dtype=np.float64)
         self.late_share = np.asarray(late_share, dtype=np.float64)
-        self._index: dict[int, int] | None = None
 
     def aligned(self, ranks: Sequence[int], column: str) -> np.ndarray:
         """One column (``"collectives"``, ``"waited_s"``, ...) aligned with ``ranks``, NaN for a
         rank the table does not hold; whole arrays, no `RankWaits` per rank."""
-        order = np.asarray(ranks, dtype=np.int64)
-        values = np.full(len(order), np.nan)
-        if len(self.ranks) and len(order):
-            sorter = np.argsort(self.ranks, kind="stable")
-            at = sorter[np.searchsorted(self.ranks, order, sorter=sorter).clip(0, len(sorter) - 1)]
-            found = self.ranks[at] == order
-            values[found] = getattr(self, column)[at[found]]
+        found, at = self._rows_of(ranks)
+        values = np.full(len(found), np.nan)
+        values[found] = getattr(self, column)[at[found]]
         return values
 
     def __getitem__(self, rank: int) -> RankWaits:
-        if self._index is None:
-            self._index = {int(r): i for i, r in enumerate(self.ranks)}
-        i = self._index[rank]
+        i = self._row(rank)
         return RankWaits(int(self.ranks[i]), int(self.collectives[i]), float(self.waited_s[i]),
                          float(self.time_lost_s[i]), float(self.late_share[i]))
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.ranks.tolist())
-
-    def __len__(self) -> int:
-        return len(self.ranks)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"WaitsTable({len(self)} ranks)"
 
 
 def group_id(name: str) -> float:
