@@ -22,6 +22,7 @@ average is printed with the table: the machine is shared.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import math
 import multiprocessing as mp
@@ -29,7 +30,9 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -138,6 +141,27 @@ def _spin() -> None:
         pass
 
 
+@contextlib.contextmanager
+def live_job(busy: int) -> Iterator[tuple[Any, float, int]]:
+    """What a live run of 3 spawned ranks starts with: the spawn context, with ``busy``
+    spinning processes beside the job (stopped on exit), the 1-minute load average once they
+    run, and a free port for the ranks' rendezvous."""
+    ctx = mp.get_context("spawn")
+    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
+    for p in spinners:
+        p.start()
+    try:
+        load = os.getloadavg()[0]
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        yield ctx, load, port
+    finally:
+        for p in spinners:  # the processes started here, by handle
+            p.terminate()
+            p.join()
+
+
 def live_run(factor: float, busy: int, interval: float, where: str = "compute",
              onset_s: float = 0.0, policy: dict | None = None) -> dict:
     """One live run; its verdict per report and the load it ran under.
@@ -145,26 +169,16 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
     Rank 2 is slowed from ``onset_s`` seconds after the first step. Times to confirm count from
     the onset; a confirmation of rank 2 before it is a false alarm.
     """
-    ctx = mp.get_context("spawn")
-    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
-    for p in spinners:
-        p.start()
-    load = os.getloadavg()[0]
-    out: mp.Queue = ctx.Queue()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ranks = [ctx.Process(target=_live_rank,
-                         args=(r, 3, port, factor, interval, out, where, onset_s, policy))
-             for r in range(3)]
-    for p in ranks:
-        p.start()
-    rows = out.get(timeout=600)
-    for p in ranks:
-        p.join()
-    for p in spinners:  # the processes started here, by handle
-        p.terminate()
-        p.join()
+    with live_job(busy) as (ctx, load, port):
+        out: mp.Queue = ctx.Queue()
+        ranks = [ctx.Process(target=_live_rank,
+                             args=(r, 3, port, factor, interval, out, where, onset_s, policy))
+                 for r in range(3)]
+        for p in ranks:
+            p.start()
+        rows = out.get(timeout=600)
+        for p in ranks:
+            p.join()
     slowed = factor > 1.0
     first = next((i for i, r in enumerate(rows) if 2 in r["confirmed"] and slowed
                   and r["t"] >= onset_s), None)

@@ -22,7 +22,6 @@ import argparse
 import datetime
 import multiprocessing as mp
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
+
+from fault_injection import live_job  # noqa: E402
 
 WORK = 10
 
@@ -86,31 +88,17 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
     out.put((rank, np.array(arrival), np.array(done), np.array(forward), np.array(sent)))
 
 
-def _spin() -> None:
-    while True:
-        pass
-
-
 def capture(factor: float, busy: int, seconds: float) -> dict:
     """One run: ``{"arrival_ns": [3, n], "done_ns": [3, n], "forward_ns": [3, m], ...}``."""
-    ctx = mp.get_context("spawn")
-    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
-    for p in spinners:
-        p.start()
-    load = os.getloadavg()[0]
-    out: mp.Queue = ctx.Queue()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs = [ctx.Process(target=_rank, args=(r, 3, port, factor, seconds, out)) for r in range(3)]
-    for p in procs:
-        p.start()
-    got = sorted(out.get(timeout=600) for _ in procs)
-    for p in procs:
-        p.join()
-    for p in spinners:  # the processes started here, by handle
-        p.terminate()
-        p.join()
+    with live_job(busy) as (ctx, load, port):
+        out: mp.Queue = ctx.Queue()
+        procs = [ctx.Process(target=_rank, args=(r, 3, port, factor, seconds, out))
+                 for r in range(3)]
+        for p in procs:
+            p.start()
+        got = sorted(out.get(timeout=600) for _ in procs)
+        for p in procs:
+            p.join()
     n = min(len(g[1]) for g in got)
     m = min(len(g[3]) for g in got)
     return {"arrival_ns": np.stack([g[1][:n] for g in got]),
