@@ -273,6 +273,20 @@ def test_communication_sections_are_not_timed_or_scored():
         Detector.detection_section("new", kind="gpu")
 
 
+def test_a_failing_step_mark_turns_the_detector_off_instead_of_raising(caplog, monkeypatch):
+    Detector.initialize()
+    core = Detector.core()
+
+    def broken():
+        raise RuntimeError("step mark failed")
+
+    monkeypatch.setattr(core.cycle, "_mark_step", broken)  # the own time's native step mark
+    with caplog.at_level(logging.ERROR, logger="straggler"):
+        assert Detector.generate_report_if_interval_elapsed() is None  # never raises
+    assert not core.enabled
+    assert any("step mark failed" in r.getMessage() for r in caplog.records)
+
+
 def test_internal_error_is_logged_once_and_disables(caplog, monkeypatch):
     Detector.initialize()
     core = Detector.core()
