@@ -58,6 +58,9 @@ class ReportRow:
     culprit_groups: dict[int, list[tuple[str, float]]] = field(default_factory=dict)
     """rank -> (group label, time lost there in s) per culprit group (version 3;
     `straggler.analysis.waits.CulpritGroup.label`)."""
+    slow_between: list[tuple[int, float, float, float]] = field(default_factory=list)
+    """(rank, its own time a step in ms, its peers' in ms, time the others lost to it in s) per
+    rank confirmed slow between collectives (version 4; docs/culprits.md)."""
 
 
 @dataclass
@@ -149,7 +152,15 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
                                          for g in c.get("groups", [])]
                         for c in record.get("culprits", [])},
         report_ms=float(overhead.get("report_ms") or math.nan),
-        scores_ms=float(overhead.get("scores_ms") or math.nan))
+        scores_ms=float(overhead.get("scores_ms") or math.nan),
+        slow_between=[(int(b["rank"]), _float(b.get("own_ms")), _float(b.get("peers_ms")),
+                       _float(b.get("lost_s")))
+                      for b in record.get("slow_between", [])])
+
+
+def _float(value: Any) -> float:
+    """A record's number (None: NaN); a value that is no number raises ValueError/TypeError."""
+    return math.nan if value is None else float(value)
 
 
 def _progress(items: Iterator[Any], what: str) -> Iterator[Any]:

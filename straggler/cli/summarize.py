@@ -24,7 +24,7 @@ import numpy as np
 
 from .logdata import LogData, load_runs
 
-__all__ = ["RankSummary", "Summary", "WaitedFor", "format_summary", "run_summarize",
+__all__ = ["RankSummary", "SlowBetween", "Summary", "WaitedFor", "format_summary", "run_summarize",
            "summarize"]
 
 
@@ -64,6 +64,21 @@ class WaitedFor:
 
 
 @dataclass
+class SlowBetween:
+    """A rank confirmed slow between its collectives, over the log (docs/culprits.md, "A rank
+    slow outside its sections")."""
+
+    rank: int
+    node: str
+    reports: int = 0
+    """Reports that confirmed it on its own time between collectives."""
+    lost_s: float = 0.0
+    """Rank time the others lost waiting for it, summed over those reports (s)."""
+    excess: float = math.nan
+    """Its own time a step over its peers' less one, in the latest such report (0.2: 20 %)."""
+
+
+@dataclass
 class Summary:
     """The whole log."""
 
@@ -86,6 +101,8 @@ class Summary:
     """The ranks the job waited for at its collectives (report log version 3), most first."""
     skipped_lines: int = 0
     """Bad lines skipped while reading (``--skip-bad``), over all the files."""
+    slow_between: list[SlowBetween] = field(default_factory=list)
+    """The ranks confirmed slow between collectives (report log version 4), most costly first."""
     hangs: list[dict[str, Any]] = field(default_factory=list)
     """The hang findings written during the run (the log's ``straggler.hang`` records, oldest
     first, docs/hang.md)."""
@@ -106,8 +123,15 @@ def summarize(data: LogData, top: int = 10) -> Summary:
     """The `Summary` of `data`, at most `top` stragglers (most reports flagged first)."""
     by_rank: dict[int, RankSummary] = {}
     waited: dict[int, WaitedFor] = {}
+    between: dict[int, SlowBetween] = {}
     lost = run = 0.0
     for row in data.reports:
+        for rank, own_ms, peers_ms, lost_s in row.slow_between:
+            b = between.setdefault(rank, SlowBetween(rank, data.nodes.get(rank, "<unknown>")))
+            b.reports += 1
+            b.lost_s += lost_s if math.isfinite(lost_s) else 0.0
+            if peers_ms > 0:
+                b.excess = own_ms / peers_ms - 1.0
         for rank, lost_s, _ in row.culprits:
             w = waited.setdefault(rank, WaitedFor(rank, data.nodes.get(rank, "<unknown>")))
             w.lost_s += lost_s
@@ -144,7 +168,9 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                    scores_ms_median=_median([r.scores_ms for r in data.reports]),
                    stragglers=ranked[:top], run_id=data.run_id,
                    waited_for=sorted(waited.values(), key=lambda w: -w.lost_s)[:top],
-                   skipped_lines=len(data.bad_lines), hangs=list(data.hangs))
+                   skipped_lines=len(data.bad_lines),
+                   slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top],
+                   hangs=list(data.hangs))
 
 
 def _median(values: list[float]) -> float:
@@ -186,6 +212,11 @@ def format_summary(s: Summary) -> str:
         groups = f" ({groups}{'; ...' if len(where) > 4 else ''})" if groups else ""
         lines.append(f"the job waited {_duration(w.lost_s)}{pct} for rank {w.rank} ({w.node}) "
                      f"at its collectives{groups}, named in {w.reports} report(s)")
+    for b in s.slow_between:  # own time between collectives (docs/culprits.md)
+        excess = f"{b.excess:.0%} more time of its own a step than its peers, " \
+            if math.isfinite(b.excess) else ""
+        lines.append(f"rank {b.rank} ({b.node}) was slow between collectives in {b.reports} "
+                     f"report(s): {excess}the others waited about {_duration(b.lost_s)} for it")
     if not s.stragglers:
         lines.append("stragglers: none")
         return "\n".join(lines + format_hangs(s.hangs))
