@@ -417,3 +417,24 @@ def test_summarize_shows_the_hang_findings_of_the_log(tmp_path, capsys):
     assert main(["summarize", "--json", str(log)]) == 0
     hangs = json.loads(capsys.readouterr().out)["hangs"]
     assert [h["time_s"] for h in hangs] == [1040.0, 1070.0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--threshold", "2"], "--threshold=2.0 must be in (0, 1]"),
+    (["--threshold", "0"], "--threshold=0.0 must be in (0, 1]"),
+    (["--report-interval", "-1"], "--report-interval=-1.0 must be a finite number"),
+    (["--report-interval", "nan"], "--report-interval=nan must be a finite number"),
+    (["--hidden", "0"], "--hidden=0 must be a positive integer"),
+    (["--batch", "-4"], "--batch=-4 must be a positive integer")])
+def test_demo_rejects_bad_values_before_starting_its_ranks(args, message, capsys):
+    # --threshold 2 started 4 ranks, which died with a traceback (a ValueError in rank 0)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("straggler_demo", REPO / "examples" / "demo.py")
+    assert spec is not None and spec.loader is not None
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    with pytest.raises(SystemExit) as info:
+        demo.parse_args(args)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
