@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,7 +24,7 @@ import numpy as np
 
 from .logdata import LogData, load_runs
 
-__all__ = ["RankSummary", "Summary", "WaitedFor", "format_summary", "run_summarize",
+__all__ = ["RankSummary", "SlowBetween", "Summary", "WaitedFor", "format_summary", "run_summarize",
            "summarize"]
 
 
@@ -63,6 +64,21 @@ class WaitedFor:
 
 
 @dataclass
+class SlowBetween:
+    """A rank confirmed slow between its collectives, over the log (docs/culprits.md, "A rank
+    slow outside its sections")."""
+
+    rank: int
+    node: str
+    reports: int = 0
+    """Reports that confirmed it on its own time between collectives."""
+    lost_s: float = 0.0
+    """Rank time the others lost waiting for it, summed over those reports (s)."""
+    excess: float = math.nan
+    """Its own time a step over its peers' less one, in the latest such report (0.2: 20 %)."""
+
+
+@dataclass
 class Summary:
     """The whole log."""
 
@@ -85,6 +101,11 @@ class Summary:
     """The ranks the job waited for at its collectives (report log version 3), most first."""
     skipped_lines: int = 0
     """Bad lines skipped while reading (``--skip-bad``), over all the files."""
+    slow_between: list[SlowBetween] = field(default_factory=list)
+    """The ranks confirmed slow between collectives (report log version 4), most costly first."""
+    hangs: list[dict[str, Any]] = field(default_factory=list)
+    """The hang findings written during the run (the log's ``straggler.hang`` records, oldest
+    first, docs/hang.md)."""
 
 
 def _window_lost_s(row: Any) -> float:
@@ -102,8 +123,15 @@ def summarize(data: LogData, top: int = 10) -> Summary:
     """The `Summary` of `data`, at most `top` stragglers (most reports flagged first)."""
     by_rank: dict[int, RankSummary] = {}
     waited: dict[int, WaitedFor] = {}
+    between: dict[int, SlowBetween] = {}
     lost = run = 0.0
     for row in data.reports:
+        for rank, own_ms, peers_ms, lost_s in row.slow_between:
+            b = between.setdefault(rank, SlowBetween(rank, data.nodes.get(rank, "<unknown>")))
+            b.reports += 1
+            b.lost_s += lost_s if math.isfinite(lost_s) else 0.0
+            if peers_ms > 0:
+                b.excess = own_ms / peers_ms - 1.0
         for rank, lost_s, _ in row.culprits:
             w = waited.setdefault(rank, WaitedFor(rank, data.nodes.get(rank, "<unknown>")))
             w.lost_s += lost_s
@@ -140,7 +168,9 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                    scores_ms_median=_median([r.scores_ms for r in data.reports]),
                    stragglers=ranked[:top], run_id=data.run_id,
                    waited_for=sorted(waited.values(), key=lambda w: -w.lost_s)[:top],
-                   skipped_lines=len(data.bad_lines))
+                   skipped_lines=len(data.bad_lines),
+                   slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top],
+                   hangs=list(data.hangs))
 
 
 def _median(values: list[float]) -> float:
@@ -182,9 +212,14 @@ def format_summary(s: Summary) -> str:
         groups = f" ({groups}{'; ...' if len(where) > 4 else ''})" if groups else ""
         lines.append(f"the job waited {_duration(w.lost_s)}{pct} for rank {w.rank} ({w.node}) "
                      f"at its collectives{groups}, named in {w.reports} report(s)")
+    for b in s.slow_between:  # own time between collectives (docs/culprits.md)
+        excess = f"{b.excess:.0%} more time of its own a step than its peers, " \
+            if math.isfinite(b.excess) else ""
+        lines.append(f"rank {b.rank} ({b.node}) was slow between collectives in {b.reports} "
+                     f"report(s): {excess}the others waited about {_duration(b.lost_s)} for it")
     if not s.stragglers:
         lines.append("stragglers: none")
-        return "\n".join(lines)
+        return "\n".join(lines + format_hangs(s.hangs))
     header = ["rank", "node", "flagged", "confirmed", "slow for", "worst score", "causes"]
     rows = []
     for r in s.stragglers:
@@ -202,7 +237,27 @@ def format_summary(s: Summary) -> str:
     for r in s.stragglers:
         if r.evidence:
             lines.append(f"rank {r.rank} ({r.node}), latest evidence: {r.evidence}")
-    return "\n".join(lines)
+    return "\n".join(lines + format_hangs(s.hangs))
+
+
+def format_hangs(hangs: Sequence[dict[str, Any]]) -> list[str]:
+    """The hang findings' lines: their count, then the latest one's block as the log had it.
+
+    Raises ValueError on a malformed record.
+    """
+    if not hangs:
+        return []
+    from ..hang.analysis import HangFinding
+
+    latest = hangs[-1]
+    try:
+        block = HangFinding.from_dict(latest).format()
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"malformed hang record ({type(exc).__name__}: {exc})") from None
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(latest.get("time_s", 0))))
+    title = (f"hang findings: {len(hangs)}; the latest ({when}):" if len(hangs) > 1 else
+             f"hang finding ({when}):")
+    return [title, block]
 
 
 def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False,
@@ -214,7 +269,19 @@ def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False,
     """
     if top < 1:
         raise ValueError(f"`--top={top!r}` must be a positive integer")
-    runs = load_runs(logs, skip_bad)
+    hangs: list[dict[str, Any]] = []
+    runs = load_runs(logs, skip_bad, hangs=hangs)
+    if not runs:  # hang findings only: the job hung before its first report
+        _say_skipped([])
+        if as_json:
+            print(json.dumps({"reports": 0, "hangs": hangs}, indent=1, default=str))
+        else:
+            print("\n".join([f"no report records in {', '.join(logs)}", *format_hangs(hangs)]))
+        return 0
+    for hang in hangs:  # each finding to the last run that began before it
+        at = float(hang.get("time_s") or 0.0)
+        started = [d for d in runs if _start(d.reports[0]) <= at]
+        (started[-1] if started else runs[0]).hangs.append(hang)
     if run is not None:
         runs = [d for d in runs if d.run_id == run]
         if not runs:

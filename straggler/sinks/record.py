@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import _env
+from ..analysis.own_time import OwnTimeTable, confirmed_between
 from ..analysis.telemetry_table import TelemetryTable
 from ..analysis.waits import WaitsTable
 
@@ -26,9 +27,10 @@ __all__ = ["ENV_RUN_ID", "READ_VERSIONS", "SCHEMA", "SCHEMA_VERSION", "ReportCon
            "default_run_id", "report_record"]
 
 SCHEMA = "straggler.report"
-SCHEMA_VERSION = 3
-"""Version 2 adds ``run_id``, 3 ``waits`` and ``culprits`` (docs/reportlog.md)."""
-READ_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+"""Version 2 adds ``run_id``, 3 ``waits`` and ``culprits``, 4 ``own_time`` and
+``slow_between`` (docs/reportlog.md)."""
+READ_VERSIONS = (1, 2, 3, 4)
 """Versions the readers accept (a version 1 record has no run id: its run reads as "")."""
 ENV_RUN_ID = _env.RUN_ID.name
 
@@ -167,6 +169,29 @@ def _waits(waits: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float |
             for key in _WAITS_COLUMNS}
 
 
+_OWN_TIME_COLUMNS = ("steps", "median_ms", "q25_ms", "q75_ms", "low_ms")
+"""`Report.own_time`'s fields in the record (the policy's recent part is left out)."""
+
+
+def _own_time(own: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float | None]]:
+    """`Report.own_time` as columns aligned with ``ranks`` ({} without own time)."""
+    if not own:
+        return {}
+    if isinstance(own, OwnTimeTable):
+        rows = own.aligned(ranks)[:, :len(_OWN_TIME_COLUMNS)]  # OwnTime's field order
+        return {key: _finite_list(rows[:, i]) for i, key in enumerate(_OWN_TIME_COLUMNS)}
+    found = [own.get(r) for r in ranks]
+    return {key: [_num(getattr(o, key)) if o is not None else None for o in found]
+            for key in _OWN_TIME_COLUMNS}
+
+
+def _slow_between(report: Any) -> list[dict[str, Any]]:
+    """The ranks confirmed slow between collectives, most costly first (`confirmed_between`)."""
+    return [{"rank": s.rank, "own_ms": _num(s.own_ms), "peers_ms": _num(s.peers_ms),
+             "lost_s": _num(s.lost_s), "share": _num(s.share)}
+            for s in confirmed_between(report)]
+
+
 def _culprit(c: Any) -> dict[str, Any]:
     return {"rank": c.rank, "time_lost_s": _num(c.time_lost_s), "share": _num(c.share),
             "groups": [{"ranks": list(g.ranks), "size": g.size, "time_lost_s": _num(g.time_lost_s),
@@ -216,6 +241,8 @@ def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
         "causes": causes,
         "waits": _waits(report.waits, ranks),
         "culprits": [_culprit(c) for c in report.culprits],
+        "own_time": _own_time(getattr(report, "own_time", None) or {}, ranks),
+        "slow_between": _slow_between(report),
         "telemetry": _telemetry_summary(report.rank_telemetry),
         "telemetry_flagged": {str(r): {k: _num(v) for k, v in report.rank_telemetry[r].items()}
                               for r in sorted(watched) if r in report.rank_telemetry},

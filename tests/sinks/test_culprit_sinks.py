@@ -1,6 +1,7 @@
-"""Culprits everywhere users look: the table, the report log record (version 3) and its
+"""Culprits everywhere users look: the table, the report log record (versions 3 and 4) and its
 readers (summarize, plot --waits), the Prometheus series and the integrations' log line. Built
-from an attributed report (straggler.analysis.waits), no process group."""
+from an attributed report (straggler.analysis.waits) and a rank confirmed on its own time
+between collectives (straggler.analysis.own_time), no process group."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import logging
 
 import numpy as np
 import pytest
+from straggler.analysis import own_time
+from straggler.analysis.policy import RankState
 from straggler.analysis.waits import attribute, pack
 from straggler.sinks.record import SCHEMA_VERSION, ReportContext, report_record
 
@@ -48,7 +51,7 @@ def test_the_record_carries_waits_and_culprits_and_summarize_and_plot_read_them(
     from straggler.cli import main
 
     record = report_record(_culprit_report(), _context())
-    assert SCHEMA_VERSION == 3 and record["version"] == 3
+    assert SCHEMA_VERSION == 4 and record["version"] == 4
     assert record["culprits"][0]["rank"] == 2
     assert record["culprits"][0]["groups"][0]["ranks"] == [0, 1, 2, 3]
     assert record["culprits"][0]["groups"][0]["name"] == "world"
@@ -62,6 +65,52 @@ def test_the_record_carries_waits_and_culprits_and_summarize_and_plot_read_them(
            "45.0 s), named in 3 report(s)" in out
     assert main(["plot", str(log), "--waits", "-o", str(tmp_path / "waits.png")]) == 0
     assert (tmp_path / "waits.png").stat().st_size > 1000
+
+
+def _slow_between_report():
+    """4 ranks with their own time per step (2 ms, rank 3: 2.5 ms, 500 steps in a 10 s window),
+    rank 3 confirmed on it."""
+    rows = np.stack([own_time.summarize(np.full(500, ms / 1e3)) for ms in (2.0, 2.0, 2.0, 2.5)])
+    return dataclasses.replace(
+        make_report(), own_time=own_time.OwnTimeTable([0, 1, 2, 3], rows), waits_window_s=10.0,
+        straggler_states={3: RankState(3, True, {own_time.METRIC: "relative"}, {}, 0)})
+
+
+def test_the_record_carries_the_own_time_and_summarize_names_the_rank_slow_between(tmp_path,
+                                                                                  capsys):
+    from straggler.cli import main
+
+    record = report_record(_slow_between_report(), _context())
+    own = record["own_time"]
+    assert sorted(own) == ["low_ms", "median_ms", "q25_ms", "q75_ms", "steps"]
+    assert own["steps"] == [500.0] * 4
+    assert own["median_ms"] == pytest.approx([2.0, 2.0, 2.0, 2.5])
+    (slow,) = record["slow_between"]
+    # 0.5 ms a step more, 500 steps, 3 ranks waiting: 0.75 s of 40 rank-seconds.
+    assert slow == pytest.approx({"rank": 3, "own_ms": 2.5, "peers_ms": 2.0, "lost_s": 0.75,
+                                  "share": 0.75 / 40})
+    log = tmp_path / "report.jsonl"
+    log.write_text("\n".join(json.dumps(dict(record, time=1000.0 + 10 * i)) for i in range(2))
+                   + "\n")
+    assert main(["summarize", str(log)]) == 0
+    assert "rank 3 (node3) was slow between collectives in 2 report(s): 25% more time of its " \
+           "own a step than its peers, the others waited about 1.5 s for it" \
+        in capsys.readouterr().out
+    assert main(["plot", str(log), "--waits", "-o", str(tmp_path / "waits.png")]) == 0
+
+
+def test_version_3_records_without_own_time_are_still_read(tmp_path, capsys):
+    from straggler.cli import main
+
+    record = report_record(_culprit_report(), _context())
+    old = {k: v for k, v in record.items() if k not in ("own_time", "slow_between")}
+    log = tmp_path / "v3.jsonl"
+    log.write_text(json.dumps(dict(old, version=3)) + "\n")
+    assert main(["summarize", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "for rank 2 (node2) at its collectives" in out and "between collectives" not in out
+    assert main(["plot", str(log), "--waits", "-o", str(tmp_path / "w.png")]) == 0
+    assert main(["plot", str(log), "-o", str(tmp_path / "h.png")]) == 0
 
 
 def test_prometheus_exports_the_culprits_with_the_rank_label_only():
