@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.multirank, pytest.mark.serial]
 
 STEPS, DELAY_S, STEP_S = 12, 0.06, 0.01
 OWN_STEPS, OWN_DELAY_S = 30, 0.03
+LATE_WAKE_S = 0.02  # a caller woken this long after the completion was noted
 
 
 def _summary(report):
@@ -105,6 +106,30 @@ def _scenarios(rank, world_size):
     rows = [torch.zeros_like(row) for _ in range(world_size)]
     dist.all_gather(rows, row)
     out["own"] = torch.stack(rows).numpy()
+
+    # A caller that resumes from wait() well after gloo's worker noted the completion (here the
+    # worker first runs a LATE_WAKE_S callback of the user's): that time is not the rank's own,
+    # its gap starts when wait() returns (the caller's Work, csrc/ops/collectives.cpp).
+    collectives.take_own_time()
+    for _ in range(OWN_STEPS):
+        time.sleep(0.002)
+        work = dist.all_reduce(x, async_op=True)
+        work.get_future().add_done_callback(lambda _: time.sleep(LATE_WAKE_S))
+        assert work.wait() and work.is_completed() and work.exception() is None
+        assert torch.equal(work.result()[0], x)
+        collectives.mark_step()
+    steps = collectives.take_own_time()
+    out["late_wake"] = (steps.count, float(torch.tensor(steps.steps_s).median()))
+    # An async collective waited for after LATE_WAKE_S of work: it finished meanwhile, so that
+    # work after its completion stays the rank's own (wait() returns at once, nothing moves).
+    for _ in range(OWN_STEPS):
+        time.sleep(0.002)
+        work = dist.all_reduce(x, async_op=True)
+        time.sleep(LATE_WAKE_S)
+        work.wait()
+        collectives.mark_step()
+    steps = collectives.take_own_time()
+    out["overlap"] = (steps.count, float(torch.tensor(steps.steps_s).median()))
     Detector.shutdown()
     return out
 
@@ -175,3 +200,17 @@ def test_a_rank_slow_outside_every_collective_has_more_own_time_a_step(reports):
     assert min(table[r].low_ms for r in (0, 2, 3)) >= 2.0, dict(table)
     assert table[1].median_ms - others > 0.6 * OWN_DELAY_S * 1e3, dict(table)
     assert table[1].low_ms > others, dict(table)
+
+
+def test_a_caller_woken_late_is_not_charged_for_its_wake_up(reports):
+    steps, median_s = reports["late_wake"]
+    # Its own time is its 2 ms of sleep a step (a loaded host adds a little), not the 20 ms
+    # it spent waking up: before the caller's Work noted the resume, 22-25 ms.
+    assert steps >= OWN_STEPS - 2 and median_s < 0.002 + LATE_WAKE_S / 2, reports["late_wake"]
+
+
+def test_work_done_after_an_async_collective_finished_stays_the_ranks_own(reports):
+    steps, median_s = reports["overlap"]
+    # 2 ms before the collective, then 20 ms of which the all-reduce (all ranks issue it
+    # together) takes a few: well over half of the 20 ms stays its own.
+    assert steps >= OWN_STEPS - 2 and median_s > 0.002 + LATE_WAKE_S / 2, reports["overlap"]
