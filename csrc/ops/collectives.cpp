@@ -715,8 +715,7 @@ void Observer::abandon(Group& g, std::uint64_t seq) noexcept {
   if (take_pending(g, seq, &p) && !p.left) left_locked(g, t);
 }
 
-void Observer::resumed(Group& g, std::uint64_t seq, std::int64_t entered,
-                       std::int64_t t) noexcept {
+void Observer::resumed(Group& g, std::uint64_t seq, std::int64_t entered, std::int64_t t) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   if (seq <= g.seq_base) return;  // from before a restart
   for (Pending& p : g.pending) {
