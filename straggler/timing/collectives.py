@@ -22,8 +22,11 @@ Per process group (its c10d name, which every member agrees on; a point-to-point
 
 Across groups (of 2 or more ranks) it notes this rank's own time: each gap from the moment
 none of its collectives is in flight to its next arrival, the time it spent on its own work,
-summed per training step (`mark_step`, which the detector calls once a step) and read per
-report window (`take_own_time`; `straggler.analysis.own_time`).
+summed per training step (`mark_step`, which the detector calls once a step, or the loop's
+first section for a job that never does: `SectionSteps`) and read per report window
+(`take_own_time`; `straggler.analysis.own_time`). A host collective stops being in flight when
+its caller returns from the Work's ``wait()`` (the observer hands the caller a Work of its own
+that forwards every call and notes that), else when the backend's thread completes it.
 
 The detector's own collectives run on a private gloo backend outside the dispatcher and are
 never seen; `start(exclude=...)` can leave more groups out by name. Cost on CPU: 0.09 µs of
