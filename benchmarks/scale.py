@@ -10,6 +10,7 @@ long run, a `Detector` after many section entries, and rank 0's policy state at 
 
     python benchmarks/scale.py           # 1k/4k/16k ranks x 100/1,000 timers
     python benchmarks/scale.py --quick   # 1k ranks only, fewer reports
+    python benchmarks/scale.py --policy-baseline main   # the policy's rank-0 time, A/B
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import simulator
+from _baseline import baseline_tree, run_in_tree, short_rev
 
 
 def report_times(world: int, timers: int, reports: int, policy: bool, waits: bool = False
@@ -210,14 +212,70 @@ def waits_table(worlds: Sequence[int], reports: int) -> None:
               f"{os.getloadavg()[0]:.1f} |", flush=True)
 
 
+_POLICY_CHILD = r"""
+import gc, json, statistics, sys, time
+sys.path.insert(0, sys.argv[3])  # this tree's simulator: both trees get the same reports
+import simulator
+import straggler.reporting.generator as reporting
+world, reports = int(sys.argv[1]), int(sys.argv[2])
+apply, cpu_ms = reporting.apply_policy, []
+
+def timed(policy, report):
+    gc.collect()
+    t0 = time.thread_time_ns()
+    out = apply(policy, report)
+    cpu_ms.append((time.thread_time_ns() - t0) / 1e6)
+    return out
+
+reporting.apply_policy = timed
+sim = simulator.SimWorld(world, policy=True, waits=True)
+for sample in simulator.generate(simulator.scenario("slow20"), world, reports + 1, seed=0,
+                                 gpu_timers=100):
+    sim.report(sample)
+print(json.dumps(statistics.median(cpu_ms[1:])))  # the first report learns the names
+"""
+
+
+def policy_ab(baseline: str, worlds: Sequence[int], reports: int, rounds: int) -> None:
+    """The policy's rank-0 CPU ms per report in this tree and in ``baseline``, on the same
+    simulated reports (this tree's simulator), each in a fresh interpreter, alternating."""
+    here = str(Path(__file__).resolve().parent)
+    print(f"The policy's rank-0 CPU time per report (`apply_policy`, its thread's CPU time, "
+          f"the default policy with collective waits, 2 sections, 100 GPU timers, one rank "
+          f"20 % slow): median of {reports} steady-state reports per interpreter, this tree "
+          f"and {short_rev(baseline)} alternating over {rounds} rounds, the same reports "
+          f"(this tree's simulator); a row: the median over the rounds. Load average "
+          f"{os.getloadavg()[0]:.1f} at the start.\n")
+    print(f"| ranks | {short_rev(baseline)} ms | this tree ms | ratio | load |")
+    print("|---|---|---|---|---|")
+    with baseline_tree(baseline) as base:
+        for world in worlds:
+            ms: dict[str, list[float]] = {"base": [], "this": []}
+            for i in range(rounds):
+                for name in ("base", "this") if i % 2 == 0 else ("this", "base"):
+                    tree = base if name == "base" else str(Path(here).parent)
+                    ms[name].append(run_in_tree(tree, _POLICY_CHILD,
+                                                [str(world), str(reports), here]))
+            b, t = statistics.median(ms["base"]), statistics.median(ms["this"])
+            print(f"| {world:,} | {b:.1f} | {t:.1f} | {t / b:.2f} | "
+                  f"{os.getloadavg()[0]:.1f} |", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Report time, bytes and memory at scale")
     parser.add_argument("--quick", action="store_true", help="1k ranks only, few reports")
     parser.add_argument("--reports", type=int, default=None)
     parser.add_argument("--waits-only", action="store_true",
                         help="only the table of collective waits (with vs without)")
+    parser.add_argument("--policy-baseline", metavar="REV",
+                        help="only the policy's rank-0 time, this tree against REV")
+    parser.add_argument("--rounds", type=int, default=3, help="with --policy-baseline")
     args = parser.parse_args(argv)
     worlds = (1024,) if args.quick else (1024, 4096, 16384)
+    if args.policy_baseline:
+        policy_ab(args.policy_baseline, (1024,) if args.quick else (1024, 16384),
+                  args.reports or 6, args.rounds)
+        return 0
     if args.waits_only:
         waits_table(worlds, args.reports or 12)
         return 0

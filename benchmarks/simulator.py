@@ -258,6 +258,14 @@ class WindowSample:
                 for j, name in enumerate(self.section_names)
                 if not math.isnan(self.section_med[rank, j])}
 
+    def section_quantiles(self, rank: int) -> dict[str, tuple[float, ...]]:
+        """Rank ``rank``'s within-window quantiles per section, as `Detector` hands them to the
+        report (``section_quartiles``: lower and upper quartile, low percentile, the recent
+        part's median and low percentile), from its median and the step spread."""
+        return {name: tuple((self.section_med[rank, j] * QUANTILE_FACTORS).tolist())
+                for j, name in enumerate(self.section_names)
+                if not math.isnan(self.section_med[rank, j])}
+
     def gpu_summaries(self, rank: int) -> dict[str, dict[Statistic, float]]:
         """Rank ``rank``'s GPU timer summaries, as `Detector` builds them."""
         return {name: _summary(self.gpu_med[rank, j], int(self.gpu_num[rank, j]))
@@ -269,6 +277,11 @@ def _summary(median: float, num: int) -> dict[Statistic, float]:
     return {Statistic.MIN: median - 2 * spread, Statistic.MAX: median + 3 * spread,
             Statistic.MED: median, Statistic.AVG: median * (1 + 0.2 * STEP_CV),
             Statistic.STD: spread, Statistic.NUM: float(num)}
+
+
+#: A section's window quantiles over its median (`WindowSample.section_quantiles`): normal steps
+#: of spread ``STEP_CV``, the recent part as the whole window (a persistent rank factor).
+QUANTILE_FACTORS = 1.0 + STEP_CV * np.array([-0.6745, 0.6745, -1.6449, 0.0, -1.6449])
 
 
 class _TMad(dict):
@@ -498,6 +511,8 @@ class SimComm:
                 put(tail + 1 + n_sec, tail + 2 + n_sec, ref[sec_cols][None, :],
                     ref[gpu_cols][None, :])
         rows[:, 2 + 2 * n_sec + np.asarray(sec_cols)] = s.section_med
+        for j, factor in enumerate(QUANTILE_FACTORS):  # the layout's sec_q25 ... sec_recent_low
+            rows[:, 2 + (3 + j) * n_sec + np.asarray(sec_cols)] = s.section_med * factor
         if self.waits is not None:
             rows[:, -self.waits.shape[1]:] = self.waits
         _check_same("gather", rows[0], t.numpy())
@@ -558,10 +573,12 @@ class SimWorld:
         # Rank 0's own inputs (the timing engine's summaries) are made outside the timed part:
         # a sample computes them once, so the first of two worlds fed the same sample paid more.
         sections, gpus = sample.section_summaries(0), sample.gpu_summaries(0)
+        quantiles = sample.section_quantiles(0)
         sim_before, sim_cpu_before = self.comm.sim_ns, self.comm.sim_cpu_ns
         t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         waits = None if self.comm.waits is None else self.comm.waits[0]
-        report = self.generator.generate_report(sections, gpus, waits=waits)
+        report = self.generator.generate_report(sections, gpus, waits=waits,
+                                                section_quartiles=quantiles)
         self.last_rank0_ns = time.perf_counter_ns() - t0 - (self.comm.sim_ns - sim_before)
         self.last_rank0_cpu_ns = (time.thread_time_ns() - c0
                                   - (self.comm.sim_cpu_ns - sim_cpu_before))

@@ -149,6 +149,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--steps={args.steps} must be at least 20 (the interval is measured first)")
     if args.duration is not None and not args.duration > 0:
         p.error(f"--duration={args.duration} must be positive")
+    if not 0 < args.threshold <= 1:
+        p.error(f"--threshold={args.threshold} must be in (0, 1]")
+    if not 0 <= args.report_interval < float("inf"):
+        p.error(f"--report-interval={args.report_interval} must be a finite number of seconds "
+                ">= 0")
+    for name in ("hidden", "batch"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            p.error(f"--{name}={getattr(args, name)} must be a positive integer")
     if args.gpu and args.simulated_gpu:
         p.error(f"--gpu and --simulated-gpu={args.simulated_gpu} exclude each other")
     if args.gpu and not torch.cuda.is_available():

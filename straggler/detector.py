@@ -393,6 +393,9 @@ class Detector:
 
     initialized: bool = False
     _core: DetectorCore | None = None
+    # Why the API is a no-op on this rank although STRAGGLER_DISABLE is not set here: a peer
+    # declined at initialize (it has STRAGGLER_DISABLE set). None: not so.
+    _declined: str | None = None
     # NVRx exposes these as class attributes; kept in sync by initialize()/shutdown().
     scores_to_compute: ClassVar[list[str]] = []
     gather_on_rank0: bool = True
@@ -454,7 +457,9 @@ class Detector:
 
         Raises ValueError naming a bad parameter (TypeError for one of the wrong type; the
         detector stays uninitialized) and RuntimeError when already initialized. A no-op when
-        `STRAGGLER_DISABLE=1`, after the arguments are checked.
+        `STRAGGLER_DISABLE=1`, after the arguments are checked; when it is set on some ranks
+        only, those tell the others through the job's store, and the API is a no-op on every
+        rank (a warning says which rank) instead of a `CommError` after `comm_timeout_s`.
         """
         disabled = disabled_by_env()  # a malformed value raises before anything is built
         if cls._core is not None:
@@ -471,8 +476,20 @@ class Detector:
             hang_action=hang_action)
         if disabled:
             log.info("straggler: STRAGGLER_DISABLE is set; the detector does nothing")
+            # The peers' initialize would otherwise wait comm_timeout_s for this rank and raise.
+            from .dist.comm import Comm
+
+            Comm.decline("has STRAGGLER_DISABLE set", options.process_group)
             return
-        core = DetectorCore(options)
+        from .dist.comm import CommDeclined
+
+        try:
+            core = DetectorCore(options)
+        except CommDeclined as exc:  # a peer has STRAGGLER_DISABLE set: off here too, no error
+            log.warning("%s: the detector is off on every rank", exc)
+            cls._declined = str(exc)
+            return
+        cls._declined = None
         cls._core = core
         cls.initialized = True
         cls.scores_to_compute = options.scores_to_compute
@@ -487,6 +504,7 @@ class Detector:
     def shutdown(cls) -> None:
         """Restore wrapped callables and release everything; initialize() may be called again."""
         core, cls._core = cls._core, None
+        cls._declined = None
         cls.initialized = False
         cls.custom_sections = {}
         cls.reporter = cls.report_interval_tracker = None
@@ -507,7 +525,7 @@ class Detector:
     @classmethod
     def _require(cls) -> DetectorCore | None:
         core = cls._core
-        if core is None and not disabled_by_env():
+        if core is None and cls._declined is None and not disabled_by_env():
             raise RuntimeError("Detector is not initialized.")
         return core
 

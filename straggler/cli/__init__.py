@@ -130,6 +130,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.cmd = argv[cut + 1:]
     else:
         args = _parser().parse_args(argv)
+    if args.command == "run":
+        if args.cmd[:1] == ["--"]:
+            args.cmd = args.cmd[1:]
+        if not args.cmd:  # a usage error, as a bad option: status 2
+            print("straggler run: error: no command to run: "
+                  "`straggler run [OPTIONS] -- COMMAND...`", file=sys.stderr)
+            return 2
     try:
         if args.command == "summarize":
             from .summarize import run_summarize

@@ -74,6 +74,8 @@ class LogData:
     """The run's id ("" for version 1 records, which have none)."""
     bad_lines: list[str] = field(default_factory=list)
     """``FILE:LINE: reason`` of each line skipped (``skip_bad``), over all the files read."""
+    hangs: list[dict[str, Any]] = field(default_factory=list)
+    """The hang findings' records (docs/hang.md) written during this run, oldest first."""
 
     @property
     def ranks(self) -> list[int]:
@@ -175,11 +177,14 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, OverflowError, In
               RecursionError)
 
 
-def load_runs(paths: Sequence[str | Path], skip_bad: bool = False) -> list[LogData]:
+def load_runs(paths: Sequence[str | Path], skip_bad: bool = False,
+              hangs: list[dict[str, Any]] | None = None) -> list[LogData]:
     """Read `paths` (each with its rotated files): one `LogData` per run, oldest run first.
 
     Raises ValueError naming ``FILE:LINE`` for a bad line (unless ``skip_bad``: then it is
-    listed in each run's ``bad_lines``) and when no record is left.
+    listed in each run's ``bad_lines``) and when no record is left. With a `hangs` list, the
+    hang findings' records (docs/hang.md) are appended to it, oldest first, and a log holding
+    only those is no error (no runs).
     """
     files: list[Path] = []
     for p in paths:
@@ -190,7 +195,12 @@ def load_runs(paths: Sequence[str | Path], skip_bad: bool = False) -> list[LogDa
         bad.append(str(exc))
 
     runs: dict[str, LogData] = {}
-    records = read_records(files, rotated=False, on_bad=skip if skip_bad else None)
+    def hang(_f: Path, _number: int, record: dict[str, Any]) -> None:
+        if hangs is not None:
+            hangs.append(record)
+
+    records = read_records(files, rotated=False, on_bad=skip if skip_bad else None,
+                           on_hang=hang if hangs is not None else None)
     for f, number, record in _progress(records, "reading"):
         try:
             row = _reduce(record)
@@ -206,6 +216,10 @@ def load_runs(paths: Sequence[str | Path], skip_bad: bool = False) -> list[LogDa
         for r, node in zip(row.ranks.tolist(), nodes, strict=True):
             data.nodes[r] = str(node)
         data.reports.append(row)
+    if hangs:
+        hangs.sort(key=lambda h: float(h.get("time_s") or 0.0))
+    if not runs and hangs:
+        return []
     if not runs:
         skipped = f" ({len(bad)} bad line(s) skipped)" if bad else ""
         raise ValueError(f"{', '.join(map(str, files))}: no report records{skipped}")

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..attach import AttachSettings, attach_env
@@ -26,22 +28,69 @@ from ..attach.settings import STEP_MODES
 __all__ = ["add_arguments", "run_attached", "print_env"]
 
 
+def _checked(check: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type from `check` (text -> value, ValueError saying what is wrong): a bad
+    value then exits 2 with the usage and the option's name, as a malformed one does."""
+    def parse(text: str) -> Any:
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _seconds(allow_zero: bool) -> Callable[[str], Any]:
+    what = "a finite number of seconds >= 0" if allow_zero else "a positive number of seconds"
+
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            raise ValueError(f"`{text}` must be {what}")
+        return value
+
+    return _checked(check)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 0 < value < 65536:
+        raise ValueError(f"`{text}` must be a port between 1 and 65535")
+    return value
+
+
+def _hang_timeout(text: str) -> str:
+    from .._env import HANG_TIMEOUT
+
+    try:
+        HANG_TIMEOUT.parse("--hang-timeout", text)
+    except ValueError:
+        raise ValueError(f"`{text}` must be seconds (> 0), auto or off") from None
+    return text.strip()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options `straggler run` and `straggler env` share."""
-    p.add_argument("--report-interval", type=float, default=60.0, metavar="S",
-                   help="seconds between reports (default 60)")
+    """The options `straggler run` and `straggler env` share (a bad value exits 2)."""
+    p.add_argument("--report-interval", type=_seconds(allow_zero=True), default=60.0,
+                   metavar="S", help="seconds between reports (default 60; 0: every step)")
     p.add_argument("--report-log", default=None, metavar="PATH",
                    help="append one JSON line per report to PATH (docs/reportlog.md)")
-    p.add_argument("--prometheus", type=int, default=None, metavar="PORT",
+    p.add_argument("--prometheus", type=_checked(_port), default=None, metavar="PORT",
                    help="serve the latest report on 127.0.0.1:PORT (docs/metrics.md)")
     p.add_argument("--step", choices=STEP_MODES, default="auto",
                    help="the step boundary: the optimizer's step, else each collective on the "
                         "default group (auto, the default), or only one of them")
-    p.add_argument("--comm-timeout", type=float, default=120.0, metavar="S",
-                   help="timeout of the detector's own collectives (default 120)")
+    p.add_argument("--comm-timeout", type=_seconds(allow_zero=False), default=120.0,
+                   metavar="S", help="timeout of the detector's own collectives (default 120)")
     p.add_argument("--quiet", action="store_true",
                    help="no per-report line on the reporting rank's stderr")
-    p.add_argument("--hang-timeout", default=None, metavar="S",
+    p.add_argument("--hang-timeout", type=_checked(_hang_timeout), default=None, metavar="S",
                    help="name the rank(s) a hung job waits for after S seconds without "
                         "progress: seconds, auto (the default: learned from the steps) or off "
                         "(docs/hang.md)")
@@ -53,16 +102,13 @@ def _settings(args: argparse.Namespace) -> AttachSettings:
 
 
 def _env(args: argparse.Namespace) -> dict[str, str]:
-    if args.prometheus is not None and not 0 < args.prometheus < 65536:
-        raise ValueError(f"`--prometheus={args.prometheus!r}` must be a port between 1 and "
-                         "65535")
+    """The attach's variables for `args` (their values already checked by the parser)."""
     log = os.path.abspath(args.report_log) if args.report_log else None
     env = attach_env(_settings(args), report_log=log, prometheus=args.prometheus)
     if args.hang_timeout is not None:
         from .._env import HANG_TIMEOUT
 
-        HANG_TIMEOUT.parse("--hang-timeout", args.hang_timeout)  # ValueError naming the value
-        env[HANG_TIMEOUT.name] = args.hang_timeout.strip()
+        env[HANG_TIMEOUT.name] = args.hang_timeout
     return env
 
 

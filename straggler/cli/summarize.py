@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -102,6 +103,9 @@ class Summary:
     """Bad lines skipped while reading (``--skip-bad``), over all the files."""
     slow_between: list[SlowBetween] = field(default_factory=list)
     """The ranks confirmed slow between collectives (report log version 4), most costly first."""
+    hangs: list[dict[str, Any]] = field(default_factory=list)
+    """The hang findings written during the run (the log's ``straggler.hang`` records, oldest
+    first, docs/hang.md)."""
 
 
 def _window_lost_s(row: Any) -> float:
@@ -165,7 +169,8 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                    stragglers=ranked[:top], run_id=data.run_id,
                    waited_for=sorted(waited.values(), key=lambda w: -w.lost_s)[:top],
                    skipped_lines=len(data.bad_lines),
-                   slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top])
+                   slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top],
+                   hangs=list(data.hangs))
 
 
 def _median(values: list[float]) -> float:
@@ -214,7 +219,7 @@ def format_summary(s: Summary) -> str:
                      f"report(s): {excess}the others waited about {_duration(b.lost_s)} for it")
     if not s.stragglers:
         lines.append("stragglers: none")
-        return "\n".join(lines)
+        return "\n".join(lines + format_hangs(s.hangs))
     header = ["rank", "node", "flagged", "confirmed", "slow for", "worst score", "causes"]
     rows = []
     for r in s.stragglers:
@@ -232,7 +237,27 @@ def format_summary(s: Summary) -> str:
     for r in s.stragglers:
         if r.evidence:
             lines.append(f"rank {r.rank} ({r.node}), latest evidence: {r.evidence}")
-    return "\n".join(lines)
+    return "\n".join(lines + format_hangs(s.hangs))
+
+
+def format_hangs(hangs: Sequence[dict[str, Any]]) -> list[str]:
+    """The hang findings' lines: their count, then the latest one's block as the log had it.
+
+    Raises ValueError on a malformed record.
+    """
+    if not hangs:
+        return []
+    from ..hang.analysis import HangFinding
+
+    latest = hangs[-1]
+    try:
+        block = HangFinding.from_dict(latest).format()
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"malformed hang record ({type(exc).__name__}: {exc})") from None
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(latest.get("time_s", 0))))
+    title = (f"hang findings: {len(hangs)}; the latest ({when}):" if len(hangs) > 1 else
+             f"hang finding ({when}):")
+    return [title, block]
 
 
 def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False,
@@ -244,7 +269,19 @@ def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False,
     """
     if top < 1:
         raise ValueError(f"`--top={top!r}` must be a positive integer")
-    runs = load_runs(logs, skip_bad)
+    hangs: list[dict[str, Any]] = []
+    runs = load_runs(logs, skip_bad, hangs=hangs)
+    if not runs:  # hang findings only: the job hung before its first report
+        _say_skipped([])
+        if as_json:
+            print(json.dumps({"reports": 0, "hangs": hangs}, indent=1, default=str))
+        else:
+            print("\n".join([f"no report records in {', '.join(logs)}", *format_hangs(hangs)]))
+        return 0
+    for hang in hangs:  # each finding to the last run that began before it
+        at = float(hang.get("time_s") or 0.0)
+        started = [d for d in runs if _start(d.reports[0]) <= at]
+        (started[-1] if started else runs[0]).hangs.append(hang)
     if run is not None:
         runs = [d for d in runs if d.run_id == run]
         if not runs:

@@ -15,7 +15,9 @@ prefix from a per-rank counter in the default store, which the members advance i
 
 A collective that fails (a peer that did not make the same call within the timeout, or died)
 raises `CommError`, which names the detector call the peers did not make: set it with
-`Comm.during`.
+`Comm.during`. A member that will not run the detector (``STRAGGLER_DISABLE=1`` on that rank
+only) calls `Comm.decline` instead of `Comm.create`: the others' `create` then raises
+`CommDeclined` at once, instead of waiting the whole timeout for it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ import torch.distributed as dist
 
 from .._checks import check_choice, check_seconds
 
-__all__ = ["Comm", "CommError", "Pending"]
+__all__ = ["Comm", "CommError", "CommDeclined", "Pending"]
+
+_READY = "ready"  # set to _JOINED by the last member to join, or to a member's refusal
+_JOINED = b"joined"
 
 _OPS = {"min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX, "sum": dist.ReduceOp.SUM}
 
@@ -43,6 +48,10 @@ _OPS = {"min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX, "sum": dist.ReduceOp
 class CommError(RuntimeError):
     """A collective of the detector failed: the peers did not make the same call in time, or a
     peer died. The message names the call; the torch error is the ``__cause__``."""
+
+
+class CommDeclined(CommError):
+    """A member of the group declined to join (`Comm.decline`); the message says which and why."""
 
 
 class Comm:
@@ -94,31 +103,38 @@ class Comm:
                                  "torch.distributed is not initialized")
             _check_single_process(call)
             return cls(None, 0, [0], timeout)
-        group = dist.group.WORLD if process_group is None else process_group
-        global_rank = dist.get_rank()
-        try:
-            ranks = dist.get_process_group_ranks(group)
-        except (RuntimeError, ValueError) as error:
-            raise ValueError(f"`process_group={process_group!r}` is not a process group this "
-                             f"rank belongs to ({error})") from error
-        if global_rank not in ranks:
-            raise ValueError(f"`process_group={process_group!r}` does not include global rank "
-                             f"{global_rank}")
-        rank = ranks.index(global_rank)
-        if len(ranks) == 1:
+        ranks, rank, prefixed = _members(process_group)
+        if prefixed is None:
             return cls(None, 0, ranks, timeout)
-        # The store init_process_group made (private API, the one torch's new_group uses too).
-        store = dist.distributed_c10d._get_default_store()
-        members = hashlib.sha1(",".join(map(str, ranks)).encode(),
-                               usedforsecurity=False).hexdigest()[:16]
-        # How many Comms this rank made over these ranks before: equal on all members.
-        serial = store.add(f"straggler/comm/{members}/count{global_rank}", 1)
-        prefixed = dist.PrefixStore(f"straggler/comm/{members}/{serial}/", store)
+        global_rank = ranks[rank]
+        try:
+            # Meet in the store first: a member that declined (`decline`) ends the wait at once.
+            if prefixed.add("joined", 1) == len(ranks):
+                prefixed.set(_READY, _JOINED)
+            prefixed.wait([_READY], timeout)
+            ready = prefixed.get(_READY)
+        except RuntimeError as error:  # DistStoreError: a member did not join in time
+            raise _comm_error(error, call, global_rank, timeout, len(ranks)) from error
+        if ready != _JOINED:
+            raise CommDeclined(f"straggler: {ready.decode(errors='replace')}; {call} on rank "
+                               f"{global_rank} gives up at once")
         try:
             backend = dist.ProcessGroupGloo(prefixed, rank, len(ranks), timeout)
         except RuntimeError as error:  # DistStoreError: a member did not join in time
             raise _comm_error(error, call, global_rank, timeout, len(ranks)) from error
         return cls(backend, rank, ranks, timeout)
+
+    @staticmethod
+    def decline(reason: str, process_group: Any = None) -> None:
+        """Tell the other members, instead of joining (`create`), that this rank will not: their
+        `create` raises `CommDeclined` with `reason` at once. A no-op without torch.distributed
+        or in a one-rank group; never raises (a store error is left to the peers' timeout)."""
+        if not (dist.is_available() and dist.is_initialized()):
+            return
+        with contextlib.suppress(RuntimeError, ValueError):
+            ranks, rank, prefixed = _members(process_group)
+            if prefixed is not None:
+                prefixed.set(_READY, f"rank {ranks[rank]} {reason}".encode())
 
     def _start(self, name: str) -> None:
         if self._closed:
@@ -270,6 +286,31 @@ def _check_single_process(call: str) -> None:
             f"`WORLD_SIZE={world}` says this process is one of {world} ranks: call "
             "dist.init_process_group() first (without a process group each rank would run a "
             "one-rank detector and never be compared with the others)")
+
+
+def _members(process_group: Any) -> tuple[list[int], int, Any]:
+    """(the group's global ranks, this rank's index, the store of the next `Comm` over them or
+    None in a one-rank group). Advances this rank's count of `Comm`s over these ranks."""
+    group = dist.group.WORLD if process_group is None else process_group
+    global_rank = dist.get_rank()
+    try:
+        ranks = dist.get_process_group_ranks(group)
+    except (RuntimeError, ValueError) as error:
+        raise ValueError(f"`process_group={process_group!r}` is not a process group this "
+                         f"rank belongs to ({error})") from error
+    if global_rank not in ranks:
+        raise ValueError(f"`process_group={process_group!r}` does not include global rank "
+                         f"{global_rank}")
+    if len(ranks) == 1:
+        return ranks, 0, None
+    # The store init_process_group made (private API, the one torch's new_group uses too).
+    store = dist.distributed_c10d._get_default_store()
+    members = hashlib.sha1(",".join(map(str, ranks)).encode(),
+                           usedforsecurity=False).hexdigest()[:16]
+    # How many Comms this rank made over these ranks before: equal on all members.
+    serial = store.add(f"straggler/comm/{members}/count{global_rank}", 1)
+    return ranks, ranks.index(global_rank), dist.PrefixStore(
+        f"straggler/comm/{members}/{serial}/", store)
 
 
 def _comm_error(error: BaseException, call: str, global_rank: int,

@@ -87,6 +87,30 @@ class HangFinding:
                          for c in self.culprits)
         return dataclasses.replace(self, culprits=culprits)
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HangFinding:
+        """The finding a ``hang`` record holds (`to_dict`'s inverse); KeyError, TypeError or
+        ValueError on a malformed one."""
+        def wait(w: Any) -> CollectiveWait | None:
+            return None if w is None else CollectiveWait(str(w["op"]), str(w["group"]),
+                                                         int(w["seq"]))
+
+        def seen(value: Any) -> float:
+            return math.nan if value is None else float(value)
+
+        culprits = tuple(
+            Culprit(int(c["rank"]), str(c["state"]), str(c.get("node", "")),
+                    str(c.get("gpu", "")), int(c.get("step", -1)), str(c.get("section", "")),
+                    float(c.get("section_s", 0.0)), int(c.get("seq", -1)),
+                    wait(c.get("waiting_in")), str(c.get("location", "")),
+                    seen(c.get("last_seen_s")), str(c.get("stack", "")))
+            for c in d.get("culprits", []))
+        return cls(str(d["kind"]), int(d["world_size"]), float(d["stalled_s"]),
+                   float(d["timeout_s"]), wait(d.get("wait")),
+                   tuple(int(r) for r in d.get("waiting", [])), culprits,
+                   tuple((str(x["section"]), int(x["ranks"])) for x in d.get("sections", [])),
+                   int(d.get("reporter", 0)))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields of the ``hang`` record (docs/reportlog.md)."""
         return {

@@ -379,7 +379,8 @@ def log_files(path: PathLike) -> list[Path]:
 
 
 def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True,
-                 on_bad: Callable[[LogFormatError], None] | None = None
+                 on_bad: Callable[[LogFormatError], None] | None = None,
+                 on_hang: Callable[[Path, int, dict[str, Any]], None] | None = None
                  ) -> Iterator[tuple[Path, int, dict[str, Any]]]:
     """Yield ``(file, line number, record)`` of every record, oldest first.
 
@@ -388,7 +389,8 @@ def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True,
     schema ``straggler.report`` in a version this reader knows (`READ_VERSIONS`) raises
     `LogFormatError` naming ``FILE:LINE``; with ``on_bad``, the error is handed to it instead
     and reading goes on (``straggler summarize --skip-bad``). Hang findings (schema
-    ``straggler.hang``, docs/hang.md) share the file and are skipped: they are not reports.
+    ``straggler.hang``, docs/hang.md) share the file and are skipped: they are not reports;
+    with ``on_hang`` each is handed to it as ``(file, line number, record)``, oldest first.
     """
     from .record import READ_VERSIONS, SCHEMA
 
@@ -404,7 +406,15 @@ def read_records(paths: Sequence[PathLike] | PathLike, rotated: bool = True,
                 if not raw.strip():
                     continue
                 if b'"schema":"straggler.hang"' in raw[:40]:
-                    continue  # a hang finding (docs/hang.md), not a report
+                    if on_hang is not None:  # a hang finding (docs/hang.md), not a report
+                        try:
+                            on_hang(f, number, _parse_line(f, number, raw, "straggler.hang",
+                                                           (1,)))
+                        except LogFormatError as exc:
+                            if on_bad is None:
+                                raise
+                            on_bad(exc)
+                    continue
                 try:
                     yield f, number, _parse_line(f, number, raw, SCHEMA, READ_VERSIONS)
                 except LogFormatError as exc:

@@ -28,6 +28,9 @@ def _essentials(report) -> dict:
         "sec_rel": {k: dict(v) for k, v in report.section_relative_perf_scores.items()},
         "sec_ind": {k: dict(v) for k, v in report.section_individual_perf_scores.items()},
         "medians": {k: dict(v) for k, v in report.section_medians_ms.items()},
+        "quartiles": {k: dict(v) for k, v in report.section_quartiles_ms.items()},
+        "low": {k: dict(v) for k, v in report.section_low_ms.items()},
+        "recent": {k: dict(v) for k, v in report.section_recent_ms.items()},
         "nodes": dict(report.rank_to_node),
         "confirmed": sorted((s.rank, s.node) for s in report.confirmed),
     }
@@ -74,7 +77,8 @@ def _real_rank(rank: int, world_size: int) -> tuple[list[dict], list] | None:
                           policy=True)
     out = []
     for sample in _samples(world_size):
-        report = gen.generate_report(sample.section_summaries(rank), sample.gpu_summaries(rank))
+        report = gen.generate_report(sample.section_summaries(rank), sample.gpu_summaries(rank),
+                                     section_quartiles=sample.section_quantiles(rank))
         if rank == 0:
             out.append(_essentials(report))
         else:
@@ -106,9 +110,10 @@ def _assert_same(a: dict, b: dict) -> None:
         assert a[key].keys() == b[key].keys()
         for r in a[key]:
             assert a[key][r] == pytest.approx(b[key][r], rel=1e-12, nan_ok=True)
-    for key in ("sec_rel", "sec_ind", "medians"):
+    for key in ("sec_rel", "sec_ind", "medians", "quartiles", "low", "recent"):
         assert a[key].keys() == b[key].keys()
         for name in a[key]:
+            assert a[key][name].keys() == b[key][name].keys()
             for r, v in a[key][name].items():
                 assert v == pytest.approx(b[key][name][r], rel=1e-12, nan_ok=True)
 

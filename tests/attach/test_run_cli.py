@@ -76,14 +76,20 @@ def test_unknown_command_and_no_command():
     assert "'no-such-command-xyz': command not found" in missing.stderr
     empty = subprocess.run([PY, "-m", "straggler.cli", "run", "--"], env=job_env(),
                            capture_output=True, text=True, timeout=60, check=False)
-    assert empty.returncode == 1 and "no command to run" in empty.stderr
+    assert empty.returncode == 2 and "no command to run" in empty.stderr
 
 
-def test_bad_options_exit_2():
-    proc = subprocess.run([PY, "-m", "straggler.cli", "run", "--step", "epoch", "--", "true"],
+@pytest.mark.parametrize("option", [["--step", "epoch"], ["--report-interval", "-1"],
+                                    ["--report-interval", "nan"], ["--comm-timeout", "0"],
+                                    ["--prometheus", "70000"], ["--hang-timeout", "banana"]])
+@pytest.mark.parametrize("command", ["run", "env"])
+def test_bad_options_exit_2_naming_the_option_and_value(command, option):
+    # docs/attach.md: a bad option exits 2 (a value out of range as a malformed one did)
+    proc = subprocess.run([PY, "-m", "straggler.cli", command, *option, "--", "true"],
                           env=job_env(), capture_output=True, text=True, timeout=60,
                           check=False)
-    assert proc.returncode == 2 and "--step" in proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert option[0] in proc.stderr and option[1] in proc.stderr
 
 
 def test_straggler_env_attaches_a_command_line_of_its_own(tmp_path):

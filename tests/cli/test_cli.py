@@ -382,3 +382,59 @@ def test_the_heatmap_keeps_the_x_on_confirmed_cells_and_never_clips(tmp_path, mo
     assert drawn["vmin"] == pytest.approx(0.05)  # the lowest score (~0.10) keeps its colour
     assert colour_floor(np.array([0.9, np.nan, 0.6])) == 0.25
     assert colour_floor(np.array([0.25])) == 0.25 and colour_floor(np.array([0.0])) == 0.0
+
+
+def _hang_line(time_s: float) -> str:
+    from straggler.hang import HANG, Culprit, HangFinding
+    from straggler.hang.output import hang_record
+    from straggler.hang.stacks import CollectiveWait
+    from straggler.sinks.reportlog import encode_line
+
+    finding = HangFinding(HANG, 2, 3.3, 3.0, CollectiveWait("all_reduce", "0", 11), (0,),
+                          (Culprit(1, "not arrived", node="vm", step=9, section="step",
+                                   section_s=4.0, seq=10,
+                                   location="hang.py:14 in stuck_reading_data",
+                                   stack='  File "hang.py", line 14, in stuck_reading_data\n'),))
+    return encode_line(hang_record(finding, time_s)).decode() + "\n"  # as the log writes it
+
+
+def test_summarize_shows_the_hang_findings_of_the_log(tmp_path, capsys):
+    # A job that hung before its first report left only a hang record: summarize said
+    # "no report records" (exit 1), and with reports it never mentioned the hang.
+    only = tmp_path / "hang.jsonl"
+    only.write_text(_hang_line(1050.0))
+    assert main(["summarize", str(only)]) == 0
+    out = capsys.readouterr().out
+    assert "no report records" in out and "hang finding (" in out
+    assert "rank 1 (node vm) has not reached all_reduce #11" in out
+    assert "in stuck_reading_data" in out
+    log = synthetic_log(tmp_path / "r.jsonl", 4, 6, {})
+    with open(log, "a") as f:
+        f.write(_hang_line(1040.0) + _hang_line(1070.0))
+    assert main(["summarize", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "stragglers: none" in out and "hang findings: 2; the latest (" in out
+    assert main(["summarize", "--json", str(log)]) == 0
+    hangs = json.loads(capsys.readouterr().out)["hangs"]
+    assert [h["time_s"] for h in hangs] == [1040.0, 1070.0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--threshold", "2"], "--threshold=2.0 must be in (0, 1]"),
+    (["--threshold", "0"], "--threshold=0.0 must be in (0, 1]"),
+    (["--report-interval", "-1"], "--report-interval=-1.0 must be a finite number"),
+    (["--report-interval", "nan"], "--report-interval=nan must be a finite number"),
+    (["--hidden", "0"], "--hidden=0 must be a positive integer"),
+    (["--batch", "-4"], "--batch=-4 must be a positive integer")])
+def test_demo_rejects_bad_values_before_starting_its_ranks(args, message, capsys):
+    # --threshold 2 started 4 ranks, which died with a traceback (a ValueError in rank 0)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("straggler_demo", REPO / "examples" / "demo.py")
+    assert spec is not None and spec.loader is not None
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    with pytest.raises(SystemExit) as info:
+        demo.parse_args(args)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err

@@ -139,3 +139,37 @@ def test_a_collective_some_ranks_skip_names_the_call_they_did_not_make():
     assert message.startswith("straggler: rank 0 waited 2 s for the other ranks of its group "
                               "(2 ranks) to call Detector.generate_report() (report 3);")
     assert "comm_timeout_s=2" in message
+
+
+def _one_rank_disabled(rank, world_size):
+    """Rank 1 has STRAGGLER_DISABLE=1 (set through rank_env): the others' initialize returns at
+    once with the API off, instead of waiting comm_timeout_s for it and raising CommError."""
+    from straggler import Detector
+
+    start = time.monotonic()
+    Detector.initialize(report_time_interval=0, comm_timeout_s=60)
+    took = time.monotonic() - start
+    with Detector.detection_section("step"):
+        pass
+    report = Detector.generate_report()
+    off = Detector.core() is None and report is None and Detector.last_decision() is None
+    Detector.shutdown()
+    import os
+
+    os.environ.pop("STRAGGLER_DISABLE", None)  # a later detector on every rank still meets
+    Detector.initialize(report_time_interval=0, comm_timeout_s=60)
+    with Detector.detection_section("step"):
+        pass
+    again = Detector.generate_report()
+    Detector.shutdown()
+    return took, off, again is not None
+
+
+@pytest.mark.multirank
+def test_a_rank_with_straggler_disable_turns_the_detector_off_on_every_rank_at_once():
+    results = run_ranks(_one_rank_disabled, 3, timeout_s=120,
+                        rank_env={1: {"STRAGGLER_DISABLE": "1"}})
+    for took, off, _ in results:
+        assert took < 30  # generous for a loaded machine; before the fix: 60 s, then CommError
+        assert off
+    assert [again for _, _, again in results] == [True, False, False]  # gathered on rank 0

@@ -83,3 +83,18 @@ def test_stacks_are_attached_and_formatted() -> None:
     assert "rank 2 (node n1) has not reached all_reduce #5" in text
     assert 'File "x.py", line 3, in stuck' in text
     assert f.to_dict()["culprits"][0]["stack"].endswith("in stuck\n")
+
+
+def test_a_finding_read_back_from_its_record_formats_as_the_log_did() -> None:
+    # `straggler summarize` rebuilds the log block from the report log's hang record
+    from straggler.hang import HangFinding
+
+    recs = {r: _rec(r) for r in (0, 1, 3)}
+    recs[2] = _rec(2, seq=4, wait=False, sec="data")
+    recs[3] = _rec(3, age=30.0)  # gone: never seen again (last_seen_s set)
+    hang = _analyse(recs).with_stacks({2: '  File "x.py", line 3, in stuck\n'})
+    stall = _analyse({r: _rec(r, wait=False, sec="checkpoint") for r in range(4)})
+    for f in (hang, stall):
+        again = HangFinding.from_dict(f.to_dict())
+        assert again.format() == f.format()
+        assert again.to_dict() == f.to_dict()
