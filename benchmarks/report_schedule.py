@@ -12,11 +12,21 @@ all_reduce keeps the ranks in lockstep, as data-parallel training does. Two tabl
 
     .venv/bin/python benchmarks/report_schedule.py --only gaps       # about 3 minutes
     .venv/bin/python benchmarks/report_schedule.py --only verdict    # about 15 minutes
+
+Replayed (tests/data/traces, no process): ``--only phases`` times the verdict by the onset's
+phase in its window for several policies in one run (``--policy 'NAME:SETTING=VALUE,...'``,
+repeated; about 3 minutes per policy and factor), ``--only bound`` the most any verdict could
+reach there (an oracle that knows the onset; about 1 minute):
+
+    .venv/bin/python benchmarks/report_schedule.py --only phases --factor 1.1 \
+        --policy 'default:' --policy 'span 1:early_confirm_span=1.0'
+    .venv/bin/python benchmarks/report_schedule.py --only bound
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import math
 import multiprocessing as mp
@@ -253,17 +263,33 @@ SWEEP_ONSETS = (6.0, 10.0)
 SWEEP_PHASES = tuple(i / 10 for i in range(10))
 
 
-def _sweep_policies() -> dict[str, Any]:
-    """The policies the phase sweep compares: before (early windows alone confirm,
-    ``early_confirm_span=0``) and after (the default)."""
+def _sweep_policies(specs: list[str] | None = None) -> dict[str, Any]:
+    """The policies the phase sweep compares, by name: ``specs`` (``--policy``) as
+    ``"name:setting=value,..."`` (`PolicyConfig` settings; ``"name:"`` the defaults); without
+    them, before (early windows alone confirm, ``early_confirm_span=0``) and after (the
+    default)."""
     from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 
-    return {"early windows alone confirm (early_confirm_span=0)":
-            lambda: StragglerPolicy(PolicyConfig(early_confirm_span=0.0)),
-            "default": StragglerPolicy}
+    if not specs:
+        specs = ["early windows alone confirm (early_confirm_span=0):early_confirm_span=0",
+                 "default:"]
+    out: dict[str, Any] = {}
+    for spec in specs:
+        name, sep, settings = spec.rpartition(":")
+        if not sep or not name:
+            raise SystemExit(f"`--policy {spec!r}` must be NAME:SETTING=VALUE,... (or NAME:)")
+        try:  # checked now: a bad setting fails before the sweep
+            kwargs = {key.strip(): ast.literal_eval(value.strip()) for key, _, value in
+                      (item.partition("=") for item in filter(None, settings.split(",")))}
+            config = PolicyConfig(**kwargs)
+        except (SyntaxError, TypeError, ValueError) as exc:
+            raise SystemExit(f"`--policy {spec!r}`: {exc}") from None
+        out[name] = lambda config=config: StragglerPolicy(config)
+    return out
 
 
-def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> str:
+def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
+                   policies: list[str] | None = None) -> str:
     """Time to a verdict for a straggler that starts mid-run, by the onset's phase in its
     report window, on the recorded traces with early reports: rank 2 slowed 10 % / 20 %
     (compute, data, host stall) from ``SWEEP_ONSETS`` + ``SWEEP_PHASES`` intervals; before and
@@ -278,9 +304,12 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> 
              "intervals to confirm (median, max) | never |", "|---|---|---|---:|---:|---:|---:|"]
     clean_lines = ["| policy | clean reports | early reports (share) | false alarms |",
                    "|---|---:|---:|---:|"]
+    summary_lines = ["| policy | slowed by | within 1.5 intervals, onset in a full window (runs) "
+                     "| in an early window (runs) | clean: false alarms in reports |",
+                     "|---|---|---:|---:|---:|"]
     trace_lines = ["| policy | slowed by | trace | steps per window (median) | within 1.5 "
                    "intervals | intervals to confirm (median) |", "|---|---|---|---:|---:|---:|"]
-    for name, make in _sweep_policies().items():
+    for name, make in _sweep_policies(policies).items():
         reports = early = false = 0
         for trace in runs:
             for phase in (0.0, 0.2, 0.4, 0.6, 0.8):
@@ -320,6 +349,13 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> 
                             took = math.inf if hit is None else (hit - onset_s) / interval
                             by_bin.setdefault(key, []).append(took)
                             by_trace.setdefault(trace.name, []).append(took)
+            full = [t for k, v in by_bin.items() if k != "in an early window" for t in v]
+            in_early = by_bin.get("in an early window", [])
+            summary_lines.append(
+                f"| {name} | {round((factor - 1) * 100)} % | "
+                f"{np.mean(np.array(full) <= 1.5):.2f} ({len(full)}) | "
+                f"{np.mean(np.array(in_early) <= 1.5) if in_early else math.nan:.2f} "
+                f"({len(in_early)}) | {false} in {reports} |")
             for key in sorted(by_bin):
                 v = np.array(by_bin[key])
                 fin = v[np.isfinite(v)]
@@ -333,7 +369,64 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2)) -> 
                 trace_lines.append(f"| {name} | {round((factor - 1) * 100)} % | {trace.name} | "
                                    f"{steps:.0f} | {np.mean(v <= 1.5):.2f} | "
                                    f"{np.median(v):.2f} |")
-    return "\n\n".join("\n".join(t) for t in (lines, clean_lines, trace_lines))
+    return "\n\n".join("\n".join(t) for t in (summary_lines, lines, clean_lines, trace_lines))
+
+
+def _oracle_bound(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
+                  spans: tuple[float, ...] = (1.0, 1.5)) -> str:
+    """The most any verdict could reach on the recorded traces within ``span`` intervals of
+    the onset at no false alarm, for the onsets of the phase sweep (`SWEEP_ONSETS` +
+    `SWEEP_PHASES`, 3 kinds, rank 2 ``factor`` slower): an oracle that knows the onset pools
+    every step from it to ``span`` intervals later and reads, per section, the smaller of the
+    median of the rank's per-step log ratio to its peers' per-step median and its 5th
+    percentile's log ratio to theirs (the fast steps, as the policy does). Its threshold is the
+    largest value any healthy rank of the clean trace reaches over any stretch of ``span``
+    intervals (every 0.1 interval), per trace and section: the best threshold with 0 false
+    alarms, chosen on the data itself (so an upper bound). A run counts when some section is
+    over its threshold."""
+    import numpy as np
+    import replay
+
+    def stat(times: Any, cols: list[int], rank: int, a: int, b: int) -> Any:
+        x = np.log(times[:, a:b][:, :, cols])  # ranks, steps, sections
+        med = np.median(x[rank] - np.median(np.delete(x, rank, axis=0), axis=0), axis=0)
+        p5 = np.percentile(x, 5, axis=1)
+        return np.minimum(med, p5[rank] - np.median(np.delete(p5, rank, axis=0), axis=0))
+
+    lines = ["| within (intervals of the onset) | slowed by | trace | healthy ranks' worst stretch "
+             "(data, forward, optimizer) | runs over it |", "|---|---|---|---|---:|"]
+    totals: dict[tuple[float, float], list[int]] = {}
+    for trace in (v for t in replay.traces() for v in replay.variants(t)):
+        cols = [trace.sections.index(s) for s in replay.SCORED]
+        for span in spans:
+            thr = np.full(len(cols), -np.inf)
+            for start in np.arange(0.0, trace.end_s[-1] - span * interval, 0.1 * interval):
+                a, b = np.searchsorted(trace.end_s, (start, start + span * interval))
+                if b - a >= 5:
+                    for r in range(trace.world):
+                        thr = np.maximum(thr, stat(trace.times_ms, cols, r, int(a), int(b)))
+            for factor in factors:
+                hit = n = 0
+                for kind in replay.KINDS:
+                    for onset in (base + phase for base in SWEEP_ONSETS for phase in SWEEP_PHASES):
+                        a, b = (int(i) for i in np.searchsorted(
+                            trace.end_s, (onset * interval, (onset + span) * interval)))
+                        if b >= trace.steps:
+                            continue
+                        inj = replay.Injection(min(2, trace.world - 1), factor, kind, onset=0)
+                        slowed = replay.inject(trace, [(a, trace.steps)], inj)
+                        n += 1
+                        hit += bool((stat(slowed, cols, inj.rank, a, b) > thr).any())
+                got = totals.setdefault((span, factor), [0, 0])
+                got[0] += hit
+                got[1] += n
+                worst = ", ".join(f"{math.expm1(v):+.1%}" for v in thr)
+                lines.append(f"| {span:g} | {round((factor - 1) * 100)} % | {trace.name} | "
+                             f"{worst} | {hit}/{n} ({hit / max(n, 1):.2f}) |")
+    for (span, factor), (hit, n) in sorted(totals.items()):
+        lines.append(f"| {span:g} | {round((factor - 1) * 100)} % | all | - | "
+                     f"**{hit}/{n} ({hit / max(n, 1):.2f})** |")
+    return "\n".join(lines)
 
 
 def _gaps_table(interval: float) -> None:
@@ -361,10 +454,20 @@ def _gaps_table(interval: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
-    parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases"),
+    parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases",
+                                           "bound"),
                         help="one table only")
     parser.add_argument("--verdict-interval", type=float, default=5.0,
                         help="report_time_interval of the time-to-verdict runs (s, default 5)")
+    parser.add_argument("--policy", action="append", metavar="NAME:SETTING=VALUE,...",
+                        help="--only phases: a policy to compare (repeat it; PolicyConfig "
+                        "settings, e.g. 'early 1.0:early_confirm_span=1.0'; 'default:' the "
+                        "defaults); without it, before and after early_confirm_span")
+    parser.add_argument("--factor", type=float, action="append",
+                        help="--only phases: slowdowns to inject (repeat it; default 1.1 and 1.2)")
+    parser.add_argument("--span", type=float, action="append",
+                        help="--only bound: intervals after the onset the oracle may read "
+                        "(repeat it; default 1 and 1.5)")
     parser.add_argument("--repeats", type=int, default=2,
                         help="time-to-verdict runs per row and phase (default 2)")
     args = parser.parse_args()
@@ -381,7 +484,13 @@ def main() -> None:
     if args.only in (None, "phases"):
         print(f"time to a verdict by the onset's phase, recorded traces, "
               f"{args.verdict_interval:g} s per report, early reports on\n", flush=True)
-        print(_replay_phases(args.verdict_interval))
+        print(_replay_phases(args.verdict_interval, tuple(args.factor or (1.1, 1.2)),
+                             args.policy))
+    if args.only == "bound":
+        print(f"the oracle's bound on the recorded traces, {args.verdict_interval:g} s per "
+              "report\n", flush=True)
+        print(_oracle_bound(args.verdict_interval, tuple(args.factor or (1.1, 1.2)),
+                            tuple(args.span or (1.0, 1.5))))
     if args.only == "live-phases":
         print(f"live, report_time_interval={args.verdict_interval:g} s, 3 ranks, rank 2 10 % "
               "slower from mid-run\n", flush=True)
