@@ -88,6 +88,11 @@ class ReportCycle:
         self._waits_since_s = time.monotonic()
         # Own time per step (analysis/own_time.py): the observer's step mark, when it observes.
         self._mark_step: Callable[[], object] | None = None
+        # A job that calls only generate_report() (NVRx's style) never marks a step: from its
+        # first report on, its loop's first section does (collectives.SectionSteps, a hook);
+        # a job that calls generate_report_if_interval_elapsed() never gets the hook.
+        self._stepped = False
+        self._section_steps: Any = None
         if self.collective_waits:
             from .timing import collectives
 
@@ -282,8 +287,27 @@ class ReportCycle:
         # Own time per step (analysis/own_time.py); not on the GPU path (the host's gaps).
         steps = collectives.take_own_time()
         own = None if steps.gpu else own_time.summarize(steps.steps_s)
+        if not self._stepped and self._section_steps is None and self._mark_step is not None:
+            self._steps_from_sections()
         return pack([(g.group, g.count, g.wait_sum_s, g.wait_min_s, g.histogram)
                      for g in groups], window_s, own)
+
+    def _steps_from_sections(self) -> None:
+        """No step marked before this report: mark them from the loop's first section on."""
+        from .timing import collectives
+
+        assert self._mark_step is not None
+        self._mark_step()  # the gaps since initialize() are no step: ended here ...
+        collectives.take_own_time()  # ... and dropped
+        self._section_steps = collectives.SectionSteps(self._mark_step, self.registry)
+        self._section_steps.start()
+
+    def _steps_from_the_loop(self) -> None:
+        """The job marks its steps (generate_report_if_interval_elapsed): no section hook."""
+        self._stepped = True
+        if self._section_steps is not None:
+            self._section_steps.stop()
+            self._section_steps = None
 
     def _agree_decision(self, report: Any) -> Decision:
         """The decision of this report, the same on every rank (collective when reports
@@ -319,6 +343,8 @@ class ReportCycle:
         try:
             if self._mark_step is not None:
                 self._mark_step()  # a step ended: its own time (analysis/own_time.py)
+                if not self._stepped:
+                    self._steps_from_the_loop()
             if not self._started:
                 self._start()
             tracker = self.tracker

@@ -19,6 +19,8 @@ pytestmark = [pytest.mark.multirank, pytest.mark.serial]
 
 STEPS, DELAY_S, STEP_S = 12, 0.06, 0.01
 OWN_STEPS, OWN_DELAY_S = 30, 0.03
+LATE_WAKE_S = 0.02  # a caller woken this long after the completion was noted
+OVERLAP_S = 0.04  # work after an async collective is issued, before its wait()
 
 
 def _summary(report):
@@ -86,6 +88,19 @@ def _scenarios(rank, world_size):
         work.wait()
     out["async"] = _summary(Detector.generate_report())
 
+    # A job that calls only generate_report() (NVRx's style, no step loop of the detector's):
+    # the loop's section marks its steps (collectives.SectionSteps); rank 1 works OWN_DELAY_S
+    # more a step outside it.
+    for _ in range(OWN_STEPS):
+        if rank == 1:
+            time.sleep(OWN_DELAY_S)
+        with Detector.detection_section("compute", profile_cuda=False):
+            time.sleep(0.002)
+            model(batch).sum().backward()
+    report = Detector.generate_report()
+    out["own_sections"] = None if report is None else {
+        r: (o.steps, o.median_ms) for r, o in report.own_time.items()}
+
     # Own time per step (analysis/own_time.py): every rank works 2 ms a step outside its
     # collectives, rank 1 OWN_DELAY_S more; each rank marks its steps and summarises them as a
     # report does, all gathered here. Two all-reduces a step: their gaps add up. The work comes
@@ -105,6 +120,30 @@ def _scenarios(rank, world_size):
     rows = [torch.zeros_like(row) for _ in range(world_size)]
     dist.all_gather(rows, row)
     out["own"] = torch.stack(rows).numpy()
+
+    # A caller that resumes from wait() well after gloo's worker noted the completion (here the
+    # worker first runs a LATE_WAKE_S callback of the user's): that time is not the rank's own,
+    # its gap starts when wait() returns (the caller's Work, csrc/ops/collectives.cpp).
+    collectives.take_own_time()
+    for _ in range(OWN_STEPS):
+        time.sleep(0.002)
+        work = dist.all_reduce(x, async_op=True)
+        work.get_future().add_done_callback(lambda _: time.sleep(LATE_WAKE_S))
+        assert work.wait() and work.is_completed() and work.exception() is None
+        assert torch.equal(work.result()[0], x)
+        collectives.mark_step()
+    steps = collectives.take_own_time()
+    out["late_wake"] = (steps.count, float(torch.tensor(steps.steps_s).median()))
+    # An async collective waited for after OVERLAP_S of work: it finished meanwhile, so that
+    # work after its completion stays the rank's own (wait() returns at once, nothing moves).
+    for _ in range(OWN_STEPS):
+        time.sleep(0.002)
+        work = dist.all_reduce(x, async_op=True)
+        time.sleep(OVERLAP_S)
+        work.wait()
+        collectives.mark_step()
+    steps = collectives.take_own_time()
+    out["overlap"] = (steps.count, float(torch.tensor(steps.steps_s).median()))
     Detector.shutdown()
     return out
 
@@ -175,3 +214,27 @@ def test_a_rank_slow_outside_every_collective_has_more_own_time_a_step(reports):
     assert min(table[r].low_ms for r in (0, 2, 3)) >= 2.0, dict(table)
     assert table[1].median_ms - others > 0.6 * OWN_DELAY_S * 1e3, dict(table)
     assert table[1].low_ms > others, dict(table)
+
+
+def test_a_job_calling_only_generate_report_has_its_steps_marked_by_its_section(reports):
+    own = reports["own_sections"]
+    assert sorted(own) == [0, 1, 2, 3], own
+    # Its 30 steps (the first also holds what came before: the earlier scenarios, unmarked).
+    assert all(20 <= steps <= OWN_STEPS for steps, _ in own.values()), own
+    others = max(own[r][1] for r in (0, 2, 3))
+    assert own[1][1] - others > 0.6 * OWN_DELAY_S * 1e3, own
+
+
+def test_a_caller_woken_late_is_not_charged_for_its_wake_up(reports):
+    steps, median_s = reports["late_wake"]
+    # Its own time is its 2 ms of sleep a step (a loaded host adds a little), not the 20 ms
+    # it spent waking up: before the caller's Work noted the resume, 22-25 ms.
+    assert steps >= OWN_STEPS - 2 and median_s < 0.002 + LATE_WAKE_S / 2, reports["late_wake"]
+
+
+def test_work_done_after_an_async_collective_finished_stays_the_ranks_own(reports):
+    steps, median_s = reports["overlap"]
+    # 2 ms before the collective, then 40 ms of which the all-reduce takes what the ranks'
+    # arrivals spread (up to about 12 ms at load 10 on 2 cores): well over a quarter of the 40
+    # ms stays its own. Were the gap moved to wait()'s return, it would be the 2 ms alone.
+    assert steps >= OWN_STEPS - 2 and median_s > 0.002 + OVERLAP_S / 4, reports["overlap"]

@@ -79,6 +79,7 @@ int wait_bin(std::int64_t wait_ns) {
 struct Pending {
   std::uint64_t seq;
   std::int64_t arrival;
+  bool left = false;  // its caller resumed from wait() before the completion was noted
 };
 
 // One group (or p2p pair) as this rank sees it. Guarded by Observer::mu_. Never destroyed
@@ -179,6 +180,9 @@ class Observer {
   // The collective `seq` finished (`ok`: its wait is measured); from before a restart: ignored.
   void complete(Group& g, std::uint64_t seq, bool ok) noexcept;
   void abandon(Group& g, std::uint64_t seq) noexcept;
+  // The caller of the host collective `seq` returned from its Work's wait() at `t`, having
+  // entered it at `entered` (ResumeWork): the own time's gap starts there.
+  void resumed(Group& g, std::uint64_t seq, std::int64_t entered, std::int64_t t) noexcept;
   void fail(const char* what) noexcept;
 
   // The GPU path (gpu_waits.h): the device a collective's tensors are on (-1: host), the
@@ -311,9 +315,49 @@ void abandon_collective(Observer& o, Call& c) noexcept {
   o.gpu().release(c.pair.device, c.pair.start);
 }
 
+// A host collective's Work as its caller holds it: every call goes to torch's Work, and wait()
+// also tells the observer when the caller resumed. The own time's gap starts there rather than
+// at the completion on the backend's thread: the caller's wake-up after gloo's worker finished
+// is not time of its own, and a caller woken before the worker's callback ran no longer voids
+// its step (docs/culprits.md, "How it is measured").
+class ResumeWork final : public c10d::Work {
+ public:
+  ResumeWork(c10::intrusive_ptr<c10d::Work> inner, Group* group, std::uint64_t seq)
+      : c10d::Work(-1, inner->retrieveOpType()),
+        inner_(std::move(inner)),
+        group_(group),
+        seq_(seq) {}
+  bool isCompleted() override { return inner_->isCompleted(); }
+  bool isSuccess() const override { return inner_->isSuccess(); }
+  std::exception_ptr exception() const override { return inner_->exception(); }
+  int sourceRank() const override { return inner_->sourceRank(); }
+  std::vector<at::Tensor> result() override { return inner_->result(); }
+  void synchronize() override { inner_->synchronize(); }
+  bool wait(std::chrono::milliseconds timeout) override {
+    const std::int64_t entered = now_ns();
+    const bool done = inner_->wait(timeout);  // throws the collective's error, unchanged
+    Observer::get().resumed(*group_, seq_, entered, now_ns());
+    return done;
+  }
+  void blockCurrentStream() override { inner_->blockCurrentStream(); }
+  void abort() override { inner_->abort(); }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return inner_->getFuture(); }
+  c10::intrusive_ptr<c10::ivalue::Future> getFutureResult() override {
+    return inner_->getFutureResult();
+  }
+  float getDuration() const override { return inner_->getDuration(); }
+  std::uint64_t getSequencenumber() const override { return inner_->getSequencenumber(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> inner_;
+  Group* group_;  // never destroyed (Observer::by_name_)
+  std::uint64_t seq_;
+};
+
 // Attaches the end of `c` to `work`'s future (a callback), or notes it now when the Work has
-// no future; throws what getFuture or addCallback throw.
-void attach_end(Observer& o, Call& c, c10d::Work& work, std::atomic<bool>& no_future) {
+// no future; throws what getFuture or addCallback throw. True: a host collective's end comes
+// from the callback (its caller's wait() is then worth seeing: ResumeWork).
+bool attach_end(Observer& o, Call& c, c10d::Work& work, std::atomic<bool>& no_future) {
   c10::intrusive_ptr<c10::ivalue::Future> future;
   try {
     future = work.getFuture();
@@ -324,7 +368,7 @@ void attach_end(Observer& o, Call& c, c10d::Work& work, std::atomic<bool>& no_fu
     no_future.store(true, std::memory_order_relaxed);
     o.gpu().release(c.pair.device, c.pair.start);
     o.complete(*c.group, c.seq, false);
-    return;
+    return false;
   }
   // Runs on the backend's thread when the work finishes (inline if it already has). The host
   // path's callback holds 16 trivially copyable bytes: std::function keeps them inline (no
@@ -340,7 +384,7 @@ void attach_end(Observer& o, Call& c, c10d::Work& work, std::atomic<bool>& no_fu
           Observer::get().complete(*group, seq, !f.hasError());
         },
         /*uses_future=*/false);
-    return;
+    return true;
   }
   future->addCallback([group, seq, pair = c.pair](c10::ivalue::Future& f) mutable {
     Observer& ob = Observer::get();
@@ -358,12 +402,14 @@ void attach_end(Observer& o, Call& c, c10d::Work& work, std::atomic<bool>& no_fu
     ob.gpu().release(pair.device, pair.start, pair.end);
     ob.complete(*group, seq, ok);
   });
+  return false;
 }
 
 // After the collective returned its Work (null: it returns none and finished on return):
-// the end is noted by a callback on the Work's future. `no_future` is the op's flag: its Work
-// had no future once (gloo's barrier), so only progress is kept from then on.
-void finish_collective(Observer& o, Call& c, const c10::intrusive_ptr<c10d::Work>* work,
+// the end is noted by a callback on the Work's future, and a host collective's Work is handed
+// to its caller as a ResumeWork (`*work` replaced). `no_future` is the op's flag: its Work had
+// no future once (gloo's barrier), so only progress is kept from then on.
+void finish_collective(Observer& o, Call& c, c10::intrusive_ptr<c10d::Work>* work,
                        std::atomic<bool>& no_future) noexcept {
   if (!c.group) return;
   if (work == nullptr || no_future.load(std::memory_order_relaxed)) {
@@ -371,9 +417,15 @@ void finish_collective(Observer& o, Call& c, const c10::intrusive_ptr<c10d::Work
     o.complete(*c.group, c.seq, work == nullptr);  // without a Work: synchronous
     return;
   }
+  bool host = false;
   run_or_fail(
       o, "unknown exception attaching to a collective's Work",
-      [&] { attach_end(o, c, **work, no_future); }, [&] { o.abandon(*c.group, c.seq); });
+      [&] { host = attach_end(o, c, **work, no_future); }, [&] { o.abandon(*c.group, c.seq); });
+  if (!host) return;
+  try {
+    *work = c10::make_intrusive<ResumeWork>(*work, c.group, c.seq);
+  } catch (...) {  // no memory: the caller keeps torch's Work, the gap starts at the completion
+  }
 }
 
 // The first tensor among a boxed call's arguments (a tensor, or a tensor list's first).
@@ -429,7 +481,9 @@ class Kernel final : public c10::OperatorKernel {
       o.fail("a collective returned no Work");
       return;
     }
+    const c10d::Work* returned = work.get();
     finish_collective(o, c, &work, no_future_);
+    if (work.get() != returned) stack->back() = c10::IValue(std::move(work));
   }
 
  private:
@@ -528,7 +582,7 @@ Group* Observer::arrive(const c10d::ProcessGroup& pg, int peer, const char* op,
       g->last_op = op;
       g->last_op_name = op;
     }
-    g->pending.push_back(Pending{*seq, t});
+    g->pending.push_back(Pending{*seq, t, false});
     arrived_locked(*g, t);
     observed_.fetch_add(1, std::memory_order_relaxed);
     return g;
@@ -545,7 +599,7 @@ void Observer::complete(Group& g, std::uint64_t seq, bool ok) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   Pending p{};
   if (seq <= g.seq_base || !take_pending(g, seq, &p)) return;  // from before a restart
-  left_locked(g, done);
+  if (!p.left) left_locked(g, done);
   ++g.completed;
   // A group's collectives finish in order: time spent before the previous one finished was
   // spent waiting for that one (DDP's bucket all-reduces overlap), so it is counted there once.
@@ -658,14 +712,36 @@ void Observer::abandon(Group& g, std::uint64_t seq) noexcept {
   const std::int64_t t = now_ns();
   std::lock_guard<std::mutex> lock(mu_);
   Pending p{};
-  if (take_pending(g, seq, &p)) left_locked(g, t);
+  if (take_pending(g, seq, &p) && !p.left) left_locked(g, t);
+}
+
+void Observer::resumed(Group& g, std::uint64_t seq, std::int64_t entered, std::int64_t t) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (seq <= g.seq_base) return;  // from before a restart
+  for (Pending& p : g.pending) {
+    if (p.seq != seq) continue;
+    // Done for its caller before gloo's worker noted it (the woken caller ran first).
+    if (!p.left) {
+      p.left = true;
+      left_locked(g, t);
+    }
+    return;
+  }
+  // Noted already. When the caller was waiting for it, its wake-up is not its own time: the gap
+  // starts at the resume. A wait() entered after the completion (an async op waited for after
+  // other work) leaves the gap where it began.
+  if (g.size >= 2 && in_flight_ == 0 && idle_since_ns_ >= entered && t > idle_since_ns_) {
+    idle_since_ns_ = t;
+  }
 }
 
 void Observer::forget(const std::string& name) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return;
-  for (std::size_t i = 0; i < it->second->pending.size(); ++i) left_locked(*it->second, now_ns());
+  for (const Pending& p : it->second->pending) {
+    if (!p.left) left_locked(*it->second, now_ns());
+  }
   restart(*it->second);
 }
 
@@ -837,6 +913,10 @@ class BenchWork final : public c10d::Work {
  public:
   explicit BenchWork(c10::intrusive_ptr<c10::ivalue::Future> f) : future_(std::move(f)) {}
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  bool wait(std::chrono::milliseconds /*timeout*/) override {
+    future_->wait();
+    return true;
+  }
 
  private:
   c10::intrusive_ptr<c10::ivalue::Future> future_;
@@ -848,9 +928,10 @@ std::int64_t thread_cpu_ns() {
   return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
-// CPU ns per iteration of what a collective's Work costs (a future made, completed) with, when
-// `observe`, what the observer adds to it: the arrival (lookup, sequence, pending entry), the
-// callback attached to the future, the completion (wait, histogram), all on this thread. The
+// CPU ns per iteration of what a collective's Work costs (a future made, completed, waited for)
+// with, when `observe`, what the observer adds to it: the arrival (lookup, sequence, pending
+// entry), the callback attached to the future, the completion (wait, histogram), the caller's
+// Work (ResumeWork) and its wait() noting the resume, all on this thread. The
 // dispatcher's hop to the kernel and the backend's thread are not in it (the gloo rounds of
 // benchmarks/collectives.py have them). The bench group is restarted after: not reported.
 double bench(long long n, bool observe) {
@@ -862,12 +943,13 @@ double bench(long long n, bool observe) {
   const std::int64_t t0 = thread_cpu_ns();
   for (long long i = 0; i < n; ++i) {
     auto future = c10::make_intrusive<c10::ivalue::Future>(none);
-    const c10::intrusive_ptr<c10d::Work> work = c10::make_intrusive<BenchWork>(future);
+    c10::intrusive_ptr<c10d::Work> work = c10::make_intrusive<BenchWork>(future);
     if (observe) {
       Call c = begin_collective(o, *pg, -1, "bench", nullptr, true);
       finish_collective(o, c, &work, no_future);
     }
     future->markCompleted(c10::IValue());
+    work->wait();
   }
   const std::int64_t t1 = thread_cpu_ns();
   o.forget(kBenchGroup);

@@ -16,8 +16,9 @@ how much more own time it takes than its peers and what that costs the job.
 Measured on live 3-rank gloo runs (benchmarks/outside_capture.py, docs/culprits.md): a rank
 doing 20 % more matrix work outside its section has 10-12 % more own time at its fast steps (5th
 percentile) than its peers, with every core busy too, while the waits (who arrived last, the
-mean or median wait) do not tell it apart; the median is noisier (the training thread's
-wake-up after the collective completes on gloo's thread is in each gap).
+mean or median wait) do not tell it apart. A gap starts when the caller returns from the
+collective's ``wait()`` (or, when nobody waits on the Work, at its completion): the caller's
+wake-up after gloo's worker finished is the collective's time, not the rank's own.
 
 Pure numpy: no process group, no torch.
 """

@@ -30,6 +30,20 @@ INDIV_WARNING = "STRAGGLER DETECTION WARNING: Some GPUs performance dropped. Aff
 DEFAULT_SYNC_TIMEOUT_S = 300.0
 
 
+def without_verdicts(state: Mapping[str, Any]) -> dict[str, Any]:
+    """`state` (a `Detector.state_dict()`) without the persistence policy's part, for the
+    checkpoint a straggler stop saves: the job restarts from it (often without the straggler's
+    node, its rank now on another one), so the policy must confirm a straggler again from
+    fresh reports; the individual baselines and the interval stay. Restored with the policy's
+    verdict, the resumed job acted on it at its first report, stopping again (a restart loop
+    until the verdict cleared)."""
+    out = dict(state)
+    reporter = out.get("reporter")
+    if isinstance(reporter, Mapping) and reporter.get("policy") is not None:
+        out["reporter"] = {**reporter, "policy": None}
+    return out
+
+
 def cause_label(report: Any, rank: int) -> str | None:
     """The cause label of ``rank`` in ``report``, or None when the report has no diagnosis for it.
 

@@ -241,7 +241,8 @@ class StragglerDetectionCallback(_pl.Callback):
         Lightning calls this on every rank when it saves a checkpoint and writes rank 0's copy,
         while the baselines differ per rank: so the ranks' states are gathered here (one object
         gather on the detector's own group, bounded by its timeout) and each rank takes its own
-        back in `load_state_dict`. ``{}`` while detection is not running.
+        back in `load_state_dict`. ``{}`` while detection is not running. The checkpoint a
+        straggler stop saves leaves the policy's verdict out (`_common.without_verdicts`).
         """
         from straggler import Detector
 
@@ -254,6 +255,8 @@ class StragglerDetectionCallback(_pl.Callback):
         except Exception:  # noqa: BLE001 - a checkpoint must not fail because of us
             self._fail("gathering the detector state for the checkpoint failed")
             return {}
+        if self.stopped:  # the checkpoint of a straggler stop: the restart confirms afresh
+            states = [_common.without_verdicts(st) for st in states]
         return {"version": 1, "detector": dict(zip(core.comm.global_ranks, states, strict=True))}
 
     @override

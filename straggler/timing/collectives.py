@@ -22,8 +22,11 @@ Per process group (its c10d name, which every member agrees on; a point-to-point
 
 Across groups (of 2 or more ranks) it notes this rank's own time: each gap from the moment
 none of its collectives is in flight to its next arrival, the time it spent on its own work,
-summed per training step (`mark_step`, which the detector calls once a step) and read per
-report window (`take_own_time`; `straggler.analysis.own_time`).
+summed per training step (`mark_step`, which the detector calls once a step, or the loop's
+first section for a job that never does: `SectionSteps`) and read per report window
+(`take_own_time`; `straggler.analysis.own_time`). A host collective stops being in flight when
+its caller returns from the Work's ``wait()`` (the observer hands the caller a Work of its own
+that forwards every call and notes that), else when the backend's thread completes it.
 
 The detector's own collectives run on a private gloo backend outside the dispatcher and are
 never seen; `start(exclude=...)` can leave more groups out by name. Cost on CPU: 0.09 µs of
@@ -38,9 +41,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["GpuStatus", "GroupProgress", "GroupWaits", "OwnTime", "WAIT_BINS", "error",
-           "gpu_status", "is_observing", "mark_step", "progress", "start", "step_marker",
-           "stop", "take_own_time", "take_window"]
+__all__ = ["GpuStatus", "GroupProgress", "GroupWaits", "OwnTime", "SectionSteps", "WAIT_BINS",
+           "error", "gpu_status", "is_observing", "mark_step", "progress", "start",
+           "step_marker", "stop", "take_own_time", "take_window"]
 
 log = logging.getLogger("straggler")
 
@@ -210,6 +213,66 @@ def step_marker() -> Any:
     module's lookup), or None when the observer is not built."""
     ops = _native()
     return None if ops is None else ops.collectives_mark_step
+
+
+class SectionSteps:
+    """Step marks for a job that never calls ``generate_report_if_interval_elapsed()``: each
+    entry of the loop's first section, the first one entered a second time (a one-off section
+    before the loop never repeats), marks a step (``mark``, `step_marker`). Entries of that
+    section delimit steps; one with gradient accumulation enters it once per micro-batch, and a
+    micro-batch without collectives adds its time to the next one's (`mark_step`), so a step
+    holds the same collectives on every rank.
+
+    A section hook (`straggler.timing.sections.SectionHook`) of ``registry`` while it looks for
+    that section (every section on the general path meanwhile); once found, the mark moves onto
+    the section itself (``Section.step_mark``: that section alone on the general path, about 2
+    µs more a step on this project's CPU) and the hook goes. `stop` undoes it.
+
+    Args:
+        mark: the step mark.
+        registry: the detector's `straggler.timing.registry.SectionRegistry`.
+    """
+
+    MAX_NAMES = 1024
+    """Names remembered while looking for the first one entered twice."""
+
+    def __init__(self, mark: Any, registry: Any) -> None:
+        self._mark = mark
+        self._registry = registry
+        self._seen: set[str] = set()
+        self.anchor: str | None = None
+        """The section whose entries mark the steps (None: none entered twice yet)."""
+
+    def start(self) -> None:
+        """Look for the loop's first section from now on."""
+        self._registry.add_hook(self)
+
+    def stop(self) -> None:
+        """No more marks from sections (the job marks its steps itself)."""
+        self._registry.remove_hook(self)
+        s = self._registry.sections.get(self.anchor) if self.anchor is not None else None
+        if s is not None and s.step_mark is self._mark:
+            s.step_mark = None
+            self._registry.specialise(s)
+
+    def on_section_enter(self, name: str) -> None:
+        """The second entry of a name makes it the anchor: a step begins at its every entry."""
+        if self.anchor is not None or name not in self._seen:
+            if self.anchor is None and len(self._seen) < self.MAX_NAMES:
+                self._seen.add(name)
+            return
+        self.anchor = name
+        self._seen.clear()
+        s = self._registry.sections.get(name)
+        if s is not None:  # else not registered (the names' cap): no marks
+            s.step_mark = self._mark
+        self._registry.remove_hook(self)  # respecialises every section, the anchor general
+        if s is not None:
+            self._registry.specialise(s)
+            self._mark()  # this entry's: the section's own call comes from its next entry
+
+    def on_section_exit(self, name: str) -> None:
+        """Nothing: a step is marked at its anchor's entry."""
 
 
 def take_own_time() -> OwnTime:

@@ -288,11 +288,12 @@ class SectionRegistry:
         self.expire_names()
 
     def expire_names(self) -> None:
-        """Forget sections unused for `name_ttl_reports` reports (called at each report)."""
+        """Forget sections unused for `name_ttl_reports` reports (called at each report); the
+        one that marks the steps (``Section.step_mark``) is kept: it has a job to do."""
         now = self.reports
         ttl = self.name_ttl_reports
-        stale = [name for name, s in self.sections.copy().items()
-                 if now - s.seen >= ttl and s.depth == 0]  # seen: set by new_window
+        stale = [name for name, s in self.sections.copy().items()  # seen: set by new_window
+                 if now - s.seen >= ttl and s.depth == 0 and s.step_mark is None]
         if not stale:
             return
         with self._names_lock:

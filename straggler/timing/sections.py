@@ -138,7 +138,7 @@ class Section:
     __slots__ = ("name", "kind", "interval", "count", "depth", "profiled", "start_ns",
                  "stream", "samples", "timer_id", "gpu_ctx", "host_ctx", "gpu_interval",
                  "gpu_left", "seen", "seen_count", "expired", "location", "entered_report",
-                 "thread")
+                 "thread", "step_mark")
 
     def __init__(self, owner: SectionOwner, gpu: GpuTimer, name: str, kind: SectionKind,
                  interval: int, capacity: int, gpu_interval: int = 1) -> None:
@@ -170,6 +170,9 @@ class Section:
         # covers the short paths), and the thread of the latest outermost entry (every path).
         self.entered_report = 0
         self.thread = 0
+        # Called at each outermost entry (general path): the step mark of a job that marks no
+        # steps itself, on its loop's first section (straggler.timing.collectives.SectionSteps).
+        self.step_mark: Callable[[], object] | None = None
 
     def specialise(self, plain: bool, capture: bool) -> None:
         """Give both contexts the fastest class that is correct now.
@@ -179,8 +182,9 @@ class Section:
         `with` keeps the `__exit__` of the class that entered, and each short exit checks that
         its own enter began the entry.
         """
+        # An expired section re-registers on the general path, and step marks are made there.
         fast = (plain and self.interval == 1 and self.kind is SectionKind.COMPUTE
-                and not self.expired)  # an expired section re-registers on the general path
+                and not self.expired and self.step_mark is None)
         self.host_ctx.__class__ = _HostContext if fast else SectionContext
         tid = self.timer_id
         if not fast or tid == UNRESOLVED:
@@ -219,6 +223,12 @@ class SectionContext:
             return None
         s.entered_report = owner.reports
         s.thread = _get_ident()
+        if s.step_mark is not None:
+            try:
+                s.step_mark()
+            except Exception as exc:  # noqa: BLE001 - fail open, never into the training loop
+                s.step_mark = None
+                owner.fail(exc)
         if owner.hooks:
             owner.call_hooks_enter(s.name)
         if not owner.enabled:

@@ -79,12 +79,13 @@ def test_live_runs_slow_outside_every_section_are_confirmed_and_clean_ones_are_n
         assert all(c <= ({2} if name not in {"f1_b0", "f1_b2"} else set())
                    for c in confirmed), (name, confirmed)
     # Rank 2 does 20 % more matrix work right after its section (its fast steps' own time
-    # 10-12 % above its peers'): confirmed at the third report on an idle machine; with every
-    # core busy it is a suspect from the fourth report on (not confirmed in these 8 reports).
-    confirmed, _, _ = _verdicts(runs["f1.2_b0"])
-    assert next(i for i, c in enumerate(confirmed) if c) <= 2, confirmed
-    _, suspects, _ = _verdicts(runs["f1.2_b2"])
-    assert suspects[-1] == {2}, suspects
+    # 10-13 % above its peers'): a suspect from the first report, confirmed by the fourth, idle
+    # and with every core busy (recorded before the gaps started at the caller's resume: not
+    # confirmed in 8 reports with every core busy).
+    for name in ("f1.2_b0", "f1.2_b2"):
+        confirmed, suspects, _ = _verdicts(runs[name])
+        assert suspects[0] == {2} and next(i for i, c in enumerate(confirmed) if c) <= 3, \
+            (name, confirmed)
 
 
 def test_a_rank_confirmed_on_its_own_time_is_told_as_late_outside_its_compute():
@@ -94,7 +95,7 @@ def test_a_rank_confirmed_on_its_own_time_is_told_as_late_outside_its_compute():
 
     policy = StragglerPolicy(PolicyConfig())
     report = None
-    for rows in _recorded()["f1.2_b0"][:3]:
+    for rows in _recorded()["f1.2_b0"][:4]:
         found_waits, culprits = waits.attribute(rows, [0, 1, 2])
         report = apply_policy(policy, Report(
             {}, {}, {}, {}, {0: "n0", 1: "n0", 2: "n1"}, {}, {}, 1.0, True, 0,

@@ -317,6 +317,27 @@ def test_exit_code_zero_is_a_clean_exit(tmp_path, caplog):
     assert info.value.code == 0 and cb.stopped
 
 
+@pytest.mark.filterwarnings("ignore:Checkpoint directory .* exists and is not empty")
+def test_a_fit_resumed_from_a_stops_checkpoint_confirms_afresh_instead_of_stopping_again(
+        tmp_path, caplog):
+    # The stop's last.ckpt carried the policy's verdict: the resumed fit, its straggler gone,
+    # stopped again at its first report (a restart loop until the verdict cleared).
+    cb, trainer, module = _slowing_fit(tmp_path, caplog, exit_code=None)
+    trainer.fit(module)
+    assert cb.stopped
+    last = tmp_path / "ckpt" / "last.ckpt"
+    saved = torch.load(last, weights_only=False)["callbacks"][cb.state_key]["detector"][0]
+    assert saved["reporter"]["policy"] is None and saved["reporter"]["sections"]
+    resumed = StragglerDetectionCallback(report_time_interval=0.15, calc_relative_gpu_perf=False,
+                                         stop_if_detected=True, exit_code=None,
+                                         logger_name=LOGGER)
+    again = _trainer(tmp_path, [resumed, ModelCheckpoint(dirpath=str(tmp_path / "ckpt"))],
+                     max_steps=trainer.global_step + 30)
+    again.fit(TinyModule(step_s=0.02), ckpt_path=str(last))  # healthy now
+    assert resumed.last_decision is not None  # it reported
+    assert not resumed.stopped and again.global_step == trainer.global_step + 30
+
+
 def test_not_fitting_stages_leave_the_detector_alone(tmp_path):
     cb = StragglerDetectionCallback(report_time_interval=0.1, logger_name=LOGGER)
     trainer = _trainer(tmp_path, [cb], max_steps=1, limit_val_batches=2)

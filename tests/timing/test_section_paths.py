@@ -434,7 +434,10 @@ def test_nested_short_path_entries_within_a_report_are_not_taken_for_leaks(caplo
 
 def test_an_expired_section_takes_the_general_path_and_returns_to_the_short_one_when_revived():
     events = []
-    core = _detector_with_engine(events, report_time_interval=0, name_ttl_reports=1)
+    # Without collective waits: a job calling only generate_report() would get its loop's
+    # first section as its step mark, on the general path (tests/timing/test_section_steps.py).
+    core = _detector_with_engine(events, report_time_interval=0, name_ttl_reports=1,
+                                 collective_waits=False)
     gpu, host = Detector.detection_section("step"), Detector.detection_section("step", False)
     with gpu:
         pass
@@ -459,7 +462,8 @@ def test_an_expired_section_takes_the_general_path_and_returns_to_the_short_one_
 
 
 def test_a_section_used_only_on_the_short_path_does_not_expire():
-    _detector_with_engine([], report_time_interval=0, name_ttl_reports=1)
+    _detector_with_engine([], report_time_interval=0, name_ttl_reports=1,
+                          collective_waits=False)  # no step marks from sections (above)
     ctx = Detector.detection_section("step", profile_cuda=False)
     for _ in range(5):
         with ctx:

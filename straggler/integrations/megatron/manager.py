@@ -78,6 +78,7 @@ class StragglerDetectionManager:
         self._clock = clock
         self._initialized = False
         self._failed = False
+        self._stopped = False  # check_stragglers returned True: a stop for stragglers
         self._owns_detector = False
         self._state: ControlState | None = None
         self._schedule: ReportSchedule | None = None
@@ -165,12 +166,18 @@ class StragglerDetectionManager:
     # -- persistence --------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """This rank's detector state (individual baselines); save it per rank, {} when inactive."""
+        """This rank's detector state (individual baselines); save it per rank, {} when inactive.
+
+        After `check_stragglers` returned True (a stop), the policy's verdict is left out, so
+        the restarted job confirms a straggler again from fresh reports instead of stopping at
+        its first one (`_common.without_verdicts`).
+        """
         if not self.active:
             return {}
         from straggler import Detector
 
-        return {"detector": Detector.state_dict()}
+        state = Detector.state_dict()
+        return {"detector": _common.without_verdicts(state) if self._stopped else state}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore this rank's :meth:`state_dict` after :meth:`initialize`; ``{}`` is a no-op."""
@@ -302,6 +309,7 @@ class StragglerDetectionManager:
                 raise RuntimeError("the report failed; the detector turned off")
             self.last_decision = decision
             stop = bool(config.stop_if_detected and decision is not None and decision.act)
+            self._stopped = self._stopped or stop
             if stop and decision is not None:
                 self._log.error("Detected stragglers %s. Training should be stopped.",
                                 sorted(decision.stragglers))

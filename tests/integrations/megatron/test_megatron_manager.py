@@ -497,6 +497,29 @@ def test_state_dict_carries_the_individual_baseline_across_a_restart():
     assert StragglerDetectionManager().state_dict() == {}
 
 
+def test_after_a_stop_the_state_leaves_the_verdict_out_and_keeps_the_baselines():
+    # The state saved at a stop restarts the job: restored with the policy's verdict, the
+    # resumed job stopped again at its first report (a restart loop until the verdict cleared).
+    m = StragglerDetectionManager()
+    m.initialize(_config(enable_controller=False, report_time_interval=0.05))
+    step = m.wrap_train_step(gpu_sleep)
+    _loop(m, step, 30, step_s=0.005)
+    kept = m.state_dict()["detector"]["reporter"]
+    assert kept["policy"] is not None  # no stop yet: the whole state
+    m.shutdown()
+    m = StragglerDetectionManager()
+    m.initialize(_config(enable_controller=False, report_time_interval=0.05,
+                         stop_if_detected=True, verdict="single_report"))
+    m.load_state_dict({"detector": {"version": 1, "reporter": kept,
+                                    "interval": m.state_dict()["detector"]["interval"]}})
+    step = m.wrap_train_step(gpu_sleep)
+    stops = _loop(m, step, 40, slow=True, step_s=0.005)  # 3x its own baseline: a stop
+    state = m.state_dict()["detector"]["reporter"]
+    m.shutdown()
+    assert stops
+    assert state["policy"] is None and state["sections"]  # the baselines stay
+
+
 # -- faults (#22 item 2): the manager never runs a collective on the training group ------------
 
 
