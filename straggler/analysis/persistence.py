@@ -333,6 +333,8 @@ class MetricState:
                 factor = np.where(fast, cfg.fast_window_noise_factor, cfg.window_noise_factor)
                 weight = np.where(fast, cfg.fast_report_noise_weight, cfg.report_noise_weight)
                 within = window_noise(se, groups)
+                if steps < cfg.spread_min_steps:  # too few steps to judge by their spread alone
+                    weight = np.maximum(weight, 1.0)
                 noise = np.where(np.isfinite(within),
                                  np.maximum(factor * within,
                                             np.where(np.isfinite(noise), weight * noise, 0.0)),
@@ -361,6 +363,9 @@ class MetricState:
                         z_evidence = np.where(by_recent, weighted, z)
                         shows_evidence = shows | shows_recent
                         span = np.where(by_recent, RECENT_FRACTION * span, span)
+                if steps < cfg.evidence_full_steps:  # a few steps are a few steps' evidence
+                    z_evidence = np.minimum(z_evidence, cfg.evidence_z_cap
+                                            * math.sqrt(steps / cfg.evidence_full_steps))
                 self._accumulate(cfg, slots, z_evidence, shows_evidence, full, span)
                 if self.tail:  # a suspect only with half the evidence in (early reports)
                     rel_slow &= tail_suspect(cfg, self.evidence[slots])

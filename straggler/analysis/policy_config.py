@@ -82,6 +82,14 @@ class PolicyConfig:
     #: quartile, a report without fast steps).
     fast_window_noise_factor: float = 1.0
     fast_report_noise_weight: float = 0.4
+    #: Windows of few steps (long steps, or ``report_time_interval=0``): the quartiles of fewer
+    #: than ``spread_min_steps`` steps misjudge a window's noise (one step has none), so such a
+    #: window is judged with at least the whole noise between reports ...
+    spread_min_steps: float = 40.0
+    #: ... and a window of ``n < evidence_full_steps`` steps adds at most ``evidence_z_cap *
+    #: sqrt(n / evidence_full_steps)``: one slow step is no straggler. Replay of the real
+    #: traces cut into windows of 1-30 steps (docs/policy.md, "Windows of few steps"). 0: off.
+    evidence_full_steps: float = 30.0
     #: The evidence also reads the recent part of each window (its last quarter of steps
     #: against the peers' last quarter, ``Report.section_recent_ms``): a straggler that starts
     #: inside a window shows in that window's report (a suspect, so early reports follow).
@@ -168,6 +176,8 @@ class PolicyConfig:
         check_number("recent_evidence_weight", self.recent_evidence_weight, 0.0, 1.0)
         check_number("fast_window_noise_factor", self.fast_window_noise_factor, 0.0, 100.0)
         check_number("fast_report_noise_weight", self.fast_report_noise_weight, 0.0, 10.0)
+        check_number("spread_min_steps", self.spread_min_steps, 0.0)
+        check_number("evidence_full_steps", self.evidence_full_steps, 0.0)
         check_int("n", self.n)
         if self.n > 32:
             raise ValueError(f"`n={self.n!r}` must be at most 32 reports")
