@@ -118,15 +118,17 @@ def start() -> None:
     installed package start it (the second does nothing). Bad settings
     (``STRAGGLER_REPORT_INTERVAL=banana``, ``STRAGGLER_AUTO=banana``) print one line naming the
     variable and leave the process unattached. ``STRAGGLER_DISABLE=1`` leaves it unattached
-    silently.
+    silently; its ``init_process_group`` still tells the other ranks (`Comm.decline`), whose
+    attach then gives up at once instead of waiting ``STRAGGLER_COMM_TIMEOUT`` for it.
     """
     try:
         from .. import _env
         from .settings import AttachSettings
 
-        if not _env.AUTO.read() or _env.DISABLE.read():
+        if not _env.AUTO.read():
             return
-        AttachSettings.from_env()
+        if not _env.DISABLE.read():
+            AttachSettings.from_env()
         install()
     except Exception as exc:  # noqa: BLE001 - fail open: the job runs unattached
         report_failure("reading the environment", exc)

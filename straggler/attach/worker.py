@@ -67,7 +67,12 @@ def current() -> AttachedJob | None:
 
 def attach_after_init() -> None:
     """Start the attached detector (the script's ``init_process_group`` has just returned)."""
-    if _Current.job is not None or disabled_by_env():
+    if _Current.job is not None:
+        return
+    if disabled_by_env():  # the other ranks' attach would wait comm_timeout for this one
+        from ..dist.comm import Comm
+
+        Comm.decline("has STRAGGLER_DISABLE set")
         return
     if Detector.core() is not None:
         log.info("straggler: the script runs its own Detector; the attach stays out")

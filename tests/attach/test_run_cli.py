@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -47,6 +48,18 @@ def test_an_exit_status_passes_through():
     attached = straggler_run([PY, str(SCRIPTS / "crash.py")], QUIET, _one_rank(CRASH="exit"))
     assert attached.returncode == 7, attached.stderr
     assert attached.stderr == ""
+
+
+def test_a_rank_with_straggler_disable_costs_the_others_no_wait():
+    # Rank 1 has STRAGGLER_DISABLE=1: rank 0's attach waited --comm-timeout (60 s) for it in the
+    # detector's set-up, inside the script's init_process_group, then ran unattached.
+    proc = straggler_run(launch(2, "one_rank_disabled.py"), ["--comm-timeout", "60", *QUIET],
+                         job_env(), timeout_s=150)
+    assert proc.returncode == 0, proc.stderr
+    took = dict(re.findall(r"rank (\d) init took ([\d.]+) s", proc.stdout))
+    assert set(took) == {"0", "1"}, proc.stdout
+    assert all(float(t) < 30 for t in took.values()), took  # generous: a loaded machine
+    assert "rank 1 has STRAGGLER_DISABLE set" in proc.stderr, proc.stderr
 
 
 def test_a_failing_start_prints_one_line_per_rank_and_the_job_runs():

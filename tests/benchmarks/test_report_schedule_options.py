@@ -1,0 +1,38 @@
+"""benchmarks/report_schedule.py's ``--policy`` option: the phase sweep's policies by name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import report_schedule
+
+
+def test_without_policies_the_sweep_compares_before_and_after_early_confirm_span():
+    made = {name: make() for name, make in report_schedule._sweep_policies().items()}
+    assert [p.config.early_confirm_span for p in made.values()] == [0.0, 0.75]
+    assert list(made)[1] == "default"
+
+
+def test_a_policy_is_a_name_and_its_settings():
+    made = report_schedule._sweep_policies(
+        ["default:", "span 1:early_confirm_span=1.0,recent_evidence_weight=0.25"])
+    assert list(made) == ["default", "span 1"]
+    config = made["span 1"]().config
+    assert (config.early_confirm_span, config.recent_evidence_weight) == (1.0, 0.25)
+    assert made["default"]().config.early_confirm_span == 0.75
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("no settings", r"`--policy 'no settings'` must be NAME:SETTING=VALUE"),
+    ("x:no_such_setting=1", r"`--policy 'x:no_such_setting=1'`: .*no_such_setting"),
+    ("x:early_confirm_span=-1", r"`early_confirm_span=-1` must be"),
+    ("x:early_confirm_span=one", r"`--policy 'x:early_confirm_span=one'`"),
+])
+def test_a_bad_policy_stops_before_the_sweep_naming_it(spec, message):
+    with pytest.raises(SystemExit, match=message):
+        report_schedule._sweep_policies([spec])
