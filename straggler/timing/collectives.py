@@ -225,8 +225,8 @@ class SectionSteps:
 
     A section hook (`straggler.timing.sections.SectionHook`) of ``registry`` while it looks for
     that section (every section on the general path meanwhile); once found, the mark moves onto
-    the section itself (``Section.step_mark``: that section alone on the general path, about 2
-    µs more a step on this project's CPU) and the hook goes. `stop` undoes it.
+    the section itself (``Section.step_mark``: that section alone on the general path, 1.3-2.1
+    µs more a step on this project's CPU, docs/culprits.md) and the hook goes. `stop` undoes it.
 
     Args:
         mark: the step mark.
