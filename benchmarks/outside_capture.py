@@ -13,7 +13,9 @@ sees them) and ``forward_ns`` (the section's durations), for the statistics to b
 `straggler.analysis.waits.WIDTH`): the row each rank sent with each report (its waits and its
 own time per step, `straggler.analysis.own_time`). ``--pack FILE`` gathers the runs'
 ``waits_rows`` into one small file (tests/data/own_time_reports.npz, replayed by
-tests/analysis/test_own_time.py).
+tests/analysis/test_own_time.py). ``--report-every STEPS``: the ranks call
+``Detector.generate_report()`` every STEPS steps and never ``generate_report_if_interval_elapsed()``
+(a job in NVRx's style, whose loop's first section marks the steps from its first report on).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from fault_injection import live_job  # noqa: E402
 WORK = 10
 
 
-def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: mp.Queue) -> None:
+def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: mp.Queue,
+          every: int = 0) -> None:
     import torch
     import torch.distributed as dist
 
@@ -62,6 +65,7 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
     sync, stop = torch.zeros(1), torch.zeros(1)
     arrival, done, forward = [], [], []
     clock = time.monotonic_ns
+    step = 0
     dist.barrier()
     start = time.monotonic()
     while True:
@@ -76,7 +80,11 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
         arrival.append(clock())
         dist.all_reduce(sync)
         done.append(clock())
-        Detector.generate_report_if_interval_elapsed()
+        step += 1
+        if not every:
+            Detector.generate_report_if_interval_elapsed()
+        elif step % every == 0:  # NVRx's style: the job's own report schedule, no step marks
+            Detector.generate_report()
         stop[0] = float(rank == 0 and time.monotonic() - start > seconds)
         arrival.append(clock())
         dist.broadcast(stop, src=0)
@@ -88,11 +96,11 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
     out.put((rank, np.array(arrival), np.array(done), np.array(forward), np.array(sent)))
 
 
-def capture(factor: float, busy: int, seconds: float) -> dict:
+def capture(factor: float, busy: int, seconds: float, every: int = 0) -> dict:
     """One run: ``{"arrival_ns": [3, n], "done_ns": [3, n], "forward_ns": [3, m], ...}``."""
     with live_job(busy) as (ctx, load, port):
         out: mp.Queue = ctx.Queue()
-        procs = [ctx.Process(target=_rank, args=(r, 3, port, factor, seconds, out))
+        procs = [ctx.Process(target=_rank, args=(r, 3, port, factor, seconds, out, every))
                  for r in range(3)]
         for p in procs:
             p.start()
@@ -115,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--factor", type=float, action="append")
     p.add_argument("--busy", type=int, action="append")
     p.add_argument("--pack", type=Path, help="gather the runs in --out into this file")
+    p.add_argument("--report-every", type=int, default=0, metavar="STEPS",
+                   help="call Detector.generate_report() every STEPS steps instead of "
+                        "generate_report_if_interval_elapsed() each step (a job in NVRx's "
+                        "style: its loop's first section marks the steps)")
     args = p.parse_args(argv)
     if args.pack:
         runs = {}
@@ -133,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for busy in args.busy or [0, os.cpu_count() or 2]:
         for factor in args.factor or [1.0, 1.1, 1.2]:
-            run = capture(factor, busy, args.seconds)
+            run = capture(factor, busy, args.seconds, args.report_every)
             name = f"f{factor:g}_b{busy}_{int(time.time())}"
             np.savez_compressed(args.out / f"{name}.npz", **run)
             print(f"{name}: {run['arrival_ns'].shape[1]} collectives, load {run['load']:.1f}",
