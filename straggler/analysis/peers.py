@@ -13,7 +13,8 @@ from collections.abc import Hashable, Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["RankSlots", "group_min", "learn_clusters", "median_of_others", "nan_mean_rows"]
+__all__ = ["RankSlots", "group_min", "learn_clusters", "median_of_others", "nan_mean_rows",
+           "only_confirmed_peers"]
 
 _GAP_FACTOR = 8.0  # a cluster boundary is this many times wider than the median spacing
 
@@ -106,6 +107,23 @@ def median_of_others(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
             med = 0.5 * (np.where(x > v[j1], v[j1], v[j1 + 1])
                          + np.where(x > v[j2], v[j2], v[j2 + 1]))
         out[idx] = med
+    return out
+
+
+def only_confirmed_peers(values: np.ndarray, groups: np.ndarray,
+                         confirmed: np.ndarray) -> np.ndarray:
+    """Whether each unconfirmed element has peers (group members with a value) and every one of
+    them is ``confirmed``: its only reference is a straggler (a group of two once one is
+    confirmed), so a ratio to it says nothing about the element itself."""
+    valid = ~np.isnan(values)
+    out = np.zeros(values.shape, dtype=bool)
+    if not (confirmed & valid).any():
+        return out
+    for g in np.unique(groups[valid]):
+        idx = np.flatnonzero(valid & (groups == g))
+        healthy = idx[~confirmed[idx]]
+        if healthy.size == 1 and idx.size > 1:  # its peers are all confirmed
+            out[healthy] = True
     return out
 
 

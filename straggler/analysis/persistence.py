@@ -291,7 +291,8 @@ class MetricState:
     def judge(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray, x: np.ndarray,
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
               groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None,
-              low: np.ndarray | None = None, recent: Recent | None = None
+              low: np.ndarray | None = None, recent: Recent | None = None,
+              no_reference: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
@@ -306,8 +307,13 @@ class MetricState:
         its peers' recent steps is a suspect in this report (`_recent_slow`), and the report's
         evidence is the larger of the whole window's z and ``recent_evidence_weight`` times the
         recent part's (the recent steps belong to this window only: no step counts twice).
+        ``no_reference``: ranks whose peers are all confirmed stragglers
+        (`straggler.analysis.peers.only_confirmed_peers`): their ratio to a straggler is no
+        evidence (it drains theirs) and no health either: they are not judged on this metric
+        (not against their own past either: a job-wide slowdown would look like one).
         """
         has = ~np.isnan(x)
+        no_ref = np.zeros(x.shape, dtype=bool) if no_reference is None else no_reference
         med = median_of_others(x, groups)
         ref = med if cfg.reference == "median" else group_min(x, groups)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -366,12 +372,15 @@ class MetricState:
                 if steps < cfg.evidence_full_steps:  # a few steps are a few steps' evidence
                     z_evidence = np.minimum(z_evidence, cfg.evidence_z_cap
                                             * math.sqrt(steps / cfg.evidence_full_steps))
+                z_evidence = np.where(no_ref, 0.0, z_evidence)  # a straggler is no reference
                 self._accumulate(cfg, slots, z_evidence, shows_evidence, full, span)
                 if self.tail:  # a suspect only with half the evidence in (early reports)
                     rel_slow &= tail_suspect(cfg, self.evidence[slots])
             else:
                 rel_slow = (peer < cfg.threshold) & effect & (log_ratio >= cfg.noise_z * rel_sigma)
                 whole_slow = rel_slow
+            rel_slow &= ~no_ref
+            whole_slow &= ~no_ref
             use_ind = np.full(x.shape, cfg.individual == "always")
             if cfg.individual == "no_peers":
                 use_ind = np.isnan(med)
@@ -385,7 +394,7 @@ class MetricState:
             rel_bad = (((peer < cfg.clear_threshold) & effect & (z_clear >= 0.75 * cfg.slow_z))
                        | recent_slow if cfg.rule == "evidence"
                        else (peer < cfg.clear_threshold) & ~(log_ratio < band * rel_sigma))
-            bad = has & (rel_bad
+            bad = has & ((rel_bad & ~no_ref)
                          | (use_ind & (ind < cfg.clear_threshold)
                             & ~(ind_within_noise & (band > 0))))
         # Persistence windows: shift in this report's marks for the ranks that have data.

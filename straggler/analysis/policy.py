@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..options import to_options
-from .peers import RankSlots, learn_clusters, nan_mean_rows
+from .peers import RankSlots, learn_clusters, nan_mean_rows, only_confirmed_peers
 from .persistence import MetricState
 from .policy_config import PolicyConfig
 from .statistics import Statistic
@@ -272,8 +272,10 @@ class StragglerPolicy:
                     self._mark(metric, ms)  # its provisional suspects
                     continue
             else:
+                peers = groups[slots]
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
-                                  ind_within_noise, groups[slots], n_steps, se, lo, rec)
+                                  ind_within_noise, peers, n_steps, se, lo, rec,
+                                  only_confirmed_peers(x, peers, before[slots]))
             peer, slow, bad = judged
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
