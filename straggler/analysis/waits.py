@@ -14,7 +14,7 @@ per-collective timelines), each rank summarises a report window per group in `FI
   (it arrived last, or about with the last), read off the wait quantiles it sends;
 - the **time lost** to a rank in the group: the loss less ``(members - 1)`` times its own
   waited time, for a rank that waited at least ``f`` per collective less than the group's
-  average (none otherwise), rescaled so the shares sum to the loss. Where rank r arrived
+  average (none otherwise), scaled down where the shares exceed the loss. Where rank r arrived
   last by d, each of the others waited d: the members' waits sum to ``(members - 1)`` times
   everyone's delays and r's to all but its own, so the difference is what the others lost to
   r, from exact sums. Collectives nobody waited in give nobody anything.
@@ -316,8 +316,10 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     # exact sums, no quantiles. Collectives nobody waited in add nothing to anyone (a DDP step's
     # later buckets). Only a member that waited at least a floor per collective less than the
     # group's average gets any: in a large group the noise of the others' sums, multiplied by
-    # (members - 1), would otherwise pass for a delay. The shares are rescaled so the group's
-    # loss is shared out exactly.
+    # (members - 1), would otherwise pass for a delay. The shares are scaled down where they
+    # add up to more than the group's loss, never up: the loss also holds every member's
+    # latency beyond the floor (the culprit's own waits included), which scaling up would
+    # hand to the culprit (on a loaded host, DDP's 4 buckets a step: 1.5x its peers' waits).
     per_collective = loss / np.maximum(np.bincount(group, weights=count, minlength=n_groups),
                                        1.0)
     early = per_collective[group] - waited / count < floor[group]
@@ -325,7 +327,8 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     raw[alone | early] = 0.0
     raw_total = np.bincount(group, weights=raw, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lost = np.where(raw_total[group] > 0, raw * loss[group] / raw_total[group], 0.0)
+        lost = np.where(raw_total[group] > loss[group], raw * loss[group] / raw_total[group],
+                        raw)
 
     n_ranks = len(ranks)
     r_count = np.bincount(who, weights=count, minlength=n_ranks)
