@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+import numpy as np
+
 from .._checks import check_fraction
 from .own_time import SlowBetween, confirmed_between
 from .telemetry_table import PeerMedians, TelemetryTable
@@ -141,11 +143,14 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ranks |= set(between)
     telemetry = TelemetryTable.of(getattr(report, "rank_telemetry", {}) or {})
     healthy = telemetry.peer_medians(exclude=ranks)  # the same peers for every flagged rank
+    waits_of = getattr(report, "waits", {}) or {}
+    healthy_waited = [w.waited_s for r, w in waits_of.items() if r not in ranks]
+    healthy_wait = float(np.median(healthy_waited)) if healthy_waited else 0.0
     gpus: Mapping[int, Any] = getattr(report, "gpus", {}) or {}
     out = {}
     for rank in sorted(ranks):
         peers = healthy if healthy.ranks else telemetry.peer_medians(exclude=(rank,))
-        found = _waits_rule(report, rank, culprits, rules, between)
+        found = _waits_rule(report, rank, culprits, rules, between, healthy_wait)
         if found is None:
             found = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
                                    (probe or {}).get(rank), rules,
@@ -156,14 +161,17 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
 
 
 def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules,
-                between_ranks: Mapping[int, SlowBetween] | None = None
-                ) -> tuple[Cause, str, dict[str, float]] | None:
+                between_ranks: Mapping[int, SlowBetween] | None = None,
+                healthy_wait: float = 0.0) -> tuple[Cause, str, dict[str, float]] | None:
     """The collective-waits evidence (docs/culprits.md), or None to use the other rules.
 
     A culprit, or a rank confirmed on its own time between collectives (``between_ranks``),
     whose compute scores are normal (or absent) is late outside its compute; a flagged rank
     that is none of them but waited at collectives at least twice as long as it made others
-    wait, in a report with such ranks, is slow because it waited for them.
+    wait, and at least twice as long as the median unflagged rank (``healthy_wait``), in a
+    report with such ranks, is slow because it waited for them. A flagged rank that waited no
+    longer than healthy ranks did is not slowed by its waits (a slow compute section beside a
+    peer late once on a loaded host: the demo's rank 2).
     """
     between_ranks = between_ranks or {}
     between = between_ranks.get(rank)
@@ -198,7 +206,7 @@ def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: Caus
                 "sections, a host pause)", values)
     waited_for = sorted(set(culprits) | set(between_ranks))
     if waited_for and waits is not None and waits.waited_s > 0 \
-            and waits.waited_s >= 2 * waits.time_lost_s:
+            and waits.waited_s >= 2 * max(waits.time_lost_s, healthy_wait):
         names = ", ".join(str(r) for r in waited_for[:5])
         values.update({"waited_s": waits.waited_s})
         return (Cause.WAITING_FOR_PEERS,

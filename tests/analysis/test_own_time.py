@@ -137,8 +137,10 @@ def test_a_rank_that_waited_for_one_slow_between_collectives_is_its_victim():
     report = Report(
         {}, {"step": {0: 0.6, 1: 1.0, 2: 1.0}}, {}, {}, {0: "n0", 1: "n0", 2: "n1"}, {}, {},
         1.0, True, 0, own_time=own_time.OwnTimeTable([0, 1, 2], rows), waits_window_s=1.0,
-        waits=waits.WaitsTable(np.array([0, 1, 2]), np.full(3, 200.0), np.array([0.1, 0.1, 0.0]),
-                               np.zeros(3), np.zeros(3)),
+        # Rank 0 waited for rank 2 far longer than rank 1, which is not flagged (a rank that
+        # waited no longer than its healthy peers is not slowed by its waits).
+        waits=waits.WaitsTable(np.array([0, 1, 2]), np.full(3, 200.0),
+                               np.array([0.1, 0.02, 0.0]), np.zeros(3), np.zeros(3)),
         straggler_states={0: RankState(0, True, {"section:step": "relative"}, {}, 0),
                           2: RankState(2, True, {own_time.METRIC: "relative"}, {}, 0)})
     causes = diagnose(report)

@@ -132,6 +132,34 @@ def test_causes_name_a_culprit_with_normal_compute_and_its_victims():
     assert causes[0].cause is causes[1].cause is Cause.WAITING_FOR_PEERS
 
 
+def test_a_rank_slow_in_compute_that_waited_as_long_as_a_healthy_peer_is_no_victim():
+    from types import SimpleNamespace
+
+    from straggler.analysis.causes import Cause, diagnose
+    from straggler.analysis.waits import Culprit, WaitsTable
+
+    # The demo on a loaded host (3 ranks, one report of five): rank 2's forward is slow (no
+    # collective inside it), rank 1 was late at the collectives once and is named; rank 2
+    # waited for rank 1 about as long as healthy rank 0 did (0.51 s against 0.42 s, measured).
+    report = SimpleNamespace(
+        gpu_relative_perf_scores={}, gpu_individual_perf_scores={},
+        section_relative_perf_scores={"forward": {0: 1.0, 1: 1.0, 2: 0.3}},
+        section_individual_perf_scores={}, rank_telemetry={}, gpus={}, confirmed=(),
+        culprits=(Culprit(1, 0.77, 0.07, ()),),
+        waits=WaitsTable(np.array([0, 1, 2]), np.full(3, 46.0), np.array([0.42, 0.11, 0.51]),
+                         np.array([0.0, 0.77, 0.0]), np.full(3, 0.5)),
+        identify_stragglers=lambda *a: {"straggler_gpus_relative": set(),
+                                        "straggler_gpus_individual": set(),
+                                        "straggler_sections_relative": {},
+                                        "straggler_sections_individual": {}})
+    causes = diagnose(report, flagged=[2])
+    assert causes[2].cause is Cause.UNKNOWN, causes[2]
+    # Had rank 0 waited far less (rank 2 in the late rank's group, rank 0 not), a victim.
+    report.waits = WaitsTable(np.array([0, 1, 2]), np.full(3, 46.0), np.array([0.05, 0.11, 0.51]),
+                              np.array([0.0, 0.77, 0.0]), np.full(3, 0.5))
+    assert diagnose(report, flagged=[2])[2].cause is Cause.WAITING_FOR_PEERS
+
+
 def test_collectives_nobody_waited_in_give_the_victims_no_time_lost():
     # DDP-like: 4 bucket all-reduces a step, rank 2 is 50 ms late at the first; in the other
     # three everyone arrives within a loaded host's 2 ms of jitter and the victims, as often as
