@@ -16,7 +16,11 @@ Live: 3 spawned ranks on gloo in lock step (a collective each step, like DDP) ru
 longer (more matrix products) from the first step, or none; idle, and with every core loaded
 by busy processes. A straggler run stops at its first confirmation (or ``MAX_INTERVALS``
 intervals after the onset), a clean one after ``CLEAN_REPORTS`` reports. The 1-minute load
-average is printed with the table: the machine is shared.
+average is printed with the table: the machine is shared. In the ``outside`` scenarios rank 0
+also judges every report's own time by other statistics (`LOCATIONS`: the median, as before
+the lower-trimmed mean; the fast steps) with second policies, so each run gives paired
+verdicts on the same windows (``--live-scenario outside:1.1``; ``outside:1.0`` is a clean run
+with them).
 """
 
 from __future__ import annotations
@@ -80,11 +84,17 @@ def _rules(names: list[str] | None = None) -> dict:
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
 
 
-def own_time_before(report: Any) -> Any:
-    """``report`` with its own time per step as the previous summary gave it to the policy: the
-    median in place of the lower-trimmed mean (`straggler.analysis.own_time.TRIM`), judged
-    with a median's standard error factor (1.25); for a paired "before" verdict on the same
-    live windows."""
+#: Own-time locations a second policy can judge the same live reports by: the row's column of
+#: the window's and of its recent part's value, and the standard error factor over the
+#: quartiles' sigma. "median": the summary before the lower-trimmed mean; "fast": the 5th
+#: percentile (the fast steps) as the location.
+LOCATIONS = {"median": (1, 5, 1.25), "fast": (4, 6, 1.25)}
+
+
+def own_time_before(report: Any, location: str = "median") -> Any:
+    """``report`` with its own time per step summarised by another ``location`` (`LOCATIONS`)
+    in place of the lower-trimmed mean (`straggler.analysis.own_time.TRIM`); for a paired
+    verdict on the same live windows (judge it under `LOCATIONS`' error factor)."""
     import dataclasses
 
     from straggler.analysis import own_time
@@ -93,18 +103,20 @@ def own_time_before(report: Any) -> Any:
     if not isinstance(table, own_time.OwnTimeTable) or not len(table):
         return report
     rows = table.rows.copy()
-    rows[:, 7], rows[:, 8] = rows[:, 1], rows[:, 5]  # the median, the recent part's median
+    whole, recent, _ = LOCATIONS[location]
+    rows[:, 7], rows[:, 8] = rows[:, whole], rows[:, recent]
     return dataclasses.replace(report, own_time=own_time.OwnTimeTable(list(table), rows))
 
 
-def _verdict_before(policy: Any, report: Any) -> list[int]:
+def _verdict_before(policy: Any, report: Any, location: str = "median") -> list[int]:
     """The ranks a policy fed `own_time_before` reports confirms after ``report``."""
     from straggler.analysis import own_time
     from straggler.reporting.annotation import apply_policy
 
-    factor, own_time.SE_TRIMMED = own_time.SE_TRIMMED, 1.25
+    factor, own_time.SE_TRIMMED = own_time.SE_TRIMMED, LOCATIONS[location][2]
     try:
-        return sorted(s.rank for s in apply_policy(policy, own_time_before(report)).confirmed)
+        return sorted(s.rank for s in apply_policy(policy, own_time_before(report, location))
+                      .confirmed)
     finally:
         own_time.SE_TRIMMED = factor
 
@@ -132,6 +144,7 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
 
     before = make_policy(policy if policy is not None else True) \
         if where == "outside" and rank == 0 else None
+    fast = make_policy(policy if policy is not None else True) if before is not None else None
     assert before is None or isinstance(before, StragglerPolicy)
     dist.barrier()
     start = time.monotonic()
@@ -158,6 +171,8 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                          "early_next": Detector.core().cycle.next_report_early,
                          "confirmed_before": (None if before is None
                                               else _verdict_before(before, report)),
+                         "confirmed_fast": (None if fast is None
+                                            else _verdict_before(fast, report, "fast")),
                          "own_time": {r: (o.steps, round(o.median_ms, 4), round(o.trimmed_ms, 4),
                                           round(o.low_ms, 4))
                                       for r, o in (report.own_time or {}).items()},
@@ -247,6 +262,10 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
             "onset_s": onset_s, "to_confirm": to_confirm,
             "s_to_confirm": None if first is None else rows[first]["t"] - onset_s,
             "false": false, "other_culprit_reports": culprit_reports, "interval": interval,
+            "to_confirm_fast": next((i + 1 - (len(rows) - len(after)) for i, r in enumerate(rows)
+                                     if slowed and r["t"] >= onset_s
+                                     and 2 in (r["confirmed_fast"] or ())), None),
+            "false_fast": sum(len(set(r["confirmed_fast"] or ()) - {2}) for r in rows),
             "to_confirm_before": None if first_before is None or rows[0]["confirmed_before"] is None
             else first_before + 1 - (len(rows) - len(after)),
             "false_before": false_before if rows and rows[0]["confirmed_before"] is not None
