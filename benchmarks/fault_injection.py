@@ -16,7 +16,11 @@ Live: 3 spawned ranks on gloo in lock step (a collective each step, like DDP) ru
 longer (more matrix products) from the first step, or none; idle, and with every core loaded
 by busy processes. A straggler run stops at its first confirmation (or ``MAX_INTERVALS``
 intervals after the onset), a clean one after ``CLEAN_REPORTS`` reports. The 1-minute load
-average is printed with the table: the machine is shared.
+average is printed with the table: the machine is shared. In the ``outside`` scenarios rank 0
+also judges every report's own time by other statistics (`LOCATIONS`: the median, as before
+the lower-trimmed mean; the fast steps) with second policies, so each run gives paired
+verdicts on the same windows (``--live-scenario outside:1.1``; ``outside:1.0`` is a clean run
+with them).
 """
 
 from __future__ import annotations
@@ -80,6 +84,43 @@ def _rules(names: list[str] | None = None) -> dict:
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
 
 
+#: Own-time locations a second policy can judge the same live reports by: the row's column of
+#: the window's and of its recent part's value, and the standard error factor over the
+#: quartiles' sigma. "median": the summary before the lower-trimmed mean; "fast": the 5th
+#: percentile (the fast steps) as the location.
+LOCATIONS = {"median": (1, 5, 1.25), "fast": (4, 6, 1.25)}
+
+
+def own_time_before(report: Any, location: str = "median") -> Any:
+    """``report`` with its own time per step summarised by another ``location`` (`LOCATIONS`)
+    in place of the lower-trimmed mean (`straggler.analysis.own_time.TRIM`); for a paired
+    verdict on the same live windows (judge it under `LOCATIONS`' error factor)."""
+    import dataclasses
+
+    from straggler.analysis import own_time
+
+    table = report.own_time
+    if not isinstance(table, own_time.OwnTimeTable) or not len(table):
+        return report
+    rows = table.rows.copy()
+    whole, recent, _ = LOCATIONS[location]
+    rows[:, 7], rows[:, 8] = rows[:, whole], rows[:, recent]
+    return dataclasses.replace(report, own_time=own_time.OwnTimeTable(list(table), rows))
+
+
+def _verdict_before(policy: Any, report: Any, location: str = "median") -> list[int]:
+    """The ranks a policy fed `own_time_before` reports confirms after ``report``."""
+    from straggler.analysis import own_time
+    from straggler.reporting.annotation import apply_policy
+
+    factor, own_time.SE_TRIMMED = own_time.SE_TRIMMED, LOCATIONS[location][2]
+    try:
+        return sorted(s.rank for s in apply_policy(policy, own_time_before(report, location))
+                      .confirmed)
+    finally:
+        own_time.SE_TRIMMED = factor
+
+
 def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                out: mp.Queue, where: str = "compute", onset_s: float = 0.0,
                policy: dict | None = None) -> None:
@@ -97,6 +138,14 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
     extra = round(WORK * (factor - 1.0)) if rank == 2 else 0
     sync, stop = torch.zeros(1), torch.zeros(1)
     rows: list[dict] = []
+    # Outside every section: the verdict the previous own-time summary gives on the same
+    # reports (rank 0's, where the policy runs).
+    from straggler.analysis.policy import StragglerPolicy, make_policy
+
+    before = make_policy(policy if policy is not None else True) \
+        if where == "outside" and rank == 0 else None
+    fast = make_policy(policy if policy is not None else True) if before is not None else None
+    assert before is None or isinstance(before, StragglerPolicy)
     dist.barrier()
     start = time.monotonic()
     while True:
@@ -120,10 +169,19 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                          "culprits": sorted(report.culprit_ranks),
                          "steps": int(num) if math.isfinite(num) else 0,
                          "early_next": Detector.core().cycle.next_report_early,
+                         "confirmed_before": (None if before is None
+                                              else _verdict_before(before, report)),
+                         "confirmed_fast": (None if fast is None
+                                            else _verdict_before(fast, report, "fast")),
+                         "own_time": {r: (o.steps, round(o.median_ms, 4), round(o.trimmed_ms, 4),
+                                          round(o.low_ms, 4))
+                                      for r, o in (report.own_time or {}).items()},
                          "states": {r: dict(st.slow_reports)
                                     for r, st in report.straggler_states.items()}})
         elapsed = time.monotonic() - start
-        done = (factor > 1.0 and ((rows and 2 in rows[-1]["confirmed"] and elapsed >= onset_s)
+        both = rows and 2 in rows[-1]["confirmed"] and (
+            rows[-1]["confirmed_before"] is None or 2 in rows[-1]["confirmed_before"])
+        done = (factor > 1.0 and ((both and elapsed >= onset_s)
                                   or elapsed > onset_s + MAX_INTERVALS * interval)) \
             or (factor == 1.0 and len(rows) >= CLEAN_REPORTS)
         stop[0] = float(rank == 0 and bool(done))
@@ -190,15 +248,31 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
         false += len(set(r["confirmed"]) - before - slow)
         before = set(r["confirmed"])
     culprit_reports = sum(1 for r in rows if set(r["culprits"]) - ({2} if slowed else set()))
+    # The previous own-time summary's verdict on the same reports (outside scenarios).
+    first_before = next((i for i, r in enumerate(rows) if slowed and r["t"] >= onset_s
+                         and 2 in (r["confirmed_before"] or ())), None)
+    false_before, seen = 0, set()
+    for r in rows:
+        now = set(r["confirmed_before"] or ())
+        false_before += len(now - seen - ({2} if slowed and r["t"] >= onset_s else set()))
+        seen = now
     after = [r for r in rows if r["t"] >= onset_s]
     to_confirm = None if first is None else first + 1 - (len(rows) - len(after))
     return {"where": where, "factor": factor, "busy": busy, "load": load, "reports": len(rows),
             "onset_s": onset_s, "to_confirm": to_confirm,
             "s_to_confirm": None if first is None else rows[first]["t"] - onset_s,
             "false": false, "other_culprit_reports": culprit_reports, "interval": interval,
+            "to_confirm_fast": next((i + 1 - (len(rows) - len(after)) for i, r in enumerate(rows)
+                                     if slowed and r["t"] >= onset_s
+                                     and 2 in (r["confirmed_fast"] or ())), None),
+            "false_fast": sum(len(set(r["confirmed_fast"] or ()) - {2}) for r in rows),
+            "to_confirm_before": None if first_before is None or rows[0]["confirmed_before"] is None
+            else first_before + 1 - (len(rows) - len(after)),
+            "false_before": false_before if rows and rows[0]["confirmed_before"] is not None
+            else None,
             "early": [False] + [r["early_next"] for r in rows[:-1]],
-            "trace": [(round(r["t"], 2), r["steps"], r["suspects"], r["confirmed"], r["states"])
-                      for r in rows]}
+            "trace": [(round(r["t"], 2), r["steps"], r["suspects"], r["confirmed"], r["states"],
+                       r["own_time"]) for r in rows]}
 
 
 def live_table(runs: list[dict]) -> str:
@@ -231,6 +305,24 @@ def live_table(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def paired_table(runs: list[dict]) -> str:
+    """Per run of an outside scenario: this build's verdict and the previous own-time
+    summary's (`own_time_before`) on the same reports."""
+    lines = ["| scenario | load | load avg (1 min) | reports | reports to confirm (s) | "
+             "before: reports to confirm | false alarms (before) |",
+             "|---|---|---:|---:|---|---|---|"]
+    for r in runs:
+        name = "clean" if r["factor"] == 1.0 else f"{r['where']} x{r['factor']:g}"
+        now = "-" if r["factor"] == 1.0 else (
+            "never" if r["to_confirm"] is None
+            else f"{r['to_confirm']} ({r['s_to_confirm']:.1f} s)")
+        was = "-" if r["factor"] == 1.0 else (
+            "never" if r["to_confirm_before"] is None else str(r["to_confirm_before"]))
+        lines.append(f"| {name} | {'loaded' if r['busy'] else 'idle'} | {r['load']:.1f} | "
+                     f"{r['reports']} | {now} | {was} | {r['false']} ({r['false_before']}) |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 
@@ -247,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rule", action="append", choices=list(RULES),
                    help="replay: the policies to replay (default: all)")
     p.add_argument("--live-only", action="store_true")
+    p.add_argument("--live-scenario", action="append", metavar="WHERE:FACTOR",
+                   help="live: run these scenarios (e.g. outside:1.1, compute:1.2, clean) in "
+                        "place of the default ones")
     args = p.parse_args(argv)
     rules = _rules(args.rule)
     if not args.live_only:
@@ -274,13 +369,21 @@ def main(argv: list[str] | None = None) -> int:
     if not args.replay_only:
         busy = os.cpu_count() or 2
         runs = []
+        scenarios = LIVE_SCENARIOS if not args.live_scenario else [
+            ("compute", 1.0) if s == "clean" else (s.split(":")[0], float(s.split(":")[1]))
+            for s in args.live_scenario]
         for _ in range(args.live_repeats):
             for b in (0, busy):
-                for where, f in LIVE_SCENARIOS:
+                for where, f in scenarios:
                     runs.append(live_run(f, b, args.live_interval, where))
                     print(f"live run: {runs[-1]}", flush=True)
         print(f"\nlive, 3 ranks, report_time_interval={args.live_interval:g} s:")
         print(live_table(runs))
+        paired = [r for r in runs if r.get("false_before") is not None]
+        if paired:
+            print("\noutside every section, each run: reports to confirm (s), false alarms; "
+                  "the previous own-time summary (the median) on the same reports:")
+            print(paired_table(paired))
     return 0
 
 

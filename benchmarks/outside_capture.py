@@ -13,9 +13,12 @@ sees them) and ``forward_ns`` (the section's durations), for the statistics to b
 `straggler.analysis.waits.WIDTH`): the row each rank sent with each report (its waits and its
 own time per step, `straggler.analysis.own_time`). ``--pack FILE`` gathers the runs'
 ``waits_rows`` into one small file (tests/data/own_time_reports.npz, replayed by
-tests/analysis/test_own_time.py). ``--report-every STEPS``: the ranks call
-``Detector.generate_report()`` every STEPS steps and never ``generate_report_if_interval_elapsed()``
-(a job in NVRx's style, whose loop's first section marks the steps from its first report on).
+tests/analysis/test_own_time.py); ``--pack-steps FILE`` their own time per step as each rank
+measured it in each report window (``own_counts``, ``own_steps_ms``: the samples the report's
+summary is made of; tests/data/own_time_steps.npz, in whole microseconds).
+``--report-every STEPS``: the ranks call ``Detector.generate_report()`` every STEPS steps and
+never ``generate_report_if_interval_elapsed()`` (a job in NVRx's style, whose loop's first
+section marks the steps from its first report on). ``--repeats N``: N runs per condition.
 """
 
 from __future__ import annotations
@@ -48,9 +51,18 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world, timeout=datetime.timedelta(seconds=120))
     from straggler import Detector
+    from straggler.analysis import own_time
     from straggler.reporting.generator import ReportGenerator
 
     sent: list[np.ndarray] = []  # this rank's waits row of each report
+    windows: list[np.ndarray] = []  # this rank's own time per step of each report window (s)
+    summarize = own_time.summarize
+
+    def keep_steps(steps_s):
+        windows.append(np.asarray(steps_s, dtype=np.float64).copy())
+        return summarize(steps_s)
+
+    own_time.summarize = keep_steps  # the report cycle's call (report_cycle._waits)
     generate = ReportGenerator.generate_report
 
     def keep(self, *args, **kwargs):
@@ -93,7 +105,8 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
             break
     Detector.shutdown()
     dist.destroy_process_group()
-    out.put((rank, np.array(arrival), np.array(done), np.array(forward), np.array(sent)))
+    out.put((rank, np.array(arrival), np.array(done), np.array(forward), np.array(sent),
+             windows))
 
 
 def capture(factor: float, busy: int, seconds: float, every: int = 0) -> dict:
@@ -109,7 +122,12 @@ def capture(factor: float, busy: int, seconds: float, every: int = 0) -> dict:
             p.join()
     n = min(len(g[1]) for g in got)
     m = min(len(g[3]) for g in got)
-    return {"arrival_ns": np.stack([g[1][:n] for g in got]),
+    reports = min(len(g[5]) for g in got)
+    counts = np.array([[len(g[5][i]) for g in got] for i in range(reports)], dtype=np.int64)
+    steps = [np.concatenate(g[5][:reports]) if reports else np.empty(0) for g in got]
+    return {"own_counts": counts,  # (reports, 3): steps of each rank's window
+            "own_steps_ms": np.concatenate(steps).astype(np.float32) * np.float32(1e3),
+            "arrival_ns": np.stack([g[1][:n] for g in got]),
             "done_ns": np.stack([g[2][:n] for g in got]),
             "forward_ns": np.stack([g[3][:m] for g in got]),
             "waits_rows": np.stack([g[4][:min(len(x[4]) for x in got)] for g in got], axis=1),
@@ -123,33 +141,54 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--factor", type=float, action="append")
     p.add_argument("--busy", type=int, action="append")
     p.add_argument("--pack", type=Path, help="gather the runs in --out into this file")
+    p.add_argument("--pack-steps", type=Path,
+                   help="gather the runs' own time per step (their first --pack-reports "
+                        "report windows) into this file (tests/data/own_time_steps.npz)")
+    p.add_argument("--pack-reports", type=int, default=6)
+    p.add_argument("--repeats", type=int, default=1, help="runs per condition")
     p.add_argument("--report-every", type=int, default=0, metavar="STEPS",
                    help="call Detector.generate_report() every STEPS steps instead of "
                         "generate_report_if_interval_elapsed() each step (a job in NVRx's "
                         "style: its loop's first section marks the steps)")
     args = p.parse_args(argv)
-    if args.pack:
+    if args.pack or args.pack_steps:
         runs = {}
         for f in sorted(args.out.glob("*.npz")):
             with np.load(f) as run:
+                if args.pack_steps and "own_counts" not in run.files:
+                    continue  # recorded before the steps were kept
                 key = base = f"f{float(run['factor']):g}_b{int(run['busy'])}"
                 for i in range(2, 100):  # a condition run again: f1.2_b0_2, ...
                     if key not in runs:
                         break
                     key = f"{base}_{i}"
-                runs[key] = run["waits_rows"]
+                if args.pack_steps:
+                    counts = run["own_counts"][:args.pack_reports]
+                    total = run["own_counts"].sum(axis=0)
+                    steps = np.split(run["own_steps_ms"], np.cumsum(total)[:-1])
+                    kept = counts.sum(axis=0)  # per rank, its first windows' steps
+                    flat = np.concatenate([s[:c] for s, c in zip(steps, kept, strict=True)])
+                    # Whole microseconds (uint16, at most 65.5 ms): a tenth of the smallest
+                    # difference the policy acts on, in a third of the bytes.
+                    runs[key] = np.clip(np.round(flat * 1e3), 0, 65535).astype(np.uint16)
+                    runs[key + "_counts"] = counts
+                else:
+                    runs[key] = run["waits_rows"]
                 runs[key + "_load"] = np.float32(run["load"])
-        np.savez_compressed(args.pack, **runs)
-        print(f"{args.pack}: {len(runs) // 2} runs")
+        target = args.pack_steps or args.pack
+        np.savez_compressed(target, **runs)
+        print(f"{target}: {sum(1 for k in runs if k.endswith('_load'))} runs")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     for busy in args.busy or [0, os.cpu_count() or 2]:
         for factor in args.factor or [1.0, 1.1, 1.2]:
-            run = capture(factor, busy, args.seconds, args.report_every)
-            name = f"f{factor:g}_b{busy}_{int(time.time())}"
-            np.savez_compressed(args.out / f"{name}.npz", **run)
-            print(f"{name}: {run['arrival_ns'].shape[1]} collectives, load {run['load']:.1f}",
-                  flush=True)
+            for _ in range(args.repeats):
+                run = capture(factor, busy, args.seconds, args.report_every)
+                name = f"f{factor:g}_b{busy}_{int(time.time())}"
+                np.savez_compressed(args.out / f"{name}.npz", **run)
+                print(f"{name}: {run['arrival_ns'].shape[1]} collectives, load "
+                      f"{run['load']:.1f}, own time windows {run['own_counts'][:, 0].tolist()}",
+                      flush=True)
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from _multirank import run_ranks
@@ -233,6 +234,9 @@ def test_a_rank_slow_outside_every_collective_has_more_own_time_a_step(reports):
     assert min(table[r].low_ms for r in (0, 2, 3)) >= 2.0, dict(table)
     assert table[1].median_ms - others > 0.6 * OWN_DELAY_S * 1e3, dict(table)
     assert table[1].low_ms > others, dict(table)
+    # The lower-trimmed mean, what the policy judges (own_time.policy_inputs), shows it as well.
+    times = own_time.policy_inputs(table, np.arange(4))[0][own_time.METRIC]
+    assert times[1] - max(times[[0, 2, 3]]) > 0.6 * OWN_DELAY_S * 1e3, dict(table)
 
 
 def test_a_job_calling_only_generate_report_has_its_steps_marked_by_its_section(reports):

@@ -243,3 +243,44 @@ def test_a_failing_start_leaves_hang_detection_off_and_initialize_working(monkey
     assert dog is None
     assert any("hang detection is off on this rank: RuntimeError: injected" in r.getMessage()
                for r in caplog.records)
+
+
+def test_alarms_raised_by_the_stall_already_reported_bring_no_second_finding() -> None:
+    """Every stalled rank adds one alarm; the reporter reports at the first. The later ones
+    belong to the same stall: once the job goes on they are no new finding (in a loaded 4-rank
+    run one came 3 s after the job went on, as it stopped again: a `stall` blaming nobody,
+    before anyone had waited the timeout). A new stall is a new finding."""
+    store, clock = _CountingStore(), _Clock()
+    ranks, found = _world(3, store, clock)
+    ranks[0].dog.stack_wait_s = 0.01  # one thread plays every rank: rank 1 cannot answer
+    seq = 0
+
+    def stop_rank_1() -> None:  # the others enter collective #seq+1; rank 1 does not
+        for r in ranks:
+            r.seqs["0"] = seq + (r.progress.rank != 1)
+
+    for r in ranks:  # a waiting rank's record says where it waits (see the test above)
+        if r.progress.rank != 1:
+            def waiting(with_location: bool = False, snap: Any = r.progress.snapshot,
+                        r: _Rank = r) -> ProgressRecord:
+                rec = snap(with_location)
+                if with_location:
+                    rec.wait = {"op": "all_reduce", "group": "0", "seq": r.seqs["0"]}
+                return rec
+            r.progress.snapshot = waiting  # type: ignore[method-assign]
+    _tick_all(ranks, clock, 2)
+    stop_rank_1()
+    _tick_all(ranks, clock, 12)  # the timeout: rank 0 alarms and reports, then ranks 1 and 2
+    assert [f.culprit_ranks for f in found] == [[1]]
+    assert store.inner.add("hang/alarm", 0) == 3
+    for _ in range(25):  # rank 1 arrives; the job goes on for 2.5 timeouts
+        clock.t += 1.0
+        seq += 1
+        for r in ranks:
+            r.step += 1
+            r.seqs["0"] = seq
+            r.dog.tick()
+    assert len(found) == 1, found[1].format()
+    stop_rank_1()
+    _tick_all(ranks, clock, 12)
+    assert [f.culprit_ranks for f in found] == [[1], [1]]
