@@ -409,9 +409,11 @@ class MetricState:
             self.rel_window[sl[~tail_suspect(cfg, self.evidence[sl])]] = 0
         if cfg.rule == "evidence":
             # The report that brings the evidence to the threshold confirms when its whole
-            # window adds to it (z over the drift); with confirm_slow_only, only when it is
-            # slow on its own (z >= slow_z).
-            by = whole_slow if cfg.confirm_slow_only else whole_adds
+            # window adds to it (z over the drift); with confirm_slow_only, or a window of
+            # fewer than spread_min_steps steps (its z is less sure), only when it is slow on
+            # its own (z >= slow_z).
+            slow_only = cfg.confirm_slow_only or not steps >= cfg.spread_min_steps
+            by = whole_slow if slow_only else whole_adds
             confirming = np.zeros(self.confirmed_by.shape, dtype=bool)
             confirming[slots[has]] = by[has]
             newly_rel = (self.evidence >= cfg.evidence_threshold) & confirming \

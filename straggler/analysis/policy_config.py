@@ -99,12 +99,13 @@ class PolicyConfig:
     #: window's z and this times the recent part's): at 1.0 the replayed clean runs confirmed
     #: 2 healthy ranks in 1,162 reports at 5 s, at 0.5 none (docs/policy.md). 0: suspects only.
     recent_evidence_weight: float = 0.5
-    #: The report that brings a rank's evidence to ``evidence_threshold`` confirms it when it
-    #: adds to the evidence (its z over ``evidence_drift``, past the effect-size gate). True:
-    #: only a report slow on its own (``z >= slow_z``) confirms (the previous rule), which held
-    #: back 10 % stragglers whose last early window added evidence without being slow on its
-    #: own: replayed mid-run onsets within 1.5 intervals 0.45 -> 0.46, idle 3-rank trace 0.88
-    #: -> 0.98, no false alarm either way (docs/policy.md, "Early reports").
+    #: The report that brings a rank's evidence to ``evidence_threshold`` confirms it when its
+    #: whole window adds to the evidence (its z over ``evidence_drift``, past the effect-size
+    #: gate; a window of fewer than ``spread_min_steps`` steps only when slow on its own).
+    #: True: only a report slow on its own (``z >= slow_z``) confirms (the previous rule), which
+    #: held back 10 % stragglers whose last early window added evidence without being slow on
+    #: its own: replayed mid-run onsets within 1.5 intervals 0.45 -> 0.46, idle 3-rank trace
+    #: 0.88 -> 0.98, no false alarm either way (docs/policy.md, "Early reports").
     confirm_slow_only: bool = False
     #: Early reports' windows alone confirm a rank only once they span this share of an
     #: interval (their steps over a full window's); evidence a full report window added to
