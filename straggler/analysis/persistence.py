@@ -354,7 +354,7 @@ class MetricState:
                 z_clear = log_ratio / np.where(np.isfinite(clear_noise),
                                                np.maximum(clear_noise, noise), noise)
                 rel_slow = (peer < cfg.threshold) & shows & (z >= cfg.slow_z)
-                whole_slow = rel_slow.copy()  # only a slow whole window confirms
+                whole_slow = rel_slow.copy()  # slow as a whole (confirm_slow_only)
                 recent_slow = np.zeros(x.shape, dtype=bool)
                 z_evidence, shows_evidence = z, shows
                 full = not self._early(steps)
@@ -369,11 +369,15 @@ class MetricState:
                         z_evidence = np.where(by_recent, weighted, z)
                         shows_evidence = shows | shows_recent
                         span = np.where(by_recent, RECENT_FRACTION * span, span)
+                z_whole = z
                 if steps < cfg.evidence_full_steps:  # a few steps are a few steps' evidence
-                    z_evidence = np.minimum(z_evidence, cfg.evidence_z_cap
-                                            * math.sqrt(steps / cfg.evidence_full_steps))
+                    cap = cfg.evidence_z_cap * math.sqrt(steps / cfg.evidence_full_steps)
+                    z_evidence, z_whole = np.minimum(z_evidence, cap), np.minimum(z, cap)
                 z_evidence = np.where(no_ref, 0.0, z_evidence)  # a straggler is no reference
                 self._accumulate(cfg, slots, z_evidence, shows_evidence, full, span)
+                # The whole window adds to the evidence (its recent part alone never confirms).
+                whole_adds = shows & ~no_ref & (np.minimum(z_whole, cfg.evidence_z_cap)
+                                                > cfg.evidence_drift)
                 if self.tail:  # a suspect only with half the evidence in (early reports)
                     rel_slow &= tail_suspect(cfg, self.evidence[slots])
             else:
@@ -404,9 +408,15 @@ class MetricState:
         if self.tail and cfg.rule == "evidence":  # a tail suspect lasts while its evidence does
             self.rel_window[sl[~tail_suspect(cfg, self.evidence[sl])]] = 0
         if cfg.rule == "evidence":
-            full_slow = np.zeros(self.confirmed_by.shape, dtype=bool)
-            full_slow[slots[has]] = whole_slow[has]
-            newly_rel = (self.evidence >= cfg.evidence_threshold) & full_slow \
+            # The report that brings the evidence to the threshold confirms when its whole
+            # window adds to it (z over the drift); with confirm_slow_only, or a window of
+            # fewer than spread_min_steps steps (its z is less sure), only when it is slow on
+            # its own (z >= slow_z).
+            slow_only = cfg.confirm_slow_only or not steps >= cfg.spread_min_steps
+            by = whole_slow if slow_only else whole_adds
+            confirming = np.zeros(self.confirmed_by.shape, dtype=bool)
+            confirming[slots[has]] = by[has]
+            newly_rel = (self.evidence >= cfg.evidence_threshold) & confirming \
                 & (self.confirmed_by == 0)
             # Early windows alone: only once they span early_confirm_span of an interval.
             newly_rel &= self.full_evidence | (self.slow_span >= cfg.early_confirm_span - 1e-9)

@@ -129,6 +129,7 @@ def test_culprit_evidence_can_be_turned_off_and_is_read_from_a_report():
     ({"fast_steps": "yes"}, r"`fast_steps='yes'`"),
     ({"fast_window_noise_factor": -1.0}, r"`fast_window_noise_factor=-1.0`"),
     ({"fast_report_noise_weight": -0.5}, r"`fast_report_noise_weight=-0.5`"),
+    ({"confirm_slow_only": "yes"}, r"`confirm_slow_only='yes'`"),
 ])
 def test_bad_evidence_settings_name_the_value(kwargs, match):
     with pytest.raises(ValueError, match=match):
