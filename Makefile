@@ -156,7 +156,7 @@ cpp-test:
 
 # The suite in two passes, the second run whatever the first gave; either failing fails `make
 # test`. Pass 1: every test but the `serial` ones, the multi-rank tests included, on both cores
-# (pytest-xdist -n 2, --dist loadfile: a file's tests, and the job its tests share, on one
+# (pytest-xdist -n 3, --dist loadfile: a file's tests, and the job its tests share, on one
 # worker). tests/conftest.py hands out the files longest first (tests/durations.json, written by
 # tools/test_durations.py), so no long file starts last beside an idle core. Pass 2: the
 # `serial` tests one at a time: those that observe thread scheduling or assert what a
@@ -185,9 +185,17 @@ cpp-test:
 # At load 8-14 no core is ever idle: wall time follows CPU time, and neither layout can gain
 # by overlap (nor can -n 3: the one pass took 462 s, 358 CPU-s at load 6-14, against 476 s,
 # 363 CPU-s with -n 2 at load 8-11; -n 2 kept because the shared hang job took 54 s of its 90 s
-# bound at -n 3 and load 14). The overlaps are for a near-idle machine (CI, and this one at
+# bound at -n 3 and load 14; that bound is 150 s now). The overlaps are for a near-idle machine (CI, and this one at
 # load ~2, where 4b6ef1f took 524 s: set-up ~137 s, the rank-free tests 107 s, the multi-rank
 # tests 148 s, the serial tests 132 s).
+#
+# -n 3 since 2026-11-25: near idle the parallel pass is not CPU-bound but waits (ranks sleeping
+# their injected delays, hang timeouts, report intervals, dead peers): a clean clone of main at
+# 74d91f0 on this machine (load 2-5, nobody else's jobs) took 609 s in all with -n 2 (set-up
+# 139 s; parallel pass 310 s for 316 CPU-s, one core's worth; serial pass 157 s, 118 CPU-s),
+# over CI's 600 s; the same checkout's parallel pass with -n 3 took 195 s (1,355 passed, load
+# ~3). The load-sensitive tests stay in the serial pass; a third worker costs a loaded machine
+# nothing it was not already short of (no core is idle there either way).
 #
 # The set-up (`make test-setup`) keeps both cores busy along its longest chain: the venv's first
 # pip install (.deps-run: torch and the build tools, 27 CPU-s; 32 s near idle), then the package
@@ -210,7 +218,7 @@ test-setup:
 
 test: test-setup
 	@status=0; \
-	$(PY) -m pytest -m "not serial and not install" -n 2 --dist loadfile --no-loadscope-reorder \
+	$(PY) -m pytest -m "not serial and not install" -n 3 --dist loadfile --no-loadscope-reorder \
 	    || status=1; \
 	$(PY) -m pytest -m "serial and not install" || status=1; \
 	exit $$status
