@@ -11,7 +11,7 @@ CORE_SOURCES := CMakeLists.txt pyproject.toml $(wildcard csrc/*/*.cpp csrc/*/*.h
                 straggler/attach/straggler_attach.pth
 SIM_LIBS     := $(SIMDIR)/libcuda.so.1 $(if $(wildcard tests/sim/sim_nvml.cpp),$(SIMDIR)/libnvidia-ml.so.1)
 
-.PHONY: all install sim cpp-test cpp-test-bins test test-setup test-fast test-install lint demo bench gpu-check \
+.PHONY: all install sim cpp-test cpp-test-bins stress-bins test test-setup test-fast test-install lint demo bench gpu-check \
         clean
 
 all: install sim
@@ -104,7 +104,46 @@ $(CPP_TEST_DIR)/$(1)/engine_tests: $(patsubst %.cpp,$(CPP_TEST_DIR)/$(1)/%.o,$(C
 endef
 $(foreach b,$(CPP_TEST_BUILDS),$(eval $(call cpp_test_build,$(b))))
 
-cpp-test-bins: $(foreach b,$(CPP_TEST_BUILDS),$(CPP_TEST_DIR)/$(b)/engine_tests)
+# The sanitizer stress programs that tests/core/test_engine_sanitizers.py (engine, TSan) and
+# tests/telemetry/test_nvml_sanitizers.py (NVML sampler, TSan and ASan + UBSan) run, each with
+# its simulated library built the same way; the tests `make` them (nothing to do after
+# `make test-setup`). Built here, the engine's objects are the unit tests' own, and the set-up
+# compiles the rest beside its pip installs: in the parallel pass the two tests compiled all
+# of it (28 of their 33 CPU-s, load ~10).
+STRESS_BUILDS  := tsan asan
+STRESS_CXX     := g++ -std=c++17 -Wall -Wextra -Werror -pthread -Icsrc -O1 -g1
+STRESS_HEADERS := $(wildcard csrc/*/*.h tests/sim/*.h)
+ENGINE_STRESS_SOURCES  := tests/sim/engine_stress.cpp $(wildcard csrc/timing/*.cpp) \
+                          csrc/driver/cuda_driver.cpp
+SAMPLER_STRESS_SOURCES := tests/sim/sampler_stress.cpp csrc/telemetry/nvml_sampler.cpp \
+                          csrc/telemetry/nvml_fields.cpp csrc/driver/nvml.cpp csrc/driver/cuda_driver.cpp
+STRESS_BINS := $(CPP_TEST_DIR)/tsan/engine_stress $(CPP_TEST_DIR)/tsan/sim/libcuda.so.1 \
+               $(foreach b,$(STRESS_BUILDS),$(CPP_TEST_DIR)/$(b)/sampler_stress \
+                                            $(CPP_TEST_DIR)/$(b)/sim/libnvidia-ml.so.1)
+
+define stress_build
+$(patsubst %.cpp,$(CPP_TEST_DIR)/$(1)/%.o,$(ENGINE_STRESS_SOURCES) $(SAMPLER_STRESS_SOURCES)): \
+    $(STRESS_HEADERS)
+
+$(CPP_TEST_DIR)/$(1)/engine_stress: $(patsubst %.cpp,$(CPP_TEST_DIR)/$(1)/%.o,$(ENGINE_STRESS_SOURCES))
+	$(CPP_TEST_CXX) $(CPP_TEST_SAN_$(1)) -o $$@ $$^ -ldl
+
+$(CPP_TEST_DIR)/$(1)/sampler_stress: $(patsubst %.cpp,$(CPP_TEST_DIR)/$(1)/%.o,$(SAMPLER_STRESS_SOURCES))
+	$(CPP_TEST_CXX) $(CPP_TEST_SAN_$(1)) -o $$@ $$^ -ldl
+
+$(CPP_TEST_DIR)/$(1)/sim/libcuda.so.1: tests/sim/sim_cuda.cpp $(STRESS_HEADERS)
+	@mkdir -p $$(dir $$@)
+	$(STRESS_CXX) $(CPP_TEST_SAN_$(1)) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $$@ $$<
+
+$(CPP_TEST_DIR)/$(1)/sim/libnvidia-ml.so.1: tests/sim/sim_nvml.cpp $(STRESS_HEADERS)
+	@mkdir -p $$(dir $$@)
+	$(STRESS_CXX) $(CPP_TEST_SAN_$(1)) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $$@ $$<
+endef
+$(foreach b,$(STRESS_BUILDS),$(eval $(call stress_build,$(b))))
+
+stress-bins: $(STRESS_BINS)
+
+cpp-test-bins: $(foreach b,$(CPP_TEST_BUILDS),$(CPP_TEST_DIR)/$(b)/engine_tests) stress-bins
 
 cpp-test:
 	@$(MAKE) --no-print-directory -j2 cpp-test-bins
