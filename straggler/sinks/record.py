@@ -169,8 +169,10 @@ def _waits(waits: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float |
             for key in _WAITS_COLUMNS}
 
 
-_OWN_TIME_COLUMNS = ("steps", "median_ms", "q25_ms", "q75_ms", "low_ms")
-"""`Report.own_time`'s fields in the record (the policy's recent part is left out)."""
+_OWN_TIME_COLUMNS = {"steps": 0, "median_ms": 1, "q25_ms": 2, "q75_ms": 3, "low_ms": 4,
+                     "trimmed_ms": 7}
+"""`Report.own_time`'s fields in the record, with their place in `OwnTime` (the policy's recent
+part is left out)."""
 
 
 def _own_time(own: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float | None]]:
@@ -178,8 +180,8 @@ def _own_time(own: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float 
     if not own:
         return {}
     if isinstance(own, OwnTimeTable):
-        rows = own.aligned(ranks)[:, :len(_OWN_TIME_COLUMNS)]  # OwnTime's field order
-        return {key: _finite_list(rows[:, i]) for i, key in enumerate(_OWN_TIME_COLUMNS)}
+        rows = own.aligned(ranks)  # OwnTime's field order
+        return {key: _finite_list(rows[:, i]) for key, i in _OWN_TIME_COLUMNS.items()}
     found = [own.get(r) for r in ranks]
     return {key: [_num(getattr(o, key)) if o is not None else None for o in found]
             for key in _OWN_TIME_COLUMNS}

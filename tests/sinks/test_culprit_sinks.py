@@ -82,9 +82,15 @@ def test_the_record_carries_the_own_time_and_summarize_names_the_rank_slow_betwe
 
     record = report_record(_slow_between_report(), _context())
     own = record["own_time"]
-    assert sorted(own) == ["low_ms", "median_ms", "q25_ms", "q75_ms", "steps"]
+    assert sorted(own) == ["low_ms", "median_ms", "q25_ms", "q75_ms", "steps", "trimmed_ms"]
     assert own["steps"] == [500.0] * 4
     assert own["median_ms"] == pytest.approx([2.0, 2.0, 2.0, 2.5])
+    assert own["trimmed_ms"] == pytest.approx([2.0, 2.0, 2.0, 2.5])  # what the policy judges
+    # Reports made without a table (OwnTime objects) give the same columns.
+    table = _slow_between_report().own_time
+    objects = dataclasses.replace(_slow_between_report(),
+                                  own_time={r: table[r] for r in range(4)})
+    assert report_record(objects, _context())["own_time"] == own
     (slow,) = record["slow_between"]
     # 0.5 ms a step more, 500 steps, 3 ranks waiting: 0.75 s of 40 rank-seconds.
     assert slow == pytest.approx({"rank": 3, "own_ms": 2.5, "peers_ms": 2.0, "lost_s": 0.75,
