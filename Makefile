@@ -157,8 +157,9 @@ cpp-test:
 # The suite in two passes, the second run whatever the first gave; either failing fails `make
 # test`. Pass 1: every test but the `serial` ones, the multi-rank tests included, on three
 # workers over both cores (pytest-xdist -n 3, --dist loadfile: a file's tests, and the job its
-# tests share, on one worker). tests/conftest.py hands out the files longest first (tests/durations.json, written by
-# tools/test_durations.py), so no long file starts last beside an idle core. Pass 2: the
+# tests share, on one worker). tests/conftest.py hands out the files longest first
+# (tests/durations.json, written by tools/test_durations.py), so no long file starts last
+# beside an idle core. Pass 2: the
 # `serial` tests one at a time: those that observe thread scheduling or assert what a
 # neighbour's load skews (measured waits and scores, verdict latency, the demos; each file says
 # why). Until 4b6ef1f the tests without ranks and the multi-rank ones were two passes: each
