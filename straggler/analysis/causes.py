@@ -22,6 +22,7 @@ import numpy as np
 from .._checks import check_fraction
 from .own_time import SlowBetween, confirmed_between
 from .telemetry_table import PeerMedians, TelemetryTable
+from .waits import WaitsTable
 
 __all__ = ["Cause", "CauseRules", "Diagnosis", "diagnose", "flagged_ranks", "format_causes"]
 
@@ -143,9 +144,7 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ranks |= set(between)
     telemetry = TelemetryTable.of(getattr(report, "rank_telemetry", {}) or {})
     healthy = telemetry.peer_medians(exclude=ranks)  # the same peers for every flagged rank
-    waits_of = getattr(report, "waits", {}) or {}
-    healthy_waited = [w.waited_s for r, w in waits_of.items() if r not in ranks]
-    healthy_wait = float(np.median(healthy_waited)) if healthy_waited else 0.0
+    healthy_wait = _median_wait(getattr(report, "waits", {}) or {}, exclude=ranks)
     gpus: Mapping[int, Any] = getattr(report, "gpus", {}) or {}
     out = {}
     for rank in sorted(ranks):
@@ -158,6 +157,16 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
         cause, evidence, values = found
         out[rank] = Diagnosis(rank, cause, evidence, values, gpus.get(rank))
     return out
+
+
+def _median_wait(waits: Mapping[int, Any], exclude: set[int]) -> float:
+    """The median time the ranks not in ``exclude`` waited at collectives (0 without any); from
+    a `WaitsTable`'s column, without a `RankWaits` per rank."""
+    if isinstance(waits, WaitsTable):
+        values = waits.waited_s[~np.isin(waits.ranks, list(exclude))]
+    else:
+        values = np.array([w.waited_s for r, w in waits.items() if r not in exclude])
+    return float(np.median(values)) if values.size else 0.0
 
 
 def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules,
