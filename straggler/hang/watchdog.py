@@ -156,7 +156,7 @@ class HangWatchdog:
             suspect = self._alarmed = False
             if self._reported:
                 if self.rank in self.candidates:
-                    self._absorb_alarms()
+                    self._absorb_alarms(self.store.add("alarm", 0))
                 if self.on_clear is not None:
                     self.on_clear()
             self._reported = False
@@ -204,16 +204,16 @@ class HangWatchdog:
                                  f"{data.get('reporter', '?')} as one the job waits for")
 
     # -- the reporter --------------------------------------------------------------------------
-    def _absorb_alarms(self) -> None:
-        """Count every alarm so far as handled: each stalled rank adds one, the finding came at
-        the first, and the others belong to the stall it reported (once the job went on, they
-        made a finding of a job in progress: a `stall` blaming nobody after 0 s)."""
-        self._handled_alarm = max(self._handled_alarm, self.store.add("alarm", 0) or 0)
+    def _absorb_alarms(self, alarm: int | None) -> None:
+        """Count the ``alarm`` alarms so far as handled: each stalled rank adds one, the finding
+        came at the first, and the others belong to the stall it reported (once the job went on,
+        they made a finding of a job in progress: a `stall` blaming nobody after 0 s)."""
+        self._handled_alarm = max(self._handled_alarm, alarm or 0)
 
     def _maybe_report(self, timeout: float) -> None:
         alarm = self.store.add("alarm", 0)
         if self._reported:  # this rank has not progressed since its finding: the same stall
-            self._handled_alarm = max(self._handled_alarm, alarm or 0)
+            self._absorb_alarms(alarm)
             return
         now = self._clock()
         if not alarm or alarm <= self._handled_alarm or now - self._last_report < timeout:
