@@ -238,41 +238,46 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
         for p in ranks:
             p.join()
     slowed = factor > 1.0
-    first = next((i for i, r in enumerate(rows) if 2 in r["confirmed"] and slowed
-                  and r["t"] >= onset_s), None)
-    # A false alarm: a rank newly confirmed that is not the slowed one after its onset (any
-    # rank when clean).
-    false, before = 0, set()
-    for r in rows:
-        slow = {2} if slowed and r["t"] >= onset_s else set()
-        false += len(set(r["confirmed"]) - before - slow)
-        before = set(r["confirmed"])
+    first, false = _verdict_counts(rows, "confirmed", slowed, onset_s)
     culprit_reports = sum(1 for r in rows if set(r["culprits"]) - ({2} if slowed else set()))
-    # The previous own-time summary's verdict on the same reports (outside scenarios).
-    first_before = next((i for i, r in enumerate(rows) if slowed and r["t"] >= onset_s
-                         and 2 in (r["confirmed_before"] or ())), None)
-    false_before, seen = 0, set()
-    for r in rows:
-        now = set(r["confirmed_before"] or ())
-        false_before += len(now - seen - ({2} if slowed and r["t"] >= onset_s else set()))
-        seen = now
+    # The previous own-time summary's verdict, and the fast steps', on the same reports
+    # (outside scenarios).
+    first_before, false_before = _verdict_counts(rows, "confirmed_before", slowed, onset_s)
+    first_fast, _ = _verdict_counts(rows, "confirmed_fast", slowed, onset_s)
     after = [r for r in rows if r["t"] >= onset_s]
-    to_confirm = None if first is None else first + 1 - (len(rows) - len(after))
+
+    def reports_after_onset(first: int | None) -> int | None:
+        return None if first is None else first + 1 - (len(rows) - len(after))
+
     return {"where": where, "factor": factor, "busy": busy, "load": load, "reports": len(rows),
-            "onset_s": onset_s, "to_confirm": to_confirm,
+            "onset_s": onset_s, "to_confirm": reports_after_onset(first),
             "s_to_confirm": None if first is None else rows[first]["t"] - onset_s,
             "false": false, "other_culprit_reports": culprit_reports, "interval": interval,
-            "to_confirm_fast": next((i + 1 - (len(rows) - len(after)) for i, r in enumerate(rows)
-                                     if slowed and r["t"] >= onset_s
-                                     and 2 in (r["confirmed_fast"] or ())), None),
+            "to_confirm_fast": reports_after_onset(first_fast),
             "false_fast": sum(len(set(r["confirmed_fast"] or ()) - {2}) for r in rows),
-            "to_confirm_before": None if first_before is None or rows[0]["confirmed_before"] is None
-            else first_before + 1 - (len(rows) - len(after)),
+            "to_confirm_before": None if not rows or rows[0]["confirmed_before"] is None
+            else reports_after_onset(first_before),
             "false_before": false_before if rows and rows[0]["confirmed_before"] is not None
             else None,
             "early": [False] + [r["early_next"] for r in rows[:-1]],
             "trace": [(round(r["t"], 2), r["steps"], r["suspects"], r["confirmed"], r["states"],
                        r["own_time"]) for r in rows]}
+
+
+def _verdict_counts(rows: list[dict], key: str, slowed: bool, onset_s: float
+                    ) -> tuple[int | None, int]:
+    """For one verdict of a live run's reports (``key``: ``"confirmed"``, ...): the index of the
+    first report at or after the onset that confirms rank 2 (None: none, or a clean run), and
+    the false alarms: ranks newly confirmed that are not the slowed one after its onset (any
+    rank when clean)."""
+    first = next((i for i, r in enumerate(rows) if slowed and r["t"] >= onset_s
+                  and 2 in (r[key] or ())), None)
+    false, seen = 0, set[int]()
+    for r in rows:
+        now = set(r[key] or ())
+        false += len(now - seen - ({2} if slowed and r["t"] >= onset_s else set()))
+        seen = now
+    return first, false
 
 
 def live_table(runs: list[dict]) -> str:
