@@ -21,6 +21,7 @@ reach there (an oracle that knows the onset; about 1 minute):
     .venv/bin/python benchmarks/report_schedule.py --only phases --factor 1.1 \
         --policy 'default:' --policy 'span 1:early_confirm_span=1.0'
     .venv/bin/python benchmarks/report_schedule.py --only bound
+    .venv/bin/python benchmarks/report_schedule.py --only pairing   # per-step pairs: seconds
 """
 
 from __future__ import annotations
@@ -429,6 +430,53 @@ def _oracle_bound(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
     return "\n".join(lines)
 
 
+def _pairing(intervals: tuple[float, ...] = (5.0, 0.75)) -> str:
+    """Whether pairing each rank's steps with its peers' same iterations would sharpen the
+    evidence: per recorded trace and section, the mean correlation of per-step log times
+    between ranks (the shared noise a per-iteration ratio would cancel), and the spread (robust
+    sd over every healthy rank's windows) of three measures of a rank's slowness against its
+    peers: the window medians' log ratio, the policy's `min(median, 5th percentile)` ratio
+    (`straggler.analysis.persistence.fast_step_ratio`), and the median of the per-step log
+    ratio to the peers' median of the same iteration (what pairing would read). A smaller
+    spread at the same effect is a larger z for a straggler."""
+    import numpy as np
+    import replay
+
+    def rsd(v: Any) -> float:
+        return float(1.4826 * np.median(np.abs(v - np.median(v))))
+
+    lines = ["| trace | window (s) | steps per window (median) | per-step correlation between "
+             "ranks | window medians | medians and fast steps (the policy) | per-step pairs |",
+             "|---|---:|---:|---|---|---|---|"]
+    for trace in (v for t in replay.traces() for v in replay.variants(t)):
+        x = np.log(trace.times_ms[:, :, [trace.sections.index(s) for s in replay.SCORED]])
+        tri = np.triu_indices(trace.world, 1)
+        corr = [float(np.corrcoef(x[:, :, i])[tri].mean()) for i in range(x.shape[2])]
+        for interval in intervals:
+            bounds = replay.window_bounds(trace, interval)
+            medians, fast, paired = [], [], []
+            for a, b in bounds:
+                w = x[:, a:b]
+                med, p5 = np.median(w, axis=1), np.percentile(w, 5, axis=1)
+                for r in range(trace.world):
+                    d = med[r] - np.median(np.delete(med, r, axis=0), axis=0)
+                    f = p5[r] - np.median(np.delete(p5, r, axis=0), axis=0)
+                    medians.append(d)
+                    fast.append(np.minimum(d, f))
+                    paired.append(np.median(w[r] - np.median(np.delete(w, r, axis=0), axis=0),
+                                            axis=0))
+
+            def spread(rows: list[Any]) -> str:
+                v = np.array(rows)
+                return ", ".join(f"{rsd(v[:, i]):.1%}" for i in range(v.shape[1]))
+
+            lines.append(f"| {trace.name} | {interval:g} | "
+                         f"{np.median([b - a for a, b in bounds]):.0f} | "
+                         f"{', '.join(f'{c:.2f}' for c in corr)} | {spread(medians)} | "
+                         f"{spread(fast)} | {spread(paired)} |")
+    return "\n".join(lines)
+
+
 def _gaps_table(interval: float) -> None:
     """The report gaps when the step time jumps, with and without the deadline (printed)."""
     scenarios = [
@@ -455,7 +503,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
     parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases",
-                                           "bound"),
+                                           "bound", "pairing"),
                         help="one table only")
     parser.add_argument("--verdict-interval", type=float, default=5.0,
                         help="report_time_interval of the time-to-verdict runs (s, default 5)")
@@ -491,6 +539,10 @@ def main() -> None:
               "report\n", flush=True)
         print(_oracle_bound(args.verdict_interval, tuple(args.factor or (1.1, 1.2)),
                             tuple(args.span or (1.0, 1.5))))
+    if args.only == "pairing":
+        print("pairing steps by iteration, recorded traces (sections: data, forward, "
+              "optimizer)\n", flush=True)
+        print(_pairing((args.verdict_interval, 0.15 * args.verdict_interval)))
     if args.only == "live-phases":
         print(f"live, report_time_interval={args.verdict_interval:g} s, 3 ranks, rank 2 10 % "
               "slower from mid-run\n", flush=True)
