@@ -51,18 +51,21 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world, timeout=datetime.timedelta(seconds=120))
     from straggler import Detector
-    from straggler.analysis import own_time
     from straggler.reporting.generator import ReportGenerator
+    from straggler.timing import collectives
 
     sent: list[np.ndarray] = []  # this rank's waits row of each report
     windows: list[np.ndarray] = []  # this rank's own time per step of each report window (s)
-    summarize = own_time.summarize
+    outside: list[np.ndarray] = []  # ... and outside its sections
+    take = collectives.take_own_time
 
-    def keep_steps(steps_s):
-        windows.append(np.asarray(steps_s, dtype=np.float64).copy())
-        return summarize(steps_s)
+    def keep_steps():
+        got = take()
+        windows.append(np.asarray(got.steps_s, dtype=np.float64).copy())
+        outside.append(np.asarray(got.outside_s, dtype=np.float64).copy())
+        return got
 
-    own_time.summarize = keep_steps  # the report cycle's call (report_cycle._waits)
+    collectives.take_own_time = keep_steps  # the report cycle's call (report_cycle._waits)
     generate = ReportGenerator.generate_report
 
     def keep(self, *args, **kwargs):
@@ -106,7 +109,7 @@ def _rank(rank: int, world: int, port: int, factor: float, seconds: float, out: 
     Detector.shutdown()
     dist.destroy_process_group()
     out.put((rank, np.array(arrival), np.array(done), np.array(forward), np.array(sent),
-             windows))
+             windows, outside))
 
 
 def capture(factor: float, busy: int, seconds: float, every: int = 0) -> dict:
@@ -125,8 +128,10 @@ def capture(factor: float, busy: int, seconds: float, every: int = 0) -> dict:
     reports = min(len(g[5]) for g in got)
     counts = np.array([[len(g[5][i]) for g in got] for i in range(reports)], dtype=np.int64)
     steps = [np.concatenate(g[5][:reports]) if reports else np.empty(0) for g in got]
+    outside = [np.concatenate(g[6][:reports]) if reports else np.empty(0) for g in got]
     return {"own_counts": counts,  # (reports, 3): steps of each rank's window
             "own_steps_ms": np.concatenate(steps).astype(np.float32) * np.float32(1e3),
+            "outside_steps_ms": np.concatenate(outside).astype(np.float32) * np.float32(1e3),
             "arrival_ns": np.stack([g[1][:n] for g in got]),
             "done_ns": np.stack([g[2][:n] for g in got]),
             "forward_ns": np.stack([g[3][:m] for g in got]),
@@ -145,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="gather the runs' own time per step (their first --pack-reports "
                         "report windows) into this file (tests/data/own_time_steps.npz)")
     p.add_argument("--pack-reports", type=int, default=6)
+    p.add_argument("--pack-outside", action="store_true",
+                   help="with --pack-steps: only the runs that also recorded the own time "
+                        "outside the section (tests/data/own_time_outside.npz)")
     p.add_argument("--repeats", type=int, default=1, help="runs per condition")
     p.add_argument("--report-every", type=int, default=0, metavar="STEPS",
                    help="call Detector.generate_report() every STEPS steps instead of "
@@ -157,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             with np.load(f) as run:
                 if args.pack_steps and "own_counts" not in run.files:
                     continue  # recorded before the steps were kept
+                if args.pack_outside and "outside_steps_ms" not in run.files:
+                    continue
                 key = base = f"f{float(run['factor']):g}_b{int(run['busy'])}"
                 for i in range(2, 100):  # a condition run again: f1.2_b0_2, ...
                     if key not in runs:
@@ -172,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
                     # difference the policy acts on, in a third of the bytes.
                     runs[key] = np.clip(np.round(flat * 1e3), 0, 65535).astype(np.uint16)
                     runs[key + "_counts"] = counts
+                    if "outside_steps_ms" in run.files:  # and outside the section
+                        out = np.split(run["outside_steps_ms"], np.cumsum(total)[:-1])
+                        flat = np.concatenate([s[:c] for s, c in zip(out, kept, strict=True)])
+                        runs[key + "_outside"] = np.clip(np.round(flat * 1e3), 0,
+                                                         65535).astype(np.uint16)
                 else:
                     runs[key] = run["waits_rows"]
                 runs[key + "_load"] = np.float32(run["load"])

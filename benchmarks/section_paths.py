@@ -12,7 +12,10 @@ interleaved (rounds alternate the variants, so machine load hits all alike), the
 - a GPU section on the simulated driver (build/sim/libcuda.so.1), every entry GPU-timed
   (``gpu_sample_interval=1``), held: its short path and the general path. The simulated event
   calls cost what the simulator costs, not what a GPU costs: the *difference* between the two
-  rows is the Python the short path saves.
+  rows is the Python the short path saves;
+- both short paths without the note to the collective observer at each exit (the own time
+  outside the sections, docs/culprits.md): the build before it, paired with the one after in
+  the same rounds. The observer has an open gap here (a 2-rank bench collective finished).
 
     python benchmarks/section_paths.py [--rounds 15] [--n 20000]
 """
@@ -34,6 +37,7 @@ os.environ.setdefault("STRAGGLER_LIBNVML", str(REPO / "build" / "sim" / "libnvid
 
 from _lean import LeanSection  # noqa: E402
 from straggler import Detector  # noqa: E402
+from straggler.timing import sections  # noqa: E402
 from straggler.timing.sections import SectionContext  # noqa: E402
 
 
@@ -69,11 +73,28 @@ def main() -> None:
                 ctx.__class__ = short
         return run
 
+    note = sections._gap_note
+    assert note is not None, "the collective observer is not on"
+
+    def without_note(ctx):
+        def run(n: int) -> float:
+            sections.set_gap_note(None)
+            try:
+                return _loop(ctx, n)
+            finally:
+                sections.set_gap_note(note)
+        return run
+
+    from straggler import _ops
+    _ops.collectives_bench(1, True)  # a 2-rank bench collective: the observer's gap is open
+
     variants = {
         "lean class context manager (reference)": lambda n: _loop(LeanSection(), n),
         f"host section, short path ({fast_host.__name__})": lambda n: _loop(host, n),
+        "host section, short path, no note to the observer (before)": without_note(host),
         "host section, general path (SectionContext)": general(host, fast_host),
         f"GPU section (sim), short path ({fast_gpu.__name__})": lambda n: _loop(gpu, n),
+        "GPU section (sim), short path, no note to the observer (before)": without_note(gpu),
         "GPU section (sim), general path (SectionContext)": general(gpu, fast_gpu),
     }
     samples: dict[str, list[float]] = {k: [] for k in variants}
@@ -96,6 +117,14 @@ def main() -> None:
         samples[f"GPU section (sim), short path ({fast_gpu.__name__})"], strict=True)]
     print(f"\ngeneral / short, median of per-round ratios: host "
           f"{statistics.median(host_pairs):.2f}, GPU (sim) {statistics.median(gpu_pairs):.2f}")
+    for kind, short in (("host", f"host section, short path ({fast_host.__name__})"),
+                        ("GPU (sim)", f"GPU section (sim), short path ({fast_gpu.__name__})")):
+        before = next(k for k in samples if k.startswith(short.split(" (")[0])
+                      and k.endswith("(before)"))
+        pairs = [a - b for a, b in zip(samples[short], samples[before], strict=True)]
+        ratios = [a / b for a, b in zip(samples[short], samples[before], strict=True)]
+        print(f"with / without the note to the observer, {kind}: median of per-round ratios "
+              f"{statistics.median(ratios):.3f}, of differences {statistics.median(pairs):+.0f} ns")
 
 
 if __name__ == "__main__":

@@ -286,7 +286,7 @@ class ReportCycle:
         self._wait_groups = {g.group: group_name(g.group, g.desc, world) for g in groups}
         # Own time per step (analysis/own_time.py); not on the GPU path (the host's gaps).
         steps = collectives.take_own_time()
-        own = None if steps.gpu else own_time.summarize(steps.steps_s)
+        own = None if steps.gpu else own_time.summarize(steps.steps_s, steps.outside_s)
         if not self._stepped and self._section_steps is None and self._mark_step is not None:
             self._steps_from_sections()
         return pack([(g.group, g.count, g.wait_sum_s, g.wait_min_s, g.histogram)

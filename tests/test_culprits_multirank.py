@@ -109,7 +109,7 @@ def _scenarios(rank, world_size):
             model(batch).sum().backward()
     report = Detector.generate_report()
     out["own_sections"] = None if report is None else {
-        r: (o.steps, o.median_ms) for r, o in report.own_time.items()}
+        r: (o.steps, o.median_ms, o.sections_ms) for r, o in report.own_time.items()}
 
     # Own time per step (analysis/own_time.py): every rank works 2 ms a step outside its
     # collectives, rank 1 OWN_DELAY_S more; each rank marks its steps and summarises them as a
@@ -243,9 +243,13 @@ def test_a_job_calling_only_generate_report_has_its_steps_marked_by_its_section(
     own = reports["own_sections"]
     assert sorted(own) == [0, 1, 2, 3], own
     # Its 30 steps (the first also holds what came before: the earlier scenarios, unmarked).
-    assert all(20 <= steps <= OWN_STEPS for steps, _ in own.values()), own
+    assert all(20 <= steps <= OWN_STEPS for steps, _, _ in own.values()), own
     others = max(own[r][1] for r in (0, 2, 3))
     assert own[1][1] - others > 0.6 * OWN_DELAY_S * 1e3, own
+    # The section's time inside the gaps (its 2 ms of sleep and the forward, up to DDP's first
+    # all-reduce in its backward) is taken off the own time: what is left is outside it.
+    assert all(own[r][2] >= 2.0 for r in own), own
+    assert others < 1.5, own  # its 2 ms of sleep, in the section, are not in it
 
 
 def test_a_caller_woken_late_is_not_charged_for_its_wake_up(reports):

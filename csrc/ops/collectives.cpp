@@ -60,6 +60,8 @@ constexpr std::size_t kMaxGroups = 4096;  // groups (and p2p pairs) tracked; mor
 constexpr std::size_t kPollAt = 8;  // a group's finished GPU collectives are read from here
 constexpr std::size_t kMaxGpuPending = 1024;  // per group; more: not measured
 constexpr std::size_t kMaxSteps = 16384;  // own time per step kept per window (the last ones)
+constexpr std::size_t kGapRing = 64;  // the last closed gaps, for a section that spans collectives
+constexpr std::size_t kMaxCounted = 16;  // the last sections' spans, for nested sections
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -205,14 +207,19 @@ class Observer {
   void drop_own_time() noexcept {
     std::lock_guard<std::mutex> lock(mu_);
     steps_.clear();
+    outside_.clear();
     steps_n_ = 0;
     step_own_ns_ = 0;
+    step_sections_ns_ = open_sections_ns_ = 0;
     step_gaps_ = 0;
     step_started_ = step_valid_ = false;
   }
   // A step ended (the caller's training loop): the own time since the last step that had a
   // gap becomes one sample.
   void mark_step() noexcept;
+  // A timed section ran from `start` to `stop` (steady clock ns, on the caller's thread): its
+  // part inside this rank's gaps is taken off the own time of the step that holds the gap.
+  void section(std::int64_t start, std::int64_t stop) noexcept;
 
  private:
   Observer() = default;
@@ -223,6 +230,9 @@ class Observer {
   // (`arrived`) or leaves (`left`, at `t`) the set of those in flight.
   void arrived_locked(const Group& g, std::int64_t t);
   void left_locked(const Group& g, std::int64_t t);
+  // The part of [start, stop] inside the gaps: the open one (`open`) and the closed ones.
+  void in_gaps_locked(std::int64_t start, std::int64_t stop, std::int64_t* open,
+                      std::int64_t* closed) const;
 
   std::atomic<bool> enabled_{false};
   std::atomic<bool> failed_{false};
@@ -259,6 +269,16 @@ class Observer {
   std::vector<std::int64_t> steps_;
   std::uint64_t steps_n_ = 0;  // steps in the window (the ring holds the last kMaxSteps)
   bool steps_gpu_ = false;
+  // The own time outside the sections (docs/culprits.md): the sections' time inside the gaps,
+  // of the open gap (moved to its step when the gap closes) and of this step's closed ones; per
+  // step, the own time less it (`outside_`, beside `steps_`). The last closed gaps (a ring) and
+  // the last sections' spans (merged, so that a section around another counts once).
+  std::int64_t open_sections_ns_ = 0;
+  std::int64_t step_sections_ns_ = 0;
+  std::vector<std::int64_t> outside_;
+  std::array<std::pair<std::int64_t, std::int64_t>, kGapRing> gaps_{};
+  std::uint64_t gaps_n_ = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> counted_;
 };
 
 // One observed collective between its call and its Work (begin_collective/finish_collective).
@@ -618,6 +638,9 @@ void Observer::arrived_locked(const Group& g, std::int64_t t) {
   if (in_flight_++ > 0 || idle_since_ns_ < 0) return;
   step_own_ns_ += std::max<std::int64_t>(0, t - idle_since_ns_);
   ++step_gaps_;
+  gaps_[gaps_n_++ % kGapRing] = {idle_since_ns_, t};
+  step_sections_ns_ += open_sections_ns_;
+  open_sections_ns_ = 0;
 }
 
 void Observer::mark_step() noexcept {
@@ -630,10 +653,14 @@ void Observer::mark_step() noexcept {
     step_gaps_ = 0;
     return;
   }
+  const std::int64_t outside = std::max<std::int64_t>(0, step_own_ns_ - step_sections_ns_);
+  step_sections_ns_ = 0;
   if (steps_.size() < kMaxSteps) {
     steps_.push_back(step_own_ns_);
+    outside_.push_back(outside);
   } else {
     steps_[steps_n_ % kMaxSteps] = step_own_ns_;
+    outside_[steps_n_ % kMaxSteps] = outside;
   }
   ++steps_n_;
   step_own_ns_ = 0;
@@ -642,7 +669,56 @@ void Observer::mark_step() noexcept {
 
 void Observer::left_locked(const Group& g, std::int64_t t) {
   if (g.size < 2 || in_flight_ <= 0) return;
-  if (--in_flight_ == 0) idle_since_ns_ = t;
+  if (--in_flight_ == 0) {
+    idle_since_ns_ = t;
+    open_sections_ns_ = 0;
+  }
+}
+
+void Observer::in_gaps_locked(std::int64_t start, std::int64_t stop, std::int64_t* open,
+                              std::int64_t* closed) const {
+  *open = *closed = 0;
+  if (stop <= start) return;
+  if (in_flight_ == 0 && idle_since_ns_ >= 0) {
+    *open = std::max<std::int64_t>(0, stop - std::max(start, idle_since_ns_));
+    if (idle_since_ns_ <= start) return;  // the usual section: no collective inside
+  }
+  // Newest first, back to the first gap that ended before the section began.
+  const std::uint64_t held = std::min<std::uint64_t>(gaps_n_, kGapRing);
+  for (std::uint64_t i = 1; i <= held; ++i) {
+    const auto& [begin, end] = gaps_[(gaps_n_ - i) % kGapRing];
+    if (end <= start) break;
+    *closed += std::max<std::int64_t>(0, std::min(end, stop) - std::max(begin, start));
+  }
+}
+
+void Observer::section(std::int64_t start, std::int64_t stop) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop <= start) return;
+    std::int64_t open = 0, closed = 0;
+    in_gaps_locked(start, stop, &open, &closed);
+    // A section around sections counted already (an outer one exits after its inner ones):
+    // their part is not taken twice. Spans are kept merged, newest last.
+    std::int64_t lo = start, hi = stop;
+    while (!counted_.empty() && counted_.back().second > start) {
+      const auto [b, e] = counted_.back();
+      counted_.pop_back();
+      std::int64_t o = 0, c = 0;
+      in_gaps_locked(std::max(b, start), std::min(e, stop), &o, &c);
+      open -= o;
+      closed -= c;
+      lo = std::min(lo, b);
+      hi = std::max(hi, e);
+    }
+    if (counted_.size() >= kMaxCounted) {  // the oldest half: no section is that deep
+      counted_.erase(counted_.begin(), counted_.begin() + kMaxCounted / 2);
+    }
+    counted_.emplace_back(lo, hi);
+    open_sections_ns_ += std::max<std::int64_t>(0, open);
+    step_sections_ns_ += std::max<std::int64_t>(0, closed);
+  } catch (...) {  // no memory for a span: this section is not taken off
+  }
 }
 
 void Observer::add_wait_locked(Group& g, std::int64_t wait_ns) {
@@ -782,8 +858,12 @@ void Observer::enable(const std::vector<std::string>& exclude) {
     step_gaps_ = 0;
     step_started_ = step_valid_ = false;
     steps_.clear();
+    outside_.clear();
     steps_n_ = 0;
     steps_gpu_ = false;
+    step_sections_ns_ = open_sections_ns_ = 0;
+    gaps_n_ = 0;
+    counted_.clear();
     by_key_.clear();  // process groups may have been destroyed: their addresses reused
   }
   set_excluded(exclude);
@@ -869,27 +949,52 @@ py::list Observer::take_window() {
 }
 
 py::tuple Observer::take_own_time() {
-  std::string bytes;
+  std::string bytes, outside;
   std::uint64_t n = 0;
   bool gpu = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const std::size_t held = steps_.size();
     bytes.resize(held * sizeof(std::int64_t));
+    outside.resize(held * sizeof(std::int64_t));
     // Oldest first: once the ring wrapped, the oldest is where the next one would go.
     const std::size_t start = steps_n_ > held ? steps_n_ % held : 0;
     for (std::size_t i = 0; i < held; ++i) {
-      const std::int64_t v = steps_[(start + i) % held];
-      std::memcpy(&bytes[i * sizeof(std::int64_t)], &v, sizeof v);
+      std::memcpy(&bytes[i * sizeof(std::int64_t)], &steps_[(start + i) % held],
+                  sizeof(std::int64_t));
+      std::memcpy(&outside[i * sizeof(std::int64_t)], &outside_[(start + i) % held],
+                  sizeof(std::int64_t));
     }
     n = steps_n_;
     gpu = steps_gpu_;
     steps_.clear();
+    outside_.clear();
     steps_n_ = 0;
     steps_gpu_ = false;
   }
-  return py::make_tuple(py::bytes(bytes), n, gpu);
+  return py::make_tuple(py::bytes(bytes), n, gpu, py::bytes(outside));
 }
+
+// collectives_section(start_ns, stop_ns): a plain CPython METH_FASTCALL function, called at
+// every timed section's exit: pybind11's generic dispatcher would cost more than the work.
+PyObject* section_fast(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "collectives_section(start_ns, stop_ns) takes 2 ints");
+    return nullptr;
+  }
+  const long long start = PyLong_AsLongLong(args[0]);
+  if (start == -1 && PyErr_Occurred()) return nullptr;
+  const long long stop = PyLong_AsLongLong(args[1]);
+  if (stop == -1 && PyErr_Occurred()) return nullptr;
+  Observer::get().section(start, stop);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef g_section_def = {
+    "collectives_section",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(section_fast)), METH_FASTCALL,
+    "A timed section ran from start_ns to stop_ns (time.perf_counter_ns, the steady clock): its "
+    "part inside this rank's gaps is taken off its step's own time outside the sections."};
 
 // -- the observer's own cost per collective, without a backend (benchmarks/collectives.py) --
 
@@ -1005,9 +1110,11 @@ void bind_collectives(py::module_& m) {
   m.def(
       "collectives_take_own_time", [] { return Observer::get().take_own_time(); },
       "(own time per step since the last call as native int64 ns bytes, oldest first; steps in "
-      "the window; whether a GPU collective voided them): per step, the gaps from none of this "
-      "rank's collectives (groups of 2+ ranks) in flight to its next arrival, summed. The "
-      "window restarts.");
+      "the window; whether a GPU collective voided them; the same steps' own time outside the "
+      "timed sections, as bytes): per step, the gaps from none of this rank's collectives "
+      "(groups of 2+ ranks) in flight to its next arrival, summed. The window restarts.");
+  m.add_object("collectives_section", py::reinterpret_steal<py::object>(PyCFunction_NewEx(
+                                          &g_section_def, nullptr, m.attr("__name__").ptr())));
   m.def(
       "collectives_mark_step", [] { Observer::get().mark_step(); },
       "A training step ended: its own time (the gaps since the last step) becomes one sample.");

@@ -43,15 +43,16 @@ from .rank_table import RankTable
 from .recent import recent_count, recent_summary
 
 __all__ = ["FIELDS", "LOW_PERCENTILE", "METRIC", "MIN_STEPS", "SE_TRIMMED", "TRIM", "OwnTime",
-           "OwnTimeTable", "SlowBetween", "confirmed_between", "policy_inputs", "slow_between",
-           "summarize", "trimmed_mean"]
+           "OwnTimeTable", "SlowBetween", "confirmed_between", "policy_inputs", "sections_level",
+           "slow_between", "summarize", "trimmed_mean"]
 
 METRIC = "between_collectives"
 """The policy's metric (``RankState.reasons`` key) for a rank's own time per step."""
-FIELDS = 9
+FIELDS = 10
 """Per rank: steps, median, lower and upper quartile, 5th percentile, the recent part's median
-and 5th percentile, and the lower-trimmed mean of the window and of its recent part (`TRIM`)
-of its own time per step (ms)."""
+and 5th percentile, the lower-trimmed mean of the window and of its recent part (`TRIM`) of its
+own time per step outside its timed sections (ms), and the time in those sections inside its
+gaps per step (the median, ms; 0 without sections)."""
 LOW_PERCENTILE = 5.0
 """The fast steps' percentile (as `straggler.timing.registry.LOW_PERCENTILE`)."""
 MIN_STEPS = 20
@@ -79,8 +80,11 @@ class OwnTime:
     recent_median_ms: float
     recent_low_ms: float
     trimmed_ms: float = math.nan
-    """The lower-trimmed mean (`TRIM`): what the policy judges."""
+    """The lower-trimmed mean (`TRIM`): what the policy judges (with `sections_ms`)."""
     recent_trimmed_ms: float = math.nan
+    sections_ms: float = math.nan
+    """Its timed sections' time inside its gaps per step (the median; 0 without sections, NaN:
+    not measured): its own time per step is about this plus the fields above."""
 
 
 def trimmed_mean(samples: np.ndarray) -> float:
@@ -93,13 +97,18 @@ def trimmed_mean(samples: np.ndarray) -> float:
     return float(np.sort(samples)[lo:max(lo + 1, int(TRIM[1] * n))].mean())
 
 
-def summarize(steps_s: np.ndarray) -> np.ndarray:
-    """This rank's `FIELDS` numbers from its window's own time per step (s, oldest first);
-    NaN with fewer than `MIN_STEPS` steps."""
+def summarize(steps_s: np.ndarray, outside_s: np.ndarray | None = None) -> np.ndarray:
+    """This rank's `FIELDS` numbers from its window's own time per step (s, oldest first) and
+    the same steps' own time outside its timed sections (``outside_s``; None: unknown, the own
+    time is summarised with ``sections_ms`` NaN); NaN with fewer than `MIN_STEPS` steps."""
     out = np.full(FIELDS, math.nan)
     per_step = np.asarray(steps_s, dtype=np.float64) * 1e3
     if per_step.size < MIN_STEPS:
         return out
+    if outside_s is not None and len(outside_s) == per_step.size:
+        outside = np.asarray(outside_s, dtype=np.float64) * 1e3
+        out[9] = float(np.median(per_step - outside))
+        per_step = outside
     low, q25, med, q75 = np.percentile(per_step, (LOW_PERCENTILE, 25.0, 50.0, 75.0))
     out[:5] = (per_step.size, med, q25, q75, low)
     out[5:7] = recent_summary(per_step, LOW_PERCENTILE)
@@ -130,13 +139,27 @@ class OwnTimeTable(RankTable[OwnTime]):
         return OwnTime(int(v[0]), *map(float, v[1:]))
 
 
+def sections_level(sections_ms: np.ndarray | Sequence[float]) -> float:
+    """The time in sections per step every rank is judged with (ms): the median of the ranks'
+    ``sections_ms`` (0 when none has one)."""
+    v = np.asarray(sections_ms, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    return max(0.0, float(np.median(v))) if v.size else 0.0
+
+
 def policy_inputs(table: Mapping[int, OwnTime] | None, ranks: np.ndarray
                   ) -> tuple[dict[str, np.ndarray], dict[str, float], dict[str, np.ndarray],
                              dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
     """The policy's inputs for `METRIC`, aligned with ``ranks``: times (the lower-trimmed mean),
     steps (the fewest any rank had), the window's standard error of each log time (from its
     quartiles, `SE_TRIMMED`), the fast steps and the recent part (its trimmed mean and 5th
-    percentile); all empty without a table."""
+    percentile); all empty without a table.
+
+    Each is the own time outside the sections plus the ranks' median time in sections
+    (`sections_level`): a rank's own time with its sections' time replaced by its peers'. The
+    sections judge their own time; this takes their noise out of the own time and keeps its
+    scale, so that the effect-size gate still reads "a share of the own time per step" (a few
+    µs of Python more on rank 0 is not a straggler when its own time is mostly sections)."""
     if not table:
         return {}, {}, {}, {}, {}
     rows = (table.aligned(ranks) if isinstance(table, OwnTimeTable)
@@ -146,12 +169,15 @@ def policy_inputs(table: Mapping[int, OwnTime] | None, ranks: np.ndarray
     if not np.isfinite(steps).any():
         return {}, {}, {}, {}, {}
     n = float(np.nanmin(steps))
+    level = sections_level(rows[:, 9])
+    times = rows[:, :9].copy()
+    times[:, 1:] += level
     with np.errstate(invalid="ignore", divide="ignore"):
-        ok = (rows[:, 2] > 0) & (rows[:, 3] >= rows[:, 2])
-        sigma = np.where(ok, np.log(rows[:, 3] / np.where(ok, rows[:, 2], 1.0)), np.nan)
+        ok = (times[:, 2] > 0) & (times[:, 3] >= times[:, 2])
+        sigma = np.where(ok, np.log(times[:, 3] / np.where(ok, times[:, 2], 1.0)), np.nan)
         spread = SE_TRIMMED * sigma / _IQR_SIGMAS / np.sqrt(np.where(steps > 0, steps, np.nan))
-    return ({METRIC: rows[:, 7]}, {METRIC: n}, {METRIC: spread}, {METRIC: rows[:, 4]},
-            {METRIC: (rows[:, 8], rows[:, 6])})
+    return ({METRIC: times[:, 7]}, {METRIC: n}, {METRIC: spread}, {METRIC: times[:, 4]},
+            {METRIC: (times[:, 8], times[:, 6])})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,18 +234,20 @@ def slow_between(table: Mapping[int, OwnTime], rank: int, window_s: float) -> Sl
     of them have none, or it is not slower)."""
     if rank not in table or len(table) < 2:
         return None
+    level = sections_level([table[r].sections_ms for r in table])
     own = table[rank]
-    others = [_typical(table[r]) for r in table if r != rank]
+    others = [_typical(table[r]) + level for r in table if r != rank]
     peers = float(np.median(others))
-    excess_ms = _typical(own) - peers
+    excess_ms = _typical(own) + level - peers
     if not excess_ms > 0:
         return None
     lost = excess_ms * 1e-3 * own.steps * len(others)
     rank_time = window_s * len(table) if window_s > 0 else math.nan
-    return SlowBetween(rank, _typical(own), peers, lost,
+    return SlowBetween(rank, _typical(own) + level, peers, lost,
                        lost / rank_time if rank_time > 0 else math.nan)
 
 
 def _typical(own: OwnTime) -> float:
-    """The own time per step the policy judges: the trimmed mean (the median without one)."""
+    """The own time per step outside the sections the policy judges: the trimmed mean (the
+    median without one)."""
     return own.trimmed_ms if math.isfinite(own.trimmed_ms) else own.median_ms

@@ -170,7 +170,7 @@ def _waits(waits: Mapping[int, Any], ranks: list[int]) -> dict[str, list[float |
 
 
 _OWN_TIME_COLUMNS = {"steps": 0, "median_ms": 1, "q25_ms": 2, "q75_ms": 3, "low_ms": 4,
-                     "trimmed_ms": 7}
+                     "trimmed_ms": 7, "sections_ms": 9}
 """`Report.own_time`'s fields in the record, with their place in `OwnTime` (the policy's recent
 part is left out)."""
 

@@ -41,6 +41,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from . import sections
+
 __all__ = ["GpuStatus", "GroupProgress", "GroupWaits", "OwnTime", "SectionSteps", "WAIT_BINS",
            "error", "gpu_status", "is_observing", "mark_step", "progress", "start",
            "step_marker", "stop", "take_own_time", "take_window"]
@@ -132,11 +134,13 @@ def start(exclude: Iterable[str] = (), cpu_as_gpu_stream: int | None = None) -> 
                          "(an int >= 0) or None")
     ops.collectives_enable([str(name) for name in exclude],
                            -1 if cpu_as_gpu_stream is None else cpu_as_gpu_stream)
+    sections.set_gap_note(ops.collectives_section)
     return True
 
 
 def stop() -> None:
     """Stop observing: the kernels are unregistered, collectives cost nothing again."""
+    sections.set_gap_note(None)
     ops = _native()
     if ops is not None:
         ops.collectives_disable()
@@ -189,13 +193,15 @@ def progress() -> dict[str, GroupProgress]:
 @dataclasses.dataclass(frozen=True)
 class OwnTime:
     """This rank's own time per step since the last `take_own_time`: ``steps_s`` (s, oldest
-    first; the last 16,384 when there were more), ``count`` (how many steps there were) and
+    first; the last 16,384 when there were more), ``count`` (how many steps there were),
     ``gpu`` (a collective took the GPU path: the host's gaps are not the GPU's, so they are not
-    used)."""
+    used) and ``outside_s``: the same steps' own time outside the timed sections (each
+    section's part inside the gaps taken off; the sections judge their own time)."""
 
     steps_s: Any
     count: int
     gpu: bool
+    outside_s: Any = None
 
 
 def mark_step() -> None:
@@ -283,9 +289,10 @@ def take_own_time() -> OwnTime:
 
     ops = _native()
     if ops is None:
-        return OwnTime(np.empty(0), 0, False)
-    raw, count, gpu = ops.collectives_take_own_time()
-    return OwnTime(np.frombuffer(raw, dtype=np.int64) / 1e9, int(count), bool(gpu))
+        return OwnTime(np.empty(0), 0, False, np.empty(0))
+    raw, count, gpu, outside = ops.collectives_take_own_time()
+    return OwnTime(np.frombuffer(raw, dtype=np.int64) / 1e9, int(count), bool(gpu),
+                   np.frombuffer(outside, dtype=np.int64) / 1e9)
 
 
 def take_window() -> list[GroupWaits]:

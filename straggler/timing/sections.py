@@ -44,7 +44,18 @@ from time import perf_counter_ns
 from typing import Any, Literal, Protocol
 
 __all__ = ["SectionKind", "Section", "SectionContext", "NullContext", "SectionHook",
-           "SectionOwner", "GpuTimer", "UNRESOLVED", "NO_GPU", "NULL_CONTEXT"]
+           "SectionOwner", "GpuTimer", "UNRESOLVED", "NO_GPU", "NULL_CONTEXT", "set_gap_note"]
+
+_gap_note: Callable[[int, int], object] | None = None
+"""Called with (start_ns, stop_ns) at every timed outermost exit of a section whose every entry
+is timed: the collective observer takes the section's time off the rank's own time
+(straggler.timing.collectives, docs/culprits.md). None: nobody listens."""
+
+
+def set_gap_note(note: Callable[[int, int], object] | None) -> None:
+    """Hand every timed section's (start_ns, stop_ns) to ``note`` from now on (None: stop)."""
+    global _gap_note  # noqa: PLW0603 (the hot path reads it with one global load)
+    _gap_note = note
 
 
 class SectionKind(str, enum.Enum):
@@ -300,6 +311,9 @@ class SectionContext:
                     gpu.engine.stop(s.timer_id, s.stream)
                 if exc_type is None and mode & _HOST:
                     s.samples.append(stop_ns - s.start_ns)
+                    note = _gap_note
+                    if note is not None and s.interval == 1:  # every entry timed
+                        note(s.start_ns, stop_ns)
             except Exception as err:  # noqa: BLE001 - fail open
                 self._owner.fail(err)
         if self._owner.hooks:
@@ -353,6 +367,8 @@ class _HostContext(SectionContext):
             s.depth = s.profiled = 0
             if exc_type is None:
                 s.samples.append(stop_ns - s.start_ns)
+                if _gap_note is not None:
+                    _gap_note(s.start_ns, stop_ns)
             return False
         if depth > 1:
             s.depth = depth - 1
@@ -420,6 +436,8 @@ class _GpuContext(SectionContext):
                 s.depth = s.profiled = 0
                 if exc_type is None:
                     s.samples.append(stop_ns - s.start_ns)
+                    if _gap_note is not None:
+                        _gap_note(s.start_ns, stop_ns)
                 return False
             if mode == _HOST_GPU_OPS:
                 s.depth = s.profiled = 0
@@ -432,6 +450,8 @@ class _GpuContext(SectionContext):
                     return False
                 if exc_type is None:
                     s.samples.append(stop_ns - s.start_ns)
+                    if _gap_note is not None:
+                        _gap_note(s.start_ns, stop_ns)
                 return False
             if mode == _HOST_GPU:  # no op observer
                 s.depth = s.profiled = 0
@@ -442,6 +462,8 @@ class _GpuContext(SectionContext):
                     return False
                 if exc_type is None:
                     s.samples.append(stop_ns - s.start_ns)
+                    if _gap_note is not None:
+                        _gap_note(s.start_ns, stop_ns)
                 return False
         elif depth > 1:
             s.depth = depth - 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from straggler.analysis.policy import PolicyConfig, StragglerPolicy
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "own_time_reports.npz"
 STEPS = Path(__file__).resolve().parents[1] / "data" / "own_time_steps.npz"
+OUTSIDE = Path(__file__).resolve().parents[1] / "data" / "own_time_outside.npz"
 
 
 def test_the_summary_is_a_sections_with_the_recent_part():
@@ -58,8 +60,12 @@ def test_the_table_reads_the_rows_of_the_ranks_that_sent_one():
 
 
 def _recorded() -> dict[str, np.ndarray]:
+    """The recorded runs' gathered rows (reports, ranks, width), widened to `waits.WIDTH`:
+    recorded before the sections' time was measured (``sections_ms`` NaN: judged as before)."""
     with np.load(RECORDED) as data:
-        return {k: data[k] for k in data.files if not k.endswith("_load")}
+        runs = {k: data[k] for k in data.files if not k.endswith("_load")}
+    return {k: np.concatenate([v, np.full((*v.shape[:2], waits.WIDTH - v.shape[2]), math.nan)],
+                              axis=2) for k, v in runs.items()}
 
 
 def _verdicts(reports: np.ndarray) -> tuple[list[frozenset[int]], list[frozenset[int]],
@@ -98,31 +104,42 @@ def test_live_runs_slow_outside_every_section_are_confirmed_and_clean_ones_are_n
             assert next(i for i, c in enumerate(confirmed) if c) < 3, (name, confirmed)
 
 
-def _steps_recorded() -> dict[str, tuple[list[list[np.ndarray]], float]]:
-    """Per recorded run: each report window's own time per step of each rank (s), the load."""
+def _windows(data: Any, key: str, counts: np.ndarray) -> list[list[np.ndarray]]:
+    """Each report window's samples of each rank (s) from a packed run (whole µs)."""
+    per_rank = np.split(data[key].astype(np.float64) / 1e6, np.cumsum(counts.sum(axis=0))[:-1])
+    windows = [np.split(s, np.cumsum(c)[:-1]) for s, c in zip(per_rank, counts.T, strict=True)]
+    return [[w[i] for w in windows] for i in range(len(counts))]
+
+
+def _steps_recorded(path: Path = STEPS) -> dict[str, tuple[list[list[np.ndarray]], float]]:
+    """Per recorded run: each report window's own time per step of each rank (s), the load;
+    from `OUTSIDE`, each window is the own time and, after it, the same steps' own time outside
+    the section (6 arrays)."""
     runs = {}
-    with np.load(STEPS) as data:
+    with np.load(path) as data:
         for key in data.files:
-            if key.endswith(("_counts", "_load")):
+            if key.endswith(("_counts", "_load", "_outside")):
                 continue
             counts = data[key + "_counts"]  # (reports, ranks)
-            per_rank = np.split(data[key].astype(np.float64) / 1e6,  # us -> s
-                                np.cumsum(counts.sum(axis=0))[:-1])
-            windows = [np.split(s, np.cumsum(c)[:-1]) for s, c in zip(per_rank, counts.T,
-                                                                        strict=True)]
-            runs[key] = ([[w[i] for w in windows] for i in range(len(counts))],
-                         float(data[key + "_load"]))
+            windows = _windows(data, key, counts)
+            if key + "_outside" in data.files:
+                windows = [w + o for w, o in zip(windows, _windows(data, key + "_outside", counts),
+                                                 strict=True)]
+            runs[key] = (windows, float(data[key + "_load"]))
     return runs
 
 
 def _replay(windows: list[list[np.ndarray]]) -> list[frozenset[int]]:
-    """The ranks confirmed after each report window (each rank's own time per step, s),
-    summarised (`summarize`) and judged as a report does it."""
+    """The ranks confirmed after each report window (each rank's own time per step, s, then,
+    when there, its own time outside its section), summarised (`summarize`) and judged as a
+    report does it."""
     policy = StragglerPolicy(PolicyConfig())
     ranks = np.arange(3)
     confirmed = []
     for steps in windows:
-        rows = np.array([own_time.summarize(s) for s in steps])
+        outside = steps[3:] or [None] * 3
+        rows = np.array([own_time.summarize(s, o) for s, o in zip(steps[:3], outside,
+                                                                  strict=True)])
         times, n, spread, low, recent = own_time.policy_inputs(
             own_time.OwnTimeTable([0, 1, 2], rows), ranks)
         confirmed.append(policy.update(ranks, times, n, spread, dict.fromkeys(range(3), 0.0),
@@ -150,6 +167,27 @@ def test_a_rank_ten_percent_slower_outside_its_sections_is_confirmed_early():
         at[name] = next((i + 1 for i, c in enumerate(confirmed) if c), None)
     assert len(at) == 6 and all(a is not None for a in at.values()), at
     assert sum(a <= 3 for a in at.values()) >= 4, at
+
+
+def test_the_time_outside_the_sections_confirms_a_rank_ten_percent_slower_there_sooner():
+    """Live 3-rank gloo runs (benchmarks/outside_capture.py, 2026-11-25 09:00-09:11 UTC, load
+    8-13), rank 2 doing 10 % more matrix work right after its section, 2 idle and 3 with every
+    core busy, and 2 clean runs: each rank's own time per step and outside its section, in its
+    first 3 report windows. Judged on the own time with the sections' time replaced by the
+    ranks' median (`policy_inputs`), rank 2 is confirmed at the third report in all 5; on the
+    own time alone (the sections' noise in it) in 3 (docs/culprits.md)."""
+    runs = _steps_recorded(OUTSIDE)
+    assert {k.split("_b")[0] for k in runs} == {"f1", "f1.1"}
+    within = {"outside": 0, "own": 0}
+    for name, (windows, load) in runs.items():
+        for kind, judged in (("outside", windows), ("own", [w[:3] for w in windows])):
+            confirmed = _replay(judged)
+            if name.startswith("f1_"):  # clean: nobody, ever
+                assert not any(confirmed), (name, kind, load, confirmed)
+                continue
+            assert all(c <= {2} for c in confirmed), (name, kind, load, confirmed)
+            within[kind] += bool(confirmed[2])
+    assert within == {"outside": 5, "own": 3}, within
 
 
 def test_the_trimmed_mean_is_steadier_than_the_median_and_its_error_is_right():

@@ -82,7 +82,9 @@ def test_the_record_carries_the_own_time_and_summarize_names_the_rank_slow_betwe
 
     record = report_record(_slow_between_report(), _context())
     own = record["own_time"]
-    assert sorted(own) == ["low_ms", "median_ms", "q25_ms", "q75_ms", "steps", "trimmed_ms"]
+    assert sorted(own) == ["low_ms", "median_ms", "q25_ms", "q75_ms", "sections_ms", "steps",
+                           "trimmed_ms"]
+    assert own["sections_ms"] == [None] * 4  # summarised without the sections' time
     assert own["steps"] == [500.0] * 4
     assert own["median_ms"] == pytest.approx([2.0, 2.0, 2.0, 2.5])
     assert own["trimmed_ms"] == pytest.approx([2.0, 2.0, 2.0, 2.5])  # what the policy judges
