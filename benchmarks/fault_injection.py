@@ -67,6 +67,8 @@ RULES = {
     "tails_off": "the upper quartiles off (tail_min_effect=10, the previous default)",
     "previous": "evidence rule without the fast steps (fast_steps=False)",
     "k_of_n": "k_of_n rule",
+    "early_run_off": "early windows finish any evidence left since it was last 0 "
+                     "(early_confirm_run=False, the previous rule)",
 }
 
 
@@ -80,6 +82,7 @@ def _rules(names: list[str] | None = None) -> dict:
         "tails_off": PolicyConfig(tail_min_effect=10.0),
         "previous": PolicyConfig(fast_steps=False),
         "k_of_n": PolicyConfig(rule="k_of_n"),
+        "early_run_off": PolicyConfig(early_confirm_run=False),
     }
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
 

@@ -576,7 +576,11 @@ class MetricState:
                     ) -> None:
         """One step of each rank's CUSUM: ``S = max(0, S + min(z, z_cap) - drift)``; and, since
         it was last 0, whether a ``full`` window (not an early report's) added to it and the
-        share of an interval (``span``) the windows that did cover.
+        share of an interval (``span``) the windows that did cover. With
+        `PolicyConfig.early_confirm_run`, only the latest full window's word counts (a full
+        window that adds nothing withdraws it) and only the unbroken run of windows that added
+        (a window that adds nothing starts the span anew): evidence left over from long ago
+        does not let a burst's early windows confirm.
 
         A report below the effect-size gate adds at most 0 (weather never builds evidence).
         """
@@ -586,9 +590,15 @@ class MetricState:
         sl = slots[ok]
         self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[ok])
         going, added = self.evidence[sl] > 0, (step > 0)[ok]
-        self.full_evidence[sl] = going & (self.full_evidence[sl] | (added & full))
+        full = np.broadcast_to(full, z.shape)[ok]
+        if cfg.early_confirm_run:  # the latest full window's word, an unbroken run's span
+            held = self.full_evidence[sl] & ~full
+            self.full_evidence[sl] = going & ((added & full) | held)
+        else:
+            self.full_evidence[sl] = going & (self.full_evidence[sl] | (added & full))
         grew = np.where(added, 1.0 if span is None else span[ok], 0.0)
-        self.slow_span[sl] = np.where(going, self.slow_span[sl] + grew, 0.0)
+        run = going & added if cfg.early_confirm_run else going
+        self.slow_span[sl] = np.where(run, self.slow_span[sl] + grew, 0.0)
 
     def clear(self, hit: np.ndarray) -> None:
         """Forget the confirmation and the evidence of the ``hit`` slots (they recovered)."""
