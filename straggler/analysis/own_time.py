@@ -42,9 +42,9 @@ import numpy as np
 from .rank_table import RankTable
 from .recent import recent_count, recent_summary
 
-__all__ = ["FIELDS", "LOW_PERCENTILE", "METRIC", "MIN_STEPS", "SE_TRIMMED", "TRIM", "OwnTime",
-           "OwnTimeTable", "SlowBetween", "confirmed_between", "policy_inputs", "sections_level",
-           "slow_between", "summarize", "trimmed_mean"]
+__all__ = ["FIELDS", "LOW_PERCENTILE", "METRIC", "MIN_STEPS", "SECTIONS_SHARE", "SE_TRIMMED",
+           "TRIM", "OwnTime", "OwnTimeTable", "SlowBetween", "confirmed_between", "policy_inputs",
+           "sections_level", "slow_between", "summarize", "trimmed_mean"]
 
 METRIC = "between_collectives"
 """The policy's metric (``RankState.reasons`` key) for a rank's own time per step."""
@@ -64,6 +64,10 @@ SE_TRIMMED = 1.0
 a median's is 1.25). Measured on live clean 3-rank runs (docs/culprits.md): windows of 50-100
 steps vary 0.96-1.1 times what it gives; longer ones more (ranks keep offsets of about 1 % for
 seconds), which the policy's noise between reports covers."""
+SECTIONS_SHARE = 1.0
+"""The share of the ranks' median time in sections (`sections_level`) the policy adds to each
+rank's own time outside its sections: 1.0 judges it at the own time's scale (the effect-size
+gate is a share of the own time a step), 0 on the time outside the sections alone."""
 _IQR_SIGMAS = 1.349
 
 
@@ -140,11 +144,11 @@ class OwnTimeTable(RankTable[OwnTime]):
 
 
 def sections_level(sections_ms: np.ndarray | Sequence[float]) -> float:
-    """The time in sections per step every rank is judged with (ms): the median of the ranks'
-    ``sections_ms`` (0 when none has one)."""
+    """The time in sections per step every rank is judged with (ms): `SECTIONS_SHARE` of the
+    median of the ranks' ``sections_ms`` (0 when none has one)."""
     v = np.asarray(sections_ms, dtype=np.float64)
     v = v[np.isfinite(v)]
-    return max(0.0, float(np.median(v))) if v.size else 0.0
+    return SECTIONS_SHARE * max(0.0, float(np.median(v))) if v.size else 0.0
 
 
 def policy_inputs(table: Mapping[int, OwnTime] | None, ranks: np.ndarray
