@@ -66,6 +66,7 @@ RULES = {
                           "its evidence: tail_slow_only=False, tail_full_steps=0)",
     "tails_off": "the upper quartiles off (tail_min_effect=10, the previous default)",
     "previous": "evidence rule without the fast steps (fast_steps=False)",
+    "no_minimum": "evidence rule without the minimum span of full windows (min_slow_s=0)",
     "k_of_n": "k_of_n rule",
 }
 
@@ -79,6 +80,7 @@ def _rules(names: list[str] | None = None) -> dict:
         "tails_every_window": PolicyConfig(tail_slow_only=False, tail_full_steps=0.0),
         "tails_off": PolicyConfig(tail_min_effect=10.0),
         "previous": PolicyConfig(fast_steps=False),
+        "no_minimum": PolicyConfig(min_slow_s=0.0),
         "k_of_n": PolicyConfig(rule="k_of_n"),
     }
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
@@ -387,8 +389,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(CLEAN_PHASES)}")
         for interval in args.interval or [5.0, 3.0]:
             for name, config in rules.items():
-                def make(config: PolicyConfig = config) -> StragglerPolicy:
-                    return StragglerPolicy(config)
+                def make(config: PolicyConfig = config,
+                         interval: float = interval) -> StragglerPolicy:
+                    return StragglerPolicy(config, interval_s=interval)  # as the detector's
                 phases = (0.0, interval / 2)
                 outcomes = replay.replay_all(runs_of, interval, make, direct=True, phases=phases,
                                              clean_phases=[f * interval for f in CLEAN_PHASES])

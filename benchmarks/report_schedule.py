@@ -21,6 +21,7 @@ reach there (an oracle that knows the onset; about 1 minute):
     .venv/bin/python benchmarks/report_schedule.py --only phases --factor 1.1 \
         --policy 'default:' --policy 'span 1:early_confirm_span=1.0'
     .venv/bin/python benchmarks/report_schedule.py --only bound
+    .venv/bin/python benchmarks/report_schedule.py --only pairing   # per-step pairs: seconds
 """
 
 from __future__ import annotations
@@ -257,8 +258,16 @@ def _replay_verdicts(interval: float) -> str:
     return "\n".join(lines)
 
 
-#: Onsets of the phase sweep: these many intervals into the run (each plus every phase).
-SWEEP_ONSETS = (6.0, 10.0)
+#: Onsets of the phase sweep: these many seconds of the recorded runs (100 s) in, each plus
+#: every phase; at 5 s per report, 6 and 10 intervals.
+SWEEP_ONSETS_S = (30.0, 50.0)
+
+
+def sweep_onsets(interval: float) -> tuple[float, ...]:
+    """The phase sweep's onsets in intervals (`SWEEP_ONSETS_S` at ``interval`` s)."""
+    return tuple(s / interval for s in SWEEP_ONSETS_S)
+
+
 #: Phases of the sweep's onsets in their report window (fractions of the interval).
 SWEEP_PHASES = tuple(i / 10 for i in range(10))
 
@@ -268,7 +277,7 @@ def _sweep_policies(specs: list[str] | None = None) -> dict[str, Any]:
     ``"name:setting=value,..."`` (`PolicyConfig` settings; ``"name:"`` the defaults); without
     them, before (early windows alone confirm, ``early_confirm_span=0``) and after (the
     default)."""
-    from straggler.analysis.policy import PolicyConfig, StragglerPolicy
+    from straggler.analysis.policy import PolicyConfig
 
     if not specs:
         specs = ["early windows alone confirm (early_confirm_span=0):early_confirm_span=0",
@@ -281,18 +290,52 @@ def _sweep_policies(specs: list[str] | None = None) -> dict[str, Any]:
         try:  # checked now: a bad setting fails before the sweep
             kwargs = {key.strip(): ast.literal_eval(value.strip()) for key, _, value in
                       (item.partition("=") for item in filter(None, settings.split(",")))}
+            cadence = {key: kwargs.pop(key) for key in CADENCE if key in kwargs}
             config = PolicyConfig(**kwargs)
         except (SyntaxError, TypeError, ValueError) as exc:
             raise SystemExit(f"`--policy {spec!r}`: {exc}") from None
-        out[name] = lambda config=config: StragglerPolicy(config)
+        out[name] = SweepPolicy(config, cadence)
     return out
+
+
+class SweepPolicy:
+    """One policy of the phase sweep: called, a fresh `StragglerPolicy` of ``config``;
+    ``cadence``: the early cadence's constants its runs use (`CADENCE`)."""
+
+    def __init__(self, config: Any, cadence: dict[str, Any]) -> None:
+        self.config, self.cadence = config, cadence
+
+    def __call__(self) -> Any:
+        from straggler.analysis.policy import StragglerPolicy
+
+        return StragglerPolicy(self.config)
+
+
+#: The early cadence's constants (straggler/report_cycle.py) a ``--policy`` may set for its
+#: runs, next to `PolicyConfig` settings (e.g. ``'min 40:MIN_EARLY_STEPS=40'``).
+CADENCE = ("EARLY_FRACTION", "MAX_EARLY_REPORTS", "MIN_EARLY_STEPS")
+
+
+def _with_cadence(cadence: dict[str, Any], fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` with straggler.report_cycle's early cadence set to ``cadence`` (the
+    replay reads it at every report: `replay.schedule_verdicts`), restored after."""
+    import straggler.report_cycle as cycle
+
+    saved = {key: getattr(cycle, key) for key in cadence}
+    try:
+        for key, value in cadence.items():
+            setattr(cycle, key, value)
+        return fn(*args)
+    finally:
+        for key, value in saved.items():
+            setattr(cycle, key, value)
 
 
 def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
                    policies: list[str] | None = None) -> str:
     """Time to a verdict for a straggler that starts mid-run, by the onset's phase in its
     report window, on the recorded traces with early reports: rank 2 slowed 10 % / 20 %
-    (compute, data, host stall) from ``SWEEP_ONSETS`` + ``SWEEP_PHASES`` intervals; before and
+    (compute, data, host stall) from `sweep_onsets` + ``SWEEP_PHASES`` intervals; before and
     after in the same run. The phase is where the onset falls in the report window that holds
     it (early reports before the onset move the windows; an onset inside an early window is
     its own row). Clean runs: false confirmations and early reports (the cost of suspects)."""
@@ -310,11 +353,14 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
     trace_lines = ["| policy | slowed by | trace | steps per window (median) | within 1.5 "
                    "intervals | intervals to confirm (median) |", "|---|---|---|---:|---:|---:|"]
     for name, make in _sweep_policies(policies).items():
+        def schedule(trace: Any, times_ms: Any, phase_s: float, make: Any = make) -> Any:
+            return _with_cadence(make.cadence, replay.schedule_verdicts, trace, times_ms,
+                                 interval, True, phase_s, make)
+
         reports = early = false = 0
         for trace in runs:
             for phase in (0.0, 0.2, 0.4, 0.6, 0.8):
-                clean = replay.schedule_verdicts(trace, trace.times_ms, interval, True,
-                                         phase * interval, make)
+                clean = schedule(trace, trace.times_ms, phase * interval)
                 reports += len(clean)
                 early += sum(e for _, _, e in clean)
                 false += len(set().union(*(c for _, c, _ in clean)))
@@ -326,14 +372,13 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
             by_trace: dict[str, list[float]] = {}
             for trace in runs:
                 for kind in replay.KINDS:
-                    for base in SWEEP_ONSETS:
+                    for base in sweep_onsets(interval):
                         for phase in SWEEP_PHASES:
                             onset_s = (base + phase) * interval
                             bounds = [(int(np.searchsorted(trace.end_s, onset_s)), trace.steps)]
                             inj = replay.Injection(min(2, trace.world - 1), factor, kind,
                                                    onset=0)
-                            got = replay.schedule_verdicts(trace, replay.inject(trace, bounds, inj),
-                                                   interval, True, 0.0, make)
+                            got = schedule(trace, replay.inject(trace, bounds, inj), 0.0)
                             ends = [0.0] + [t for t, _, _ in got]
                             at = int(np.searchsorted(ends, onset_s))  # the onset's report
                             if at >= len(ends):
@@ -375,7 +420,7 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
 def _oracle_bound(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
                   spans: tuple[float, ...] = (1.0, 1.5)) -> str:
     """The most any verdict could reach on the recorded traces within ``span`` intervals of
-    the onset at no false alarm, for the onsets of the phase sweep (`SWEEP_ONSETS` +
+    the onset at no false alarm, for the onsets of the phase sweep (`sweep_onsets` +
     `SWEEP_PHASES`, 3 kinds, rank 2 ``factor`` slower): an oracle that knows the onset pools
     every step from it to ``span`` intervals later and reads, per section, the smaller of the
     median of the rank's per-step log ratio to its peers' per-step median and its 5th
@@ -408,7 +453,8 @@ def _oracle_bound(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
             for factor in factors:
                 hit = n = 0
                 for kind in replay.KINDS:
-                    for onset in (base + phase for base in SWEEP_ONSETS for phase in SWEEP_PHASES):
+                    for onset in (base + phase for base in sweep_onsets(interval)
+                                  for phase in SWEEP_PHASES):
                         a, b = (int(i) for i in np.searchsorted(
                             trace.end_s, (onset * interval, (onset + span) * interval)))
                         if b >= trace.steps:
@@ -426,6 +472,53 @@ def _oracle_bound(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
     for (span, factor), (hit, n) in sorted(totals.items()):
         lines.append(f"| {span:g} | {round((factor - 1) * 100)} % | all | - | "
                      f"**{hit}/{n} ({hit / max(n, 1):.2f})** |")
+    return "\n".join(lines)
+
+
+def _pairing(intervals: tuple[float, ...] = (5.0, 0.75)) -> str:
+    """Whether pairing each rank's steps with its peers' same iterations would sharpen the
+    evidence: per recorded trace and section, the mean correlation of per-step log times
+    between ranks (the shared noise a per-iteration ratio would cancel), and the spread (robust
+    sd over every healthy rank's windows) of three measures of a rank's slowness against its
+    peers: the window medians' log ratio, the policy's `min(median, 5th percentile)` ratio
+    (`straggler.analysis.persistence.fast_step_ratio`), and the median of the per-step log
+    ratio to the peers' median of the same iteration (what pairing would read). A smaller
+    spread at the same effect is a larger z for a straggler."""
+    import numpy as np
+    import replay
+
+    def rsd(v: Any) -> float:
+        return float(1.4826 * np.median(np.abs(v - np.median(v))))
+
+    lines = ["| trace | window (s) | steps per window (median) | per-step correlation between "
+             "ranks | window medians | medians and fast steps (the policy) | per-step pairs |",
+             "|---|---:|---:|---|---|---|---|"]
+    for trace in (v for t in replay.traces() for v in replay.variants(t)):
+        x = np.log(trace.times_ms[:, :, [trace.sections.index(s) for s in replay.SCORED]])
+        tri = np.triu_indices(trace.world, 1)
+        corr = [float(np.corrcoef(x[:, :, i])[tri].mean()) for i in range(x.shape[2])]
+        for interval in intervals:
+            bounds = replay.window_bounds(trace, interval)
+            medians, fast, paired = [], [], []
+            for a, b in bounds:
+                w = x[:, a:b]
+                med, p5 = np.median(w, axis=1), np.percentile(w, 5, axis=1)
+                for r in range(trace.world):
+                    d = med[r] - np.median(np.delete(med, r, axis=0), axis=0)
+                    f = p5[r] - np.median(np.delete(p5, r, axis=0), axis=0)
+                    medians.append(d)
+                    fast.append(np.minimum(d, f))
+                    paired.append(np.median(w[r] - np.median(np.delete(w, r, axis=0), axis=0),
+                                            axis=0))
+
+            def spread(rows: list[Any]) -> str:
+                v = np.array(rows)
+                return ", ".join(f"{rsd(v[:, i]):.1%}" for i in range(v.shape[1]))
+
+            lines.append(f"| {trace.name} | {interval:g} | "
+                         f"{np.median([b - a for a, b in bounds]):.0f} | "
+                         f"{', '.join(f'{c:.2f}' for c in corr)} | {spread(medians)} | "
+                         f"{spread(fast)} | {spread(paired)} |")
     return "\n".join(lines)
 
 
@@ -455,14 +548,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
     parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases",
-                                           "bound"),
+                                           "bound", "pairing"),
                         help="one table only")
     parser.add_argument("--verdict-interval", type=float, default=5.0,
                         help="report_time_interval of the time-to-verdict runs (s, default 5)")
     parser.add_argument("--policy", action="append", metavar="NAME:SETTING=VALUE,...",
                         help="--only phases: a policy to compare (repeat it; PolicyConfig "
-                        "settings, e.g. 'early 1.0:early_confirm_span=1.0'; 'default:' the "
-                        "defaults); without it, before and after early_confirm_span")
+                        "settings, e.g. 'early 1.0:early_confirm_span=1.0', and the early "
+                        "cadence's MIN_EARLY_STEPS, MAX_EARLY_REPORTS, EARLY_FRACTION; "
+                        "'default:' the defaults); without it, before and after "
+                        "early_confirm_span")
     parser.add_argument("--factor", type=float, action="append",
                         help="--only phases: slowdowns to inject (repeat it; default 1.1 and 1.2)")
     parser.add_argument("--span", type=float, action="append",
@@ -491,6 +586,10 @@ def main() -> None:
               "report\n", flush=True)
         print(_oracle_bound(args.verdict_interval, tuple(args.factor or (1.1, 1.2)),
                             tuple(args.span or (1.0, 1.5))))
+    if args.only == "pairing":
+        print("pairing steps by iteration, recorded traces (sections: data, forward, "
+              "optimizer)\n", flush=True)
+        print(_pairing((args.verdict_interval, 0.15 * args.verdict_interval)))
     if args.only == "live-phases":
         print(f"live, report_time_interval={args.verdict_interval:g} s, 3 ranks, rank 2 10 % "
               "slower from mid-run\n", flush=True)

@@ -136,7 +136,7 @@ class MetricState:
     #: The arrays `state` saves and `from_state` restores, in that order.
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
               "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev",
-              "full_evidence", "slow_span")
+              "full_evidence", "slow_span", "early_evidence")
 
     def __init__(self, n: int, size: int, tail: bool = False) -> None:
         #: An upper-quartile metric: judged with `PolicyConfig.tail_min_effect`.
@@ -165,11 +165,17 @@ class MetricState:
         # it, and how much of an interval the windows that added to it span (an early one its
         # steps over the interval's; `PolicyConfig.early_confirm_span`).
         self.full_evidence = np.zeros(size, dtype=bool)
+        # ... and whether an early window did (such a chain is judged by early_confirm_span,
+        # not by min_slow_s).
+        self.early_evidence = np.zeros(size, dtype=bool)
         self.slow_span = np.zeros(size)
         # Steps of a full report window (early windows left out), and the early-looking
         # windows in a row (not saved: transient).
         self.interval_steps = math.nan
         self.early_windows = 0
+        #: The report interval in seconds (`StragglerPolicy.interval_s`; NaN: unknown), which
+        #: turns ``slow_span`` into seconds for `PolicyConfig.min_slow_s`.
+        self.interval_s = math.nan
         self.ratio_prev = np.full(size, np.nan)
         self.typical_steps = math.nan
         self.noise_reports = 0
@@ -196,6 +202,7 @@ class MetricState:
             setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
         self.provisional = np.concatenate([self.provisional, np.zeros(extra, bool)])
         self.full_evidence = np.concatenate([self.full_evidence, np.zeros(extra, bool)])
+        self.early_evidence = np.concatenate([self.early_evidence, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence", "slow_span"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
@@ -243,7 +250,7 @@ class MetricState:
         for key in cls.ARRAYS:
             old = getattr(ms, key)
             if key not in entry and key in ("evidence", "ratio_prev", "full_evidence",
-                                            "slow_span"):  # saved before the rule
+                                            "slow_span", "early_evidence"):  # saved before the rule
                 continue
             value = np.asarray(entry[key], dtype=old.dtype)
             if value.shape != old.shape:
@@ -420,6 +427,11 @@ class MetricState:
                 & (self.confirmed_by == 0)
             # Early windows alone: only once they span early_confirm_span of an interval.
             newly_rel &= self.full_evidence | (self.slow_span >= cfg.early_confirm_span - 1e-9)
+            # Full windows alone: only once they span min_slow_s seconds (a healthy rank's
+            # burst lasts seconds: two windows of a short interval).
+            if cfg.min_slow_s > 0 and self.interval_s > 0:
+                newly_rel &= self.early_evidence \
+                    | (self.slow_span * self.interval_s >= cfg.min_slow_s - 1e-9)
         else:
             newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_rel] = 1
@@ -575,8 +587,8 @@ class MetricState:
                     effect: np.ndarray, full: bool = True, span: np.ndarray | None = None
                     ) -> None:
         """One step of each rank's CUSUM: ``S = max(0, S + min(z, z_cap) - drift)``; and, since
-        it was last 0, whether a ``full`` window (not an early report's) added to it and the
-        share of an interval (``span``) the windows that did cover.
+        it was last 0, whether a ``full`` window (not an early report's) added to it, whether an
+        early one did, and the share of an interval (``span``) the windows that did cover.
 
         A report below the effect-size gate adds at most 0 (weather never builds evidence).
         """
@@ -587,6 +599,7 @@ class MetricState:
         self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[ok])
         going, added = self.evidence[sl] > 0, (step > 0)[ok]
         self.full_evidence[sl] = going & (self.full_evidence[sl] | (added & full))
+        self.early_evidence[sl] = going & (self.early_evidence[sl] | (added & (not full)))
         grew = np.where(added, 1.0 if span is None else span[ok], 0.0)
         self.slow_span[sl] = np.where(going, self.slow_span[sl] + grew, 0.0)
 
@@ -597,4 +610,5 @@ class MetricState:
         self.ind_window[hit] = 0
         self.evidence[hit] = 0.0
         self.full_evidence[hit] = False
+        self.early_evidence[hit] = False
         self.slow_span[hit] = 0.0

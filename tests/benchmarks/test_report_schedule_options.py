@@ -36,3 +36,20 @@ def test_a_policy_is_a_name_and_its_settings():
 def test_a_bad_policy_stops_before_the_sweep_naming_it(spec, message):
     with pytest.raises(SystemExit, match=message):
         report_schedule._sweep_policies([spec])
+
+
+def test_a_policy_may_set_the_early_cadence_for_its_runs_only():
+    import straggler.report_cycle as cycle
+
+    made = report_schedule._sweep_policies(["min 40:MIN_EARLY_STEPS=40,early_confirm_span=1.0"])
+    policy = made["min 40"]
+    assert policy.cadence == {"MIN_EARLY_STEPS": 40}
+    assert policy().config.early_confirm_span == 1.0
+    seen = report_schedule._with_cadence(policy.cadence, lambda: cycle.early_window(300))
+    assert seen == 45 and cycle.MIN_EARLY_STEPS == 50  # 0.15 x 300; restored after
+    assert report_schedule._with_cadence(policy.cadence, lambda: cycle.early_window(80)) == 40
+
+
+def test_the_sweep_onsets_are_the_same_seconds_at_every_interval():
+    assert report_schedule.sweep_onsets(5.0) == (6.0, 10.0)
+    assert report_schedule.sweep_onsets(10.0) == (3.0, 5.0)
