@@ -55,24 +55,30 @@ _EXIT_GRACE_S = 3.0
 _EXIT_WAIT_S = 30.0
 
 
-def _context(start_method: str | None) -> Any:
-    """Where ranks start: a fork server with torch imported under pytest (the test functions
-    live in importable test modules); ``spawn`` elsewhere, where a caller's function may live in
-    its ``__main__`` (benchmarks), which only a spawned child imports, and where asked (a fork
-    server's child ends with ``os._exit``: no ``atexit`` handler, no interpreter finalization).
+def _context(start_method: str | None) -> tuple[Any, bool]:
+    """Where ranks start, and whether they end with the interpreter's normal exit.
+
+    A fork server with torch imported under pytest (the test functions live in importable test
+    modules); ``spawn`` elsewhere, where a caller's function may live in its ``__main__``
+    (benchmarks), which only a spawned child imports, and where asked. A fork server's child
+    ends with ``os._exit`` (no ``atexit`` handler, no interpreter finalization); so does a
+    spawned one unless ``spawn`` was asked for (tests of what happens at exit): a normal exit
+    risks torch 2.13's gloo at-exit abort (tests/attach/scripts/_common.py `finish`).
     """
-    if start_method == "spawn" or CURRENT_TEST_MARKED is None \
-            or "forkserver" not in mp.get_all_start_methods():
-        return mp.get_context("spawn")
+    if start_method == "spawn":
+        return mp.get_context("spawn"), True
+    if CURRENT_TEST_MARKED is None or "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn"), False
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["torch", "torch.distributed"])
-    return ctx
+    return ctx, False
 
 
 def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
            payload: bytes, results: mp.Queue, timeout_s: float,
-           tcp_store_port: int | None = None) -> None:
-    """Body of one spawned rank: environment, process group, the function, the result."""
+           tcp_store_port: int | None = None, exit_normally: bool = True) -> None:
+    """Body of one spawned rank: environment, process group, the function, the result; then,
+    unless `exit_normally`, ``os._exit`` once the result is sent."""
     os.environ.clear()
     os.environ.update(env)
     try:
@@ -99,6 +105,12 @@ def _child(rank: int, world_size: int, store_path: str, env: dict[str, str],
         results.put((rank, True, pickle.dumps(value)))
     except BaseException:  # noqa: BLE001 - everything goes back to the parent
         results.put((rank, False, traceback.format_exc()))
+    if not exit_normally:
+        results.close()
+        results.join_thread()  # the result is in the pipe before the process ends
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def run_ranks(fn: Callable[..., Any], world_size: int, *args: Any, timeout_s: float = 90.0,
@@ -119,7 +131,7 @@ that returned and then exited with a non-zero code (not in ``may_die``) fails th
     if CURRENT_TEST_MARKED is False:
         raise RuntimeError("a test that spawns ranks must carry @pytest.mark.multirank "
                            "(make test-fast deselects them)")
-    ctx = _context(start_method)
+    ctx, exit_normally = _context(start_method)
     tmpdir = tempfile.mkdtemp(prefix="straggler-mr-")
     store_path = os.path.join(tmpdir, "store")
     payload = pickle.dumps((fn, args, kwargs))
@@ -137,7 +149,7 @@ that returned and then exited with a non-zero code (not in ``may_die``) fails th
             child_env.update((rank_env or {}).get(rank, {}))
             p = ctx.Process(target=_child, name=f"rank{rank}", daemon=True,
                             args=(rank, world_size, store_path, child_env, payload, results,
-                                  timeout_s, tcp_store_port))
+                                  timeout_s, tcp_store_port, exit_normally))
             p.start()
             procs.append(p)
         values = _collect(procs, results, may_die, timeout_s)

@@ -1,11 +1,12 @@
-"""Trains a few steps, then fails: `CRASH=raise` raises, `CRASH=exit` exits with status 7."""
+"""Trains a few steps, then fails: `CRASH=raise` raises (printed as the interpreter prints an
+uncaught exception), `CRASH=exit` exits with status 7."""
 
 import os
 import sys
 
 import torch
 import torch.distributed as dist
-from _common import model
+from _common import finish, model
 
 dist.init_process_group("gloo")
 net = model()
@@ -20,5 +21,9 @@ for _step in range(20):
 weights = sum(p.detach().double().sum().item() for p in net.parameters())
 print(f"weights {weights:.15e}", flush=True)
 if os.environ.get("CRASH") == "exit":
-    sys.exit(7)
-raise ValueError(f"the script's own error after step {_step}")
+    finish(7)
+try:
+    raise ValueError(f"the script's own error after step {_step}")
+except ValueError:
+    sys.excepthook(*sys.exc_info())  # what the interpreter prints for an uncaught exception
+    finish(1)

@@ -5,7 +5,7 @@ import time
 
 import torch
 import torch.distributed as dist
-from _common import BATCH, DELAY_S, SLOW_RANK, STEPS, WIDTH, model
+from _common import BATCH, DELAY_S, SLOW_RANK, STEPS, WIDTH, finish, model
 from torch.nn.parallel import DistributedDataParallel
 
 dist.init_process_group("gloo")
@@ -24,3 +24,4 @@ for _ in range(STEPS):
 if rank == 0:
     print(f"final loss {loss.item():.6f}", flush=True)
 dist.destroy_process_group()
+finish()

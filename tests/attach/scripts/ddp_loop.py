@@ -2,7 +2,7 @@
 
 import torch
 import torch.distributed as dist
-from _common import Batches, model
+from _common import Batches, finish, model
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader
 
@@ -18,3 +18,4 @@ for x, y in DataLoader(Batches(rank), batch_size=None):
 if rank == 0:
     print(f"final loss {loss.item():.6f}", flush=True)
 dist.destroy_process_group()
+finish()

@@ -2,7 +2,7 @@
 
 import torch
 import torch.distributed as dist
-from _common import Batches, model
+from _common import Batches, finish, model
 from torch.utils.data import DataLoader
 
 dist.init_process_group("gloo")
@@ -17,3 +17,4 @@ with torch.no_grad():
 if rank == 0:
     print(f"mean error {total.item():.6f}", flush=True)
 dist.destroy_process_group()
+finish()

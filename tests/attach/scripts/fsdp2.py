@@ -2,7 +2,7 @@
 
 import torch
 import torch.distributed as dist
-from _common import Batches, model
+from _common import Batches, finish, model
 from torch.distributed.fsdp import fully_shard
 from torch.utils.data import DataLoader
 
@@ -22,3 +22,4 @@ for x, y in DataLoader(Batches(rank), batch_size=None):
 if rank == 0:
     print(f"final loss {loss.item():.6f}", flush=True)
 dist.destroy_process_group()
+finish()

@@ -6,6 +6,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from _common import finish
 
 HANG_S = float(os.environ.get("HANG_S", "15"))
 
@@ -23,3 +24,4 @@ for step in range(20):
     dist.all_reduce(t)
     t /= dist.get_world_size()
 dist.destroy_process_group()
+finish()

@@ -4,7 +4,7 @@ import os
 
 import lightning as L
 import torch
-from _common import Batches, model
+from _common import Batches, finish, model
 from torch.utils.data import DataLoader
 
 
@@ -31,3 +31,4 @@ trainer = L.Trainer(accelerator="cpu", devices=int(os.environ["LOCAL_WORLD_SIZE"
 trainer.fit(Module())
 if trainer.global_rank == 0:
     print(f"fit done: {trainer.global_step} steps", flush=True)
+finish()

@@ -9,7 +9,7 @@ if os.environ["RANK"] == "1":
 
 import torch
 import torch.distributed as dist
-from _common import model
+from _common import finish, model
 
 start = time.monotonic()
 dist.init_process_group("gloo")
@@ -24,3 +24,4 @@ for _step in range(5):
     opt.step()
     dist.all_reduce(loss.detach())
 dist.destroy_process_group()
+finish()

@@ -2,6 +2,7 @@
 
 import torch
 import torch.distributed as dist
+from _common import finish
 from straggler import Detector
 
 dist.init_process_group("gloo")
@@ -22,3 +23,4 @@ Detector.shutdown()
 if dist.get_rank() == 0:
     print(f"own reports: {reports}", flush=True)
 dist.destroy_process_group()
+finish()

@@ -2,7 +2,7 @@
 
 import torch
 import torch.distributed as dist
-from _common import model
+from _common import finish, model
 
 dist.init_process_group("gloo")
 net = model()
@@ -16,3 +16,4 @@ for _ in range(30):
 weights = sum(p.detach().double().sum().item() for p in net.parameters())
 print(f"loss {loss.item():.9e} weights {weights:.15e} rank {dist.get_rank()}", flush=True)
 dist.destroy_process_group()
+finish()
