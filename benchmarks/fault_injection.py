@@ -18,9 +18,9 @@ by busy processes. A straggler run stops at its first confirmation (or ``MAX_INT
 intervals after the onset), a clean one after ``CLEAN_REPORTS`` reports. The 1-minute load
 average is printed with the table: the machine is shared. In the ``outside`` scenarios rank 0
 also judges every report's own time by other statistics (`LOCATIONS`: the median, as before
-the lower-trimmed mean; the fast steps) with second policies, so each run gives paired
-verdicts on the same windows (``--live-scenario outside:1.1``; ``outside:1.0`` is a clean run
-with them).
+the lower-trimmed mean; the fast steps) and with half the sections' time added back
+(`SECTIONS_SHARE_PAIRED`) with second policies, so each run gives paired verdicts on the same
+windows (``--live-scenario outside:1.1``; ``outside:1.0`` is a clean run with them).
 """
 
 from __future__ import annotations
@@ -66,7 +66,10 @@ RULES = {
                           "its evidence: tail_slow_only=False, tail_full_steps=0)",
     "tails_off": "the upper quartiles off (tail_min_effect=10, the previous default)",
     "previous": "evidence rule without the fast steps (fast_steps=False)",
+    "no_minimum": "evidence rule without the minimum span of full windows (min_slow_s=0)",
     "k_of_n": "k_of_n rule",
+    "early_run_off": "early windows finish any evidence left since it was last 0 "
+                     "(early_confirm_run=False, the previous rule)",
 }
 
 
@@ -79,7 +82,9 @@ def _rules(names: list[str] | None = None) -> dict:
         "tails_every_window": PolicyConfig(tail_slow_only=False, tail_full_steps=0.0),
         "tails_off": PolicyConfig(tail_min_effect=10.0),
         "previous": PolicyConfig(fast_steps=False),
+        "no_minimum": PolicyConfig(min_slow_s=0.0),
         "k_of_n": PolicyConfig(rule="k_of_n"),
+        "early_run_off": PolicyConfig(early_confirm_run=False),
     }
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
 
@@ -121,6 +126,24 @@ def _verdict_before(policy: Any, report: Any, location: str = "median") -> list[
         own_time.SE_TRIMMED = factor
 
 
+SECTIONS_SHARE_PAIRED = 0.5
+"""The share of the ranks' median time in sections a second policy judges the same live reports
+with (`straggler.analysis.own_time.SECTIONS_SHARE`; the build's: 1.0)."""
+
+
+def _verdict_share(policy: Any, report: Any, share: float = SECTIONS_SHARE_PAIRED) -> list[int]:
+    """The ranks a policy confirms after ``report`` with the own time outside the sections
+    judged plus ``share`` of the ranks' median time in sections."""
+    from straggler.analysis import own_time
+    from straggler.reporting.annotation import apply_policy
+
+    was, own_time.SECTIONS_SHARE = own_time.SECTIONS_SHARE, share
+    try:
+        return sorted(s.rank for s in apply_policy(policy, report).confirmed)
+    finally:
+        own_time.SECTIONS_SHARE = was
+
+
 def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                out: mp.Queue, where: str = "compute", onset_s: float = 0.0,
                policy: dict | None = None) -> None:
@@ -145,6 +168,7 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
     before = make_policy(policy if policy is not None else True) \
         if where == "outside" and rank == 0 else None
     fast = make_policy(policy if policy is not None else True) if before is not None else None
+    half = make_policy(policy if policy is not None else True) if before is not None else None
     assert before is None or isinstance(before, StragglerPolicy)
     dist.barrier()
     start = time.monotonic()
@@ -173,14 +197,17 @@ def _live_rank(rank: int, world: int, port: int, factor: float, interval: float,
                                               else _verdict_before(before, report)),
                          "confirmed_fast": (None if fast is None
                                             else _verdict_before(fast, report, "fast")),
+                         "confirmed_half": (None if half is None
+                                            else _verdict_share(half, report)),
                          "own_time": {r: (o.steps, round(o.median_ms, 4), round(o.trimmed_ms, 4),
-                                          round(o.low_ms, 4))
+                                          round(o.low_ms, 4), round(o.sections_ms, 4))
                                       for r, o in (report.own_time or {}).items()},
                          "states": {r: dict(st.slow_reports)
                                     for r, st in report.straggler_states.items()}})
         elapsed = time.monotonic() - start
-        both = rows and 2 in rows[-1]["confirmed"] and (
-            rows[-1]["confirmed_before"] is None or 2 in rows[-1]["confirmed_before"])
+        both = rows and 2 in rows[-1]["confirmed"] and all(
+            rows[-1][key] is None or 2 in rows[-1][key]
+            for key in ("confirmed_before", "confirmed_half"))
         done = (factor > 1.0 and ((both and elapsed >= onset_s)
                                   or elapsed > onset_s + MAX_INTERVALS * interval)) \
             or (factor == 1.0 and len(rows) >= CLEAN_REPORTS)
@@ -244,6 +271,7 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
     # (outside scenarios).
     first_before, false_before = _verdict_counts(rows, "confirmed_before", slowed, onset_s)
     first_fast, _ = _verdict_counts(rows, "confirmed_fast", slowed, onset_s)
+    first_half, false_half = _verdict_counts(rows, "confirmed_half", slowed, onset_s)
     after = [r for r in rows if r["t"] >= onset_s]
 
     def reports_after_onset(first: int | None) -> int | None:
@@ -255,6 +283,7 @@ def live_run(factor: float, busy: int, interval: float, where: str = "compute",
             "false": false, "other_culprit_reports": culprit_reports, "interval": interval,
             "to_confirm_fast": reports_after_onset(first_fast),
             "false_fast": sum(len(set(r["confirmed_fast"] or ()) - {2}) for r in rows),
+            "to_confirm_half": reports_after_onset(first_half), "false_half": false_half,
             "to_confirm_before": None if not rows or rows[0]["confirmed_before"] is None
             else reports_after_onset(first_before),
             "false_before": false_before if rows and rows[0]["confirmed_before"] is not None
@@ -314,17 +343,19 @@ def paired_table(runs: list[dict]) -> str:
     """Per run of an outside scenario: this build's verdict and the previous own-time
     summary's (`own_time_before`) on the same reports."""
     lines = ["| scenario | load | load avg (1 min) | reports | reports to confirm (s) | "
-             "before: reports to confirm | false alarms (before) |",
-             "|---|---|---:|---:|---|---|---|"]
+             "before: reports to confirm | half the sections' time: reports to confirm | "
+             "false alarms (before, half) |",
+             "|---|---|---:|---:|---|---|---|---|"]
     for r in runs:
         name = "clean" if r["factor"] == 1.0 else f"{r['where']} x{r['factor']:g}"
         now = "-" if r["factor"] == 1.0 else (
             "never" if r["to_confirm"] is None
             else f"{r['to_confirm']} ({r['s_to_confirm']:.1f} s)")
-        was = "-" if r["factor"] == 1.0 else (
-            "never" if r["to_confirm_before"] is None else str(r["to_confirm_before"]))
+        was, half = ("-" if r["factor"] == 1.0 else "never" if r[key] is None else str(r[key])
+                     for key in ("to_confirm_before", "to_confirm_half"))
         lines.append(f"| {name} | {'loaded' if r['busy'] else 'idle'} | {r['load']:.1f} | "
-                     f"{r['reports']} | {now} | {was} | {r['false']} ({r['false_before']}) |")
+                     f"{r['reports']} | {now} | {was} | {half} | {r['false']} "
+                     f"({r['false_before']}, {r['false_half']}) |")
     return "\n".join(lines)
 
 
@@ -361,8 +392,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(CLEAN_PHASES)}")
         for interval in args.interval or [5.0, 3.0]:
             for name, config in rules.items():
-                def make(config: PolicyConfig = config) -> StragglerPolicy:
-                    return StragglerPolicy(config)
+                def make(config: PolicyConfig = config,
+                         interval: float = interval) -> StragglerPolicy:
+                    return StragglerPolicy(config, interval_s=interval)  # as the detector's
                 phases = (0.0, interval / 2)
                 outcomes = replay.replay_all(runs_of, interval, make, direct=True, phases=phases,
                                              clean_phases=[f * interval for f in CLEAN_PHASES])

@@ -15,7 +15,9 @@ own time per step, `straggler.analysis.own_time`). ``--pack FILE`` gathers the r
 ``waits_rows`` into one small file (tests/data/own_time_reports.npz, replayed by
 tests/analysis/test_own_time.py); ``--pack-steps FILE`` their own time per step as each rank
 measured it in each report window (``own_counts``, ``own_steps_ms``: the samples the report's
-summary is made of; tests/data/own_time_steps.npz, in whole microseconds).
+summary is made of; tests/data/own_time_steps.npz, in whole microseconds) and, with
+``--pack-outside``, also their own time per step outside the section (``outside_steps_ms``,
+recorded since the observer measures it; tests/data/own_time_outside.npz).
 ``--report-every STEPS``: the ranks call ``Detector.generate_report()`` every STEPS steps and
 never ``generate_report_if_interval_elapsed()`` (a job in NVRx's style, whose loop's first
 section marks the steps from its first report on). ``--repeats N``: N runs per condition.

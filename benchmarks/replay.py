@@ -295,6 +295,17 @@ def score(label: str, trace: Trace, confirmed: list[frozenset[int]],
     return out
 
 
+def with_interval(make_policy: Callable[[], Any], interval_s: float) -> Callable[[], Any]:
+    """``make_policy`` whose policies know the report interval (`StragglerPolicy.interval_s`,
+    as the detector gives it; a policy given one keeps it)."""
+    def make() -> Any:
+        policy = make_policy()
+        if getattr(policy, "interval_s", 0.0) is None:
+            policy.interval_s = interval_s
+        return policy
+    return make
+
+
 def run_policy(reps: Sequence[Any], make_policy: Callable[[], Any]
                ) -> tuple[list[frozenset[int]], list[frozenset[int]]]:
     """The policy's confirmed and suspect ranks after each report, as a live report has them."""
@@ -378,7 +389,7 @@ def schedule_verdicts(trace: Trace, times_ms: np.ndarray, interval: float, early
     from straggler.analysis.policy import StragglerPolicy
     from straggler.report_cycle import MAX_EARLY_REPORTS, early_window
 
-    policy = (make_policy or StragglerPolicy)()
+    policy = with_interval(make_policy or StragglerPolicy, interval)()
     cols = [trace.sections.index(s) for s in SCORED]
     ranks = np.arange(trace.world)
     end = trace.end_s
@@ -426,7 +437,9 @@ def replay_all(trace_list: Iterable[Trace], interval_s: float,
                clean_phases: Sequence[float] = ()) -> list[Outcome]:
     """Every scenario of every trace through the report path (``direct``: `direct_verdicts`)
     and the policy, with the report windows starting at each of ``phases`` seconds; clean runs
-    also at each of ``clean_phases`` (more clean reports)."""
+    also at each of ``clean_phases`` (more clean reports). The policies know the interval
+    (`with_interval`)."""
+    make_policy = with_interval(make_policy, interval_s)
     outcomes = []
     for trace in trace_list:
         for phase in sorted(set(phases) | set(clean_phases)):

@@ -147,7 +147,7 @@ class DetectorOptions:
         put("max_names", check_int("max_names", max_names))
         put("name_ttl_reports", check_int("name_ttl_reports", name_ttl_reports))
         put("roles", roles)
-        put("policy", make_policy(policy, roles))
+        put("policy", make_policy(policy, roles, self.report_time_interval))
         # The option objects, through the one conversion (straggler/options.py). None from
         # it means off; the sinks and the hang timeout read the environment now.
         to = options.to_options

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_seconds
 from ..options import to_options
 from .peers import RankSlots, learn_clusters, nan_mean_rows, only_confirmed_peers
 from .persistence import MetricState
@@ -113,10 +114,15 @@ class StragglerPolicy:
     """
 
     def __init__(self, config: PolicyConfig | None = None,
-                 roles: Mapping[int, Hashable] | None = None) -> None:
+                 roles: Mapping[int, Hashable] | None = None,
+                 interval_s: float | None = None) -> None:
         self.config = config if config is not None else PolicyConfig()
         if not isinstance(self.config, PolicyConfig):
             raise ValueError(f"`config={config!r}` must be a PolicyConfig")
+        #: The report interval in seconds (the detector's ``report_time_interval``): how long a
+        #: full window lasts, for `PolicyConfig.min_slow_s`. None or 0: unknown (no minimum).
+        self.interval_s = None if interval_s is None \
+            else check_seconds("interval_s", interval_s, allow_zero=True)
         self._ranks = RankSlots(roles)
         self._metrics: dict[str, MetricState] = {}
         # Metrics with any slow mark or confirmation: the only ones the per-report loops over
@@ -251,6 +257,7 @@ class StragglerPolicy:
                 ms = self._metrics[metric] = MetricState(cfg.n, self._ranks.size,
                                                          metric.endswith(TAIL_SUFFIX))
             ms.grow(self._ranks.size)
+            ms.interval_s = math.nan if self.interval_s is None else self.interval_s
             self._last_seen.pop(metric, None)
             self._last_seen[metric] = self._reports
             logx = np.log(x)
@@ -586,10 +593,12 @@ def window_steps(report: Any) -> dict[str, float]:
 
 
 def make_policy(policy: StragglerPolicy | PolicyConfig | Mapping[str, Any] | bool | None,
-                roles: Mapping[int, Hashable] | None = None) -> StragglerPolicy | None:
+                roles: Mapping[int, Hashable] | None = None,
+                interval_s: float | None = None) -> StragglerPolicy | None:
     """The policy for the user's ``policy`` option: a `StragglerPolicy` as it is, else one built
     from the `PolicyConfig` that `straggler.options.to_options` makes of it (True: the
-    defaults; None and False: none).
+    defaults; None and False: none), with the report interval ``interval_s`` (s; None:
+    unknown). A `StragglerPolicy` without an interval gets ``interval_s``.
 
     ``roles`` alone (with ``policy=None``) turns the default policy on with those roles.
     """
@@ -597,8 +606,11 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | Mapping[str, Any] | boo
         if roles is not None:
             raise ValueError("`roles` must be given to the StragglerPolicy itself when `policy` "
                              "is a StragglerPolicy instance")
+        if policy.interval_s is None and interval_s is not None:
+            policy.interval_s = check_seconds("interval_s", interval_s, allow_zero=True)
         return policy
     config = to_options(PolicyConfig, policy, "policy")
     if config is None and policy is None and roles is not None:
         config = PolicyConfig()
-    return None if config is None else StragglerPolicy(config, roles=roles)
+    return None if config is None else StragglerPolicy(config, roles=roles,
+                                                       interval_s=interval_s)

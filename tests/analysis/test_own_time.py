@@ -59,6 +59,28 @@ def test_the_table_reads_the_rows_of_the_ranks_that_sent_one():
     assert own_time.slow_between(table, 4, window_s=0.3) is None
 
 
+def test_the_policy_judges_the_time_outside_the_sections_at_the_own_times_scale():
+    # Own time 2 ms a step, 1.5 of it in sections; rank 2 spends 0.1 ms more outside them and
+    # 0.2 ms less in its sections (a section's noise, which the sections judge on their own).
+    own = (0.0020, 0.0020, 0.0019)
+    outside = (0.0005, 0.0005, 0.0006)
+    rows = np.array([own_time.summarize(np.full(100, o), np.full(100, x))
+                     for o, x in zip(own, outside, strict=True)])
+    assert rows[:, 9] == pytest.approx([1.5, 1.5, 1.3])  # sections_ms
+    assert rows[:, 7] == pytest.approx([0.5, 0.5, 0.6])  # outside them
+    table = own_time.OwnTimeTable([0, 1, 2], rows)
+    times = own_time.policy_inputs(table, np.arange(3))[0][own_time.METRIC]
+    # Each with the ranks' median time in sections: rank 2 is 5 % slower, not 5 % faster.
+    assert times == pytest.approx([2.0, 2.0, 2.1])
+    slow = own_time.slow_between(table, 2, window_s=1.0)
+    assert slow is not None and slow.excess == pytest.approx(0.05)
+    # Without sections (or summarised without them) it is the own time, as before.
+    plain = own_time.OwnTimeTable([0, 1, 2], np.array([own_time.summarize(np.full(100, o))
+                                                       for o in own]))
+    assert own_time.policy_inputs(plain, np.arange(3))[0][own_time.METRIC] == pytest.approx(
+        [2.0, 2.0, 1.9])
+
+
 def _recorded() -> dict[str, np.ndarray]:
     """The recorded runs' gathered rows (reports, ranks, width), widened to `waits.WIDTH`:
     recorded before the sections' time was measured (``sections_ms`` NaN: judged as before)."""

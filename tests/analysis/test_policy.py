@@ -395,6 +395,39 @@ def test_make_policy_options():
         make_policy(3)
 
 
+def test_the_detector_gives_the_policy_its_report_interval():
+    # `min_slow_s` reads the interval: what two windows span (docs/policy.md).
+    from straggler.analysis.policy import make_policy
+    from straggler.detector_options import DetectorOptions
+
+    assert DetectorOptions(report_time_interval=3).policy.interval_s == 3.0
+    assert make_policy(True).interval_s is None  # unknown: no minimum span
+    given = StragglerPolicy(interval_s=5)
+    assert make_policy(given, interval_s=3).interval_s == 5.0
+    assert make_policy(StragglerPolicy(), interval_s=3).interval_s == 3.0
+    with pytest.raises(ValueError, match=r"`interval_s=-1` must be a finite number of seconds"):
+        StragglerPolicy(interval_s=-1)
+
+
+def test_full_windows_confirm_once_they_span_the_minimum():
+    # A rank 20 % slower in every window: at a 3 s interval two windows span 6 s, under
+    # min_slow_s (6.5 s): the third confirms; at 5 s the second does; without an interval
+    # (or with min_slow_s=0) the second does too.
+    def first(policy):
+        for i in range(8):
+            times = np.full(4, 100.0)
+            times[3] *= 1.2 if i >= 4 else 1.0
+            if policy.update(np.arange(4), {"step": times}, steps={"step": 200},
+                             spread={"step": np.full(4, 0.01)}).confirmed:
+                return i - 3
+        return None
+
+    assert first(StragglerPolicy(interval_s=3.0)) == 3
+    assert first(StragglerPolicy(interval_s=5.0)) == 2
+    assert first(StragglerPolicy()) == 2
+    assert first(StragglerPolicy(PolicyConfig(min_slow_s=0), interval_s=3.0)) == 2
+
+
 def test_noisy_rank_that_recovers_clears_within_its_noise():
     # Rank 4 swings between 1.00x and 1.06x every report (a noisy rank), is 30 % slower for
     # five reports, then swings again. Its 1.06x reports score 0.943, below clear_threshold,
