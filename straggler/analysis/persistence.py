@@ -434,10 +434,10 @@ class MetricState:
             alone = self.run_span if cfg.early_confirm_run else self.slow_span
             newly_rel &= self.full_evidence | (alone >= cfg.early_confirm_span - 1e-9)
             # Full windows alone: only once they span min_slow_s seconds (a healthy rank's
-            # burst lasts seconds: two windows of a short interval).
+            # burst lasts seconds: two windows of a short interval), or min_slow_windows.
             if cfg.min_slow_s > 0 and self.interval_s > 0:
-                newly_rel &= self.early_evidence \
-                    | (self.slow_span * self.interval_s >= cfg.min_slow_s - 1e-9)
+                needed = min(cfg.min_slow_s / self.interval_s, cfg.min_slow_windows)
+                newly_rel &= self.early_evidence | (self.slow_span >= needed - 1e-9)
         else:
             newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_rel] = 1
