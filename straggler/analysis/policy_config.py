@@ -113,12 +113,13 @@ class PolicyConfig:
     #: healthy rank's slowness in the replayed runs and confirmed it (docs/policy.md, "Early
     #: reports"). 0: any window confirms (the previous rule).
     early_confirm_span: float = 0.75
-    #: A rank is confirmed only once the windows that built its evidence span this many
-    #: seconds (full windows count the report interval, early ones their share of it; the
-    #: policy's ``interval_s``, unknown: no minimum). A healthy rank of the recorded runs was
-    #: 8-17 % slow, fast steps too, for 6 s at a time: at 3 s per report two windows, which
-    #: confirmed it (3 in 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s
-    #: (docs/policy.md, "Short report intervals"). 0: no minimum.
+    #: Full windows confirm a rank only once its evidence has lasted this many seconds (every
+    #: window since it was last 0: full windows count the report interval, the policy's
+    #: ``interval_s``, unknown: no minimum; chains an early window added to are left to
+    #: ``early_confirm_span``). A healthy rank of the recorded runs was 8-17 % slow, fast
+    #: steps too, for 6 s at a time: at 3 s per report two windows, which confirmed it (3 in
+    #: 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s (docs/policy.md,
+    #: "Short report intervals"). 0: no minimum.
     min_slow_s: float = 6.5
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
