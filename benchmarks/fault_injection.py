@@ -68,6 +68,8 @@ RULES = {
     "previous": "evidence rule without the fast steps (fast_steps=False)",
     "no_minimum": "evidence rule without the minimum span of full windows (min_slow_s=0)",
     "k_of_n": "k_of_n rule",
+    "early_run_off": "early windows finish any evidence left since it was last 0 "
+                     "(early_confirm_run=False, the previous rule)",
 }
 
 
@@ -82,6 +84,7 @@ def _rules(names: list[str] | None = None) -> dict:
         "previous": PolicyConfig(fast_steps=False),
         "no_minimum": PolicyConfig(min_slow_s=0.0),
         "k_of_n": PolicyConfig(rule="k_of_n"),
+        "early_run_off": PolicyConfig(early_confirm_run=False),
     }
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
 

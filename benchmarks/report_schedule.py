@@ -148,7 +148,7 @@ def _onset_phase(run: dict) -> float | None:
 def _live_phases(interval: float, repeats: int, factor: float = 1.1) -> str:
     """Live runs (3 gloo ranks, rank 2's compute section ``factor`` times slower from
     3 + `LIVE_PHASES` intervals), idle and with every core busy, before
-    (``early_confirm_span=0``) and after (the default), interleaved; one row per run: the
+    (``early_confirm_run=False``) and after (the default), interleaved; one row per run: the
     onset's phase in its window (from the report times) and the intervals to confirm."""
     import fault_injection
 
@@ -159,8 +159,8 @@ def _live_phases(interval: float, repeats: int, factor: float = 1.1) -> str:
     for _ in range(repeats):
         for b in (0, busy):
             for phase in LIVE_PHASES:
-                for name, policy in (("early windows alone confirm",
-                                      {"early_confirm_span": 0.0}), ("default", None)):
+                for name, policy in (("previous (early_confirm_run=False)",
+                                      {"early_confirm_run": False}), ("default", None)):
                     r = fault_injection.live_run(factor, b, interval,
                                                  onset_s=(3.0 + phase) * interval, policy=policy)
                     at = _onset_phase(r)

@@ -237,7 +237,10 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             except queue.Empty:
                 if time.monotonic() > deadline:
                     raise TimeoutError("the soak ranks did not finish in time") from None
-                dead = [p.name for p in procs if not p.is_alive() and p.exitcode != 0]
+                # A rank whose result came may end as it likes (torch's gloo can abort a
+                # finished process at exit: docs/detector.md "Exit").
+                dead = [p.name for r, p in enumerate(procs)
+                        if r not in out and not p.is_alive() and p.exitcode != 0]
                 if dead:
                     raise RuntimeError(f"ranks exited without a result: {dead}") from None
                 continue

@@ -136,7 +136,7 @@ class MetricState:
     #: The arrays `state` saves and `from_state` restores, in that order.
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
               "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev",
-              "full_evidence", "slow_span", "early_evidence", "chain_span")
+              "full_evidence", "slow_span", "early_evidence", "run_span", "chain_span")
 
     def __init__(self, n: int, size: int, tail: bool = False) -> None:
         #: An upper-quartile metric: judged with `PolicyConfig.tail_min_effect`.
@@ -172,6 +172,9 @@ class MetricState:
         # (`PolicyConfig.min_slow_s`: how long the rank has been slow).
         self.chain_span = np.zeros(size)
         self.slow_span = np.zeros(size)
+        # The span of the unbroken run of windows that added to the evidence, up to this
+        # report (`PolicyConfig.early_confirm_run`).
+        self.run_span = np.zeros(size)
         # Steps of a full report window (early windows left out), and the early-looking
         # windows in a row (not saved: transient).
         self.interval_steps = math.nan
@@ -207,7 +210,7 @@ class MetricState:
         self.full_evidence = np.concatenate([self.full_evidence, np.zeros(extra, bool)])
         self.early_evidence = np.concatenate([self.early_evidence, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence", "slow_span",
-                     "chain_span"):
+                     "run_span", "chain_span"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
         if self.groups is not None:
@@ -253,8 +256,9 @@ class MetricState:
         ms = cls(n, size, tail)
         for key in cls.ARRAYS:
             old = getattr(ms, key)
-            if key not in entry and key in ("evidence", "ratio_prev", "full_evidence", "slow_span",
-                                            "early_evidence", "chain_span"):  # saved before
+            if key not in entry and key in ("evidence", "ratio_prev", "full_evidence",
+                                            "slow_span", "early_evidence", "run_span",
+                                            "chain_span"):  # saved before the rule
                 continue
             value = np.asarray(entry[key], dtype=old.dtype)
             if value.shape != old.shape:
@@ -431,7 +435,8 @@ class MetricState:
             newly_rel = (self.evidence >= cfg.evidence_threshold) & confirming \
                 & (self.confirmed_by == 0)
             # Early windows alone: only once they span early_confirm_span of an interval.
-            newly_rel &= self.full_evidence | (self.slow_span >= cfg.early_confirm_span - 1e-9)
+            alone = self.run_span if cfg.early_confirm_run else self.slow_span
+            newly_rel &= self.full_evidence | (alone >= cfg.early_confirm_span - 1e-9)
             # Full windows alone: only once the rank has been slow min_slow_s seconds (since its
             # evidence was last 0, every window counted; a healthy rank's burst lasts seconds:
             # two windows of a short interval).
@@ -590,11 +595,15 @@ class MetricState:
         return steps / known
 
     def _accumulate(self, cfg: PolicyConfig, slots: np.ndarray, z: np.ndarray,
-                    effect: np.ndarray, full: bool = True, span: np.ndarray | None = None,
-                    window_span: float = 1.0) -> None:
+                    effect: np.ndarray, full: bool | np.ndarray = True,
+                    span: np.ndarray | None = None, window_span: float = 1.0) -> None:
         """One step of each rank's CUSUM: ``S = max(0, S + min(z, z_cap) - drift)``; and, since
         it was last 0, whether a ``full`` window (not an early report's) added to it, whether an
-        early one did, and the share of an interval (``span``) the windows that did cover.
+        early one did, and the share of an interval (``span``) the windows that did cover. With
+        `PolicyConfig.early_confirm_run`, only the latest full window's word counts (a full
+        window that adds nothing withdraws it), and early windows alone need an unbroken run of
+        windows that added (``run_span``): evidence left from long ago does not let a burst's
+        early windows confirm.
 
         A report below the effect-size gate adds at most 0 (weather never builds evidence).
         """
@@ -604,10 +613,16 @@ class MetricState:
         sl = slots[ok]
         self.evidence[sl] = np.maximum(0.0, self.evidence[sl] + step[ok])
         going, added = self.evidence[sl] > 0, (step > 0)[ok]
-        self.full_evidence[sl] = going & (self.full_evidence[sl] | (added & full))
-        self.early_evidence[sl] = going & (self.early_evidence[sl] | (added & (not full)))
+        full = np.broadcast_to(full, z.shape)[ok]
+        if cfg.early_confirm_run:  # the latest full window's word
+            held = self.full_evidence[sl] & ~full
+            self.full_evidence[sl] = going & ((added & full) | held)
+        else:
+            self.full_evidence[sl] = going & (self.full_evidence[sl] | (added & full))
+        self.early_evidence[sl] = going & (self.early_evidence[sl] | (added & ~full))
         grew = np.where(added, 1.0 if span is None else span[ok], 0.0)
         self.slow_span[sl] = np.where(going, self.slow_span[sl] + grew, 0.0)
+        self.run_span[sl] = np.where(going & added, self.run_span[sl] + grew, 0.0)
         self.chain_span[sl] = np.where(going, self.chain_span[sl] + window_span, 0.0)
 
     def clear(self, hit: np.ndarray) -> None:
@@ -620,3 +635,4 @@ class MetricState:
         self.early_evidence[hit] = False
         self.chain_span[hit] = 0.0
         self.slow_span[hit] = 0.0
+        self.run_span[hit] = 0.0

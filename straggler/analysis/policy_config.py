@@ -113,6 +113,13 @@ class PolicyConfig:
     #: healthy rank's slowness in the replayed runs and confirmed it (docs/policy.md, "Early
     #: reports"). 0: any window confirms (the previous rule).
     early_confirm_span: float = 0.75
+    #: The evidence early windows finish is the latest full window's and the span they need
+    #: an unbroken run of windows that added: a full window that adds nothing withdraws its
+    #: word, a window that adds nothing starts the span anew. Without it, evidence left from
+    #: windows long before (1 of the 6 needed, 20 s earlier) let a healthy rank's 3 s burst
+    #: confirm it through early windows at 7.5 s and 10 s per report (docs/policy.md, "Early
+    #: reports"). False: the previous rule.
+    early_confirm_run: bool = True
     #: Full windows confirm a rank only once its evidence has lasted this many seconds (every
     #: window since it was last 0: full windows count the report interval, the policy's
     #: ``interval_s``, unknown: no minimum; chains an early window added to are left to
@@ -190,6 +197,7 @@ class PolicyConfig:
         check_bool("recent_steps", self.recent_steps)
         check_bool("confirm_slow_only", self.confirm_slow_only)
         check_number("early_confirm_span", self.early_confirm_span, 0.0, 100.0)
+        check_bool("early_confirm_run", self.early_confirm_run)
         check_number("min_slow_s", self.min_slow_s, 0.0, unit="seconds")
         check_number("recent_evidence_weight", self.recent_evidence_weight, 0.0, 1.0)
         check_number("fast_window_noise_factor", self.fast_window_noise_factor, 0.0, 100.0)

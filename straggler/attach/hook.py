@@ -10,13 +10,16 @@ job, a compiler, a tool) only carries one inert entry in ``sys.meta_path``. When
 import init_process_group`` gets them too). The wrappers call the original first with the same
 arguments and return its result unchanged; only then, and never raising, the worker starts the
 detector (`straggler.attach.worker`). A process that never calls ``init_process_group`` (the
-launcher, a DataLoader worker) never loads the worker.
+launcher, a DataLoader worker) never loads the worker. Before the original
+``init_process_group`` the wrapper imports ``torch.distributed.nn.functional``, so that the
+script's ``destroy_process_group`` frees the group (`_before_init`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import importlib.abc
 import importlib.machinery
 import logging
@@ -149,6 +152,16 @@ def _wrap(original: Callable[..., Any], after: Callable[[], None] | None,
     return wrapper
 
 
+def _before_init(args: Any, kwargs: Any) -> None:
+    # torch.distributed.nn.functional binds ``group=group.WORLD`` as default arguments at its
+    # import. Imported after init_process_group (torch._dynamo imports it, and a torch.optim
+    # optimizer imports torch._dynamo), it keeps the default group, and its gloo threads, alive
+    # past destroy_process_group() into the interpreter's finalization, where torch 2.13 can
+    # abort the finished job (docs/detector.md "Exit"). Imported first, it binds None.
+    with contextlib.suppress(Exception):  # a best effort: never into the script's init
+        importlib.import_module("torch.distributed.nn.functional")
+
+
 def _after_init() -> None:
     try:
         from . import worker
@@ -176,7 +189,7 @@ def patch_torch_distributed(module: ModuleType) -> None:
     for owner in (module, c10d):
         if owner is None:
             continue
-        for name, after, before in (("init_process_group", _after_init, None),
+        for name, after, before in (("init_process_group", _after_init, _before_init),
                                     ("destroy_process_group", None, _before_destroy)):
             original = getattr(owner, name, None)
             if original is None or hasattr(original, _ORIGINAL):

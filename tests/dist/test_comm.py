@@ -1,5 +1,6 @@
 """Comm: collectives on a private gloo backend, with and without torch.distributed."""
 
+import os
 import time
 
 import pytest
@@ -118,6 +119,32 @@ def test_collectives_across_ranks_and_a_subgroup():
     assert "sub" not in results[0]
     assert results[1]["sub"] == (0, [1, 2], [1.0, 2.0])
     assert results[2]["sub"] == (1, [1, 2], None)
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))  # gloo's threads are native: not in `threading`
+
+
+def _close_worker(rank, world_size):
+    before = _threads()
+    comm = Comm.create(timeout_s=30)
+    comm.all_reduce(torch.ones(1))
+    comm.all_reduce_async(torch.ones(1)).wait()
+    opened = _threads()
+    comm.close()
+    return before, opened, _threads()
+
+
+@pytest.mark.multirank
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_close_ends_the_backends_gloo_threads():
+    """After `close` no gloo thread of ours is left for the interpreter's finalization, where
+    torch 2.13 aborts the process when one releases a finished collective's tensors
+    (docs/detector.md "Exit"): the backend's last reference goes, and its destructor joins
+    them. (A `Pending` still held keeps gloo's network thread, which never takes the GIL.)"""
+    for before, opened, closed in run_ranks(_close_worker, 2, timeout_s=60):
+        assert opened > before
+        assert closed == before
 
 
 def _partial_worker(rank, world_size):
