@@ -120,12 +120,13 @@ class PolicyConfig:
     #: confirm it through early windows at 7.5 s and 10 s per report (docs/policy.md, "Early
     #: reports"). False: the previous rule.
     early_confirm_run: bool = True
-    #: A rank is confirmed only once the windows that built its evidence span this many
-    #: seconds (full windows count the report interval, early ones their share of it; the
-    #: policy's ``interval_s``, unknown: no minimum). A healthy rank of the recorded runs was
-    #: 8-17 % slow, fast steps too, for 6 s at a time: at 3 s per report two windows, which
-    #: confirmed it (3 in 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s
-    #: (docs/policy.md, "Short report intervals"). 0: no minimum.
+    #: Full windows confirm a rank only once its evidence has lasted this many seconds (every
+    #: window since it was last 0: full windows count the report interval, the policy's
+    #: ``interval_s``, unknown: no minimum; chains an early window added to are left to
+    #: ``early_confirm_span``). A healthy rank of the recorded runs was 8-17 % slow, fast
+    #: steps too, for 6 s at a time: at 3 s per report two windows, which confirmed it (3 in
+    #: 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s (docs/policy.md,
+    #: "Short report intervals"). 0: no minimum.
     min_slow_s: float = 6.5
     #: ... or this many full windows, whichever is less: at intervals under ``min_slow_s / 3``
     #: (2.2 s) three windows suffice, so that a persistent straggler is still confirmed within
