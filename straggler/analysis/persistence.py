@@ -136,7 +136,7 @@ class MetricState:
     #: The arrays `state` saves and `from_state` restores, in that order.
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
               "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev",
-              "full_evidence", "slow_span", "early_evidence", "run_span")
+              "full_evidence", "slow_span", "early_evidence", "run_span", "chain_span")
 
     def __init__(self, n: int, size: int, tail: bool = False) -> None:
         #: An upper-quartile metric: judged with `PolicyConfig.tail_min_effect`.
@@ -168,6 +168,9 @@ class MetricState:
         # ... and whether an early window did (such a chain is judged by early_confirm_span,
         # not by min_slow_s).
         self.early_evidence = np.zeros(size, dtype=bool)
+        # ... and the share of an interval since it was last 0, every window counted
+        # (`PolicyConfig.min_slow_s`: how long the rank has been slow).
+        self.chain_span = np.zeros(size)
         self.slow_span = np.zeros(size)
         # The span of the unbroken run of windows that added to the evidence, up to this
         # report (`PolicyConfig.early_confirm_run`).
@@ -207,7 +210,7 @@ class MetricState:
         self.full_evidence = np.concatenate([self.full_evidence, np.zeros(extra, bool)])
         self.early_evidence = np.concatenate([self.early_evidence, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence", "slow_span",
-                     "run_span"):
+                     "run_span", "chain_span"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
         if self.groups is not None:
@@ -254,8 +257,8 @@ class MetricState:
         for key in cls.ARRAYS:
             old = getattr(ms, key)
             if key not in entry and key in ("evidence", "ratio_prev", "full_evidence",
-                                            "slow_span", "early_evidence",
-                                            "run_span"):  # saved before the rule
+                                            "slow_span", "early_evidence", "run_span",
+                                            "chain_span"):  # saved before the rule
                 continue
             value = np.asarray(entry[key], dtype=old.dtype)
             if value.shape != old.shape:
@@ -386,7 +389,8 @@ class MetricState:
                     cap = cfg.evidence_z_cap * math.sqrt(steps / cfg.evidence_full_steps)
                     z_evidence, z_whole = np.minimum(z_evidence, cap), np.minimum(z, cap)
                 z_evidence = np.where(no_ref, 0.0, z_evidence)  # a straggler is no reference
-                self._accumulate(cfg, slots, z_evidence, shows_evidence, full, span)
+                self._accumulate(cfg, slots, z_evidence, shows_evidence, full, span,
+                                 self._span(steps, full))
                 # The whole window adds to the evidence (its recent part alone never confirms).
                 whole_adds = shows & ~no_ref & (np.minimum(z_whole, cfg.evidence_z_cap)
                                                 > cfg.evidence_drift)
@@ -433,11 +437,12 @@ class MetricState:
             # Early windows alone: only once they span early_confirm_span of an interval.
             alone = self.run_span if cfg.early_confirm_run else self.slow_span
             newly_rel &= self.full_evidence | (alone >= cfg.early_confirm_span - 1e-9)
-            # Full windows alone: only once they span min_slow_s seconds (a healthy rank's
-            # burst lasts seconds: two windows of a short interval).
+            # Full windows alone: only once the rank has been slow min_slow_s seconds (since its
+            # evidence was last 0, every window counted; a healthy rank's burst lasts seconds:
+            # two windows of a short interval), or min_slow_windows windows.
             if cfg.min_slow_s > 0 and self.interval_s > 0:
-                newly_rel &= self.early_evidence \
-                    | (self.slow_span * self.interval_s >= cfg.min_slow_s - 1e-9)
+                needed = min(cfg.min_slow_s / self.interval_s, cfg.min_slow_windows)
+                newly_rel &= self.early_evidence | (self.chain_span >= needed - 1e-9)
         else:
             newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_rel] = 1
@@ -591,7 +596,7 @@ class MetricState:
 
     def _accumulate(self, cfg: PolicyConfig, slots: np.ndarray, z: np.ndarray,
                     effect: np.ndarray, full: bool | np.ndarray = True,
-                    span: np.ndarray | None = None) -> None:
+                    span: np.ndarray | None = None, window_span: float = 1.0) -> None:
         """One step of each rank's CUSUM: ``S = max(0, S + min(z, z_cap) - drift)``; and, since
         it was last 0, whether a ``full`` window (not an early report's) added to it, whether an
         early one did, and the share of an interval (``span``) the windows that did cover. With
@@ -618,6 +623,7 @@ class MetricState:
         grew = np.where(added, 1.0 if span is None else span[ok], 0.0)
         self.slow_span[sl] = np.where(going, self.slow_span[sl] + grew, 0.0)
         self.run_span[sl] = np.where(going & added, self.run_span[sl] + grew, 0.0)
+        self.chain_span[sl] = np.where(going, self.chain_span[sl] + window_span, 0.0)
 
     def clear(self, hit: np.ndarray) -> None:
         """Forget the confirmation and the evidence of the ``hit`` slots (they recovered)."""
@@ -627,5 +633,6 @@ class MetricState:
         self.evidence[hit] = 0.0
         self.full_evidence[hit] = False
         self.early_evidence[hit] = False
+        self.chain_span[hit] = 0.0
         self.slow_span[hit] = 0.0
         self.run_span[hit] = 0.0

@@ -120,13 +120,18 @@ class PolicyConfig:
     #: confirm it through early windows at 7.5 s and 10 s per report (docs/policy.md, "Early
     #: reports"). False: the previous rule.
     early_confirm_run: bool = True
-    #: A rank is confirmed only once the windows that built its evidence span this many
-    #: seconds (full windows count the report interval, early ones their share of it; the
-    #: policy's ``interval_s``, unknown: no minimum). A healthy rank of the recorded runs was
-    #: 8-17 % slow, fast steps too, for 6 s at a time: at 3 s per report two windows, which
-    #: confirmed it (3 in 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s
-    #: (docs/policy.md, "Short report intervals"). 0: no minimum.
+    #: Full windows confirm a rank only once its evidence has lasted this many seconds (every
+    #: window since it was last 0: full windows count the report interval, the policy's
+    #: ``interval_s``, unknown: no minimum; chains an early window added to are left to
+    #: ``early_confirm_span``). A healthy rank of the recorded runs was 8-17 % slow, fast
+    #: steps too, for 6 s at a time: at 3 s per report two windows, which confirmed it (3 in
+    #: 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s (docs/policy.md,
+    #: "Short report intervals"). 0: no minimum.
     min_slow_s: float = 6.5
+    #: ... or this many full windows, whichever is less: at intervals under ``min_slow_s / 3``
+    #: (2.2 s) three windows suffice, so that a persistent straggler is still confirmed within
+    #: three reports (at 0.5 s per report ``min_slow_s`` alone asked for 13).
+    min_slow_windows: float = 3.0
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
@@ -198,6 +203,7 @@ class PolicyConfig:
         check_number("early_confirm_span", self.early_confirm_span, 0.0, 100.0)
         check_bool("early_confirm_run", self.early_confirm_run)
         check_number("min_slow_s", self.min_slow_s, 0.0, unit="seconds")
+        check_number("min_slow_windows", self.min_slow_windows, 0.0)
         check_number("recent_evidence_weight", self.recent_evidence_weight, 0.0, 1.0)
         check_number("fast_window_noise_factor", self.fast_window_noise_factor, 0.0, 100.0)
         check_number("fast_report_noise_weight", self.fast_report_noise_weight, 0.0, 10.0)

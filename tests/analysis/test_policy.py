@@ -412,11 +412,11 @@ def test_the_detector_gives_the_policy_its_report_interval():
 def test_full_windows_confirm_once_they_span_the_minimum():
     # A rank 20 % slower in every window: at a 3 s interval two windows span 6 s, under
     # min_slow_s (6.5 s): the third confirms; at 5 s the second does; without an interval
-    # (or with min_slow_s=0) the second does too.
-    def first(policy):
-        for i in range(8):
+    # (or with min_slow_s=0) the second does too; at 0.5 s min_slow_windows (3) decides.
+    def first(policy, slower=(1.2,) * 6):
+        for i in range(10):
             times = np.full(4, 100.0)
-            times[3] *= 1.2 if i >= 4 else 1.0
+            times[3] *= slower[i - 4] if i >= 4 else 1.0
             if policy.update(np.arange(4), {"step": times}, steps={"step": 200},
                              spread={"step": np.full(4, 0.01)}).confirmed:
                 return i - 3
@@ -426,6 +426,12 @@ def test_full_windows_confirm_once_they_span_the_minimum():
     assert first(StragglerPolicy(interval_s=5.0)) == 2
     assert first(StragglerPolicy()) == 2
     assert first(StragglerPolicy(PolicyConfig(min_slow_s=0), interval_s=3.0)) == 2
+    # Every window since the evidence started counts, one under the effect-size gate (2 %)
+    # between two slow ones too: 9 s by the second slow window.
+    assert first(StragglerPolicy(interval_s=3.0), (1.2, 1.02, 1.2, 1.2)) == 3
+    # A short interval: min_slow_windows (3) windows suffice, not min_slow_s (13 at 0.5 s).
+    assert first(StragglerPolicy(interval_s=0.5)) == 3
+    assert first(StragglerPolicy(PolicyConfig(min_slow_windows=5), interval_s=0.5)) == 5
 
 
 def test_noisy_rank_that_recovers_clears_within_its_noise():

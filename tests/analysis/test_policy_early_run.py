@@ -1,6 +1,6 @@
 """Early windows finish only what the latest full window began, or an unbroken run of their own
 (`PolicyConfig.early_confirm_run`): the recorded traces replayed with the early cadence of
-straggler/report_cycle.py (benchmarks/replay.schedule_verdicts)."""
+straggler/report_cycle.py (`schedule_verdicts` in benchmarks/replay.py)."""
 
 from __future__ import annotations
 
