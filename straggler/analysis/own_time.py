@@ -243,15 +243,15 @@ def slow_between(table: Mapping[int, OwnTime], rank: int, window_s: float) -> Sl
     if rank not in table or len(table) < 2:
         return None
     level = sections_level([table[r].sections_ms for r in table])
-    own = table[rank]
     others = [_typical(table[r]) + level for r in table if r != rank]
     peers = float(np.median(others))
-    excess_ms = _typical(own) + level - peers
+    own_ms = _typical(table[rank]) + level
+    excess_ms = own_ms - peers
     if not excess_ms > 0:
         return None
-    lost = excess_ms * 1e-3 * own.steps * len(others)
+    lost = excess_ms * 1e-3 * table[rank].steps * len(others)
     rank_time = window_s * len(table) if window_s > 0 else math.nan
-    return SlowBetween(rank, _typical(own) + level, peers, lost,
+    return SlowBetween(rank, own_ms, peers, lost,
                        lost / rank_time if rank_time > 0 else math.nan)
 
 

@@ -180,7 +180,7 @@ class MetricState:
         self.interval_steps = math.nan
         self.early_windows = 0
         #: The report interval in seconds (`StragglerPolicy.interval_s`; NaN: unknown), which
-        #: turns ``slow_span`` into seconds for `PolicyConfig.min_slow_s`.
+        #: turns ``chain_span`` into seconds for `PolicyConfig.min_slow_s`.
         self.interval_s = math.nan
         self.ratio_prev = np.full(size, np.nan)
         self.typical_steps = math.nan
