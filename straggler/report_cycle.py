@@ -391,6 +391,8 @@ class ReportCycle:
                 tracker.adopt_iteration(agreed)
         if self.deadline is not None:
             self.deadline.start_window(self.interval_s)
+        if self.observers is not None:  # the report log's first window starts here too
+            self.observers.start_window(tracker.current_iter)
 
     def close_deadline(self) -> None:
         """Stop the deadline's thread and close its group (local; safe to call twice)."""

@@ -105,6 +105,27 @@ def test_bad_options_exit_2_naming_the_option_and_value(command, option):
     assert option[0] in proc.stderr and option[1] in proc.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "env"])
+def test_a_report_log_that_is_no_file_path_exits_2_naming_it(command, tmp_path):
+    for path, says in (("", "`` must be a file path"), (str(tmp_path), f"`{tmp_path}` is a "
+                                                            "directory")):
+        proc = subprocess.run([PY, "-m", "straggler.cli", command, "--report-log", path, "--",
+                               "true"], env=job_env(), capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert proc.returncode == 2, proc.stderr
+        assert f"argument --report-log: {says}" in proc.stderr, proc.stderr
+
+
+def test_a_job_that_wrote_no_report_says_so_instead_of_a_summary(tmp_path):
+    log = tmp_path / "r.jsonl"
+    proc = straggler_run([PY, str(SCRIPTS / "tiny.py")], ["--report-log", str(log)],
+                         _one_rank())  # 30 steps, well before the first report (60 s)
+    assert proc.returncode == 0, proc.stderr
+    assert not log.exists()
+    assert (f"straggler run: no summary: the job wrote no report to {log} (it ended before "
+            "its first report, --report-interval 60 s") in proc.stderr
+
+
 def test_straggler_env_attaches_a_command_line_of_its_own(tmp_path):
     log = tmp_path / "r.jsonl"
     shell = (f"eval \"$({PY} -m straggler.cli env --report-interval 0 --report-log {log} "
