@@ -37,6 +37,31 @@ def test_sections_need_initialize():
         Detector.generate_report()
 
 
+def test_a_caught_initialize_failure_leaves_the_api_as_no_ops(monkeypatch):
+    # A peer never called initialize: this rank's raises CommError. A script that catches it
+    # trains on; its sections and reports must not raise "not initialized" then.
+    import straggler.detector as detector_module
+    from straggler.dist.comm import CommError
+
+    def peers_never_came(options):
+        raise CommError("straggler: rank 0 waited 5 s for the other ranks ...")
+
+    monkeypatch.setattr(detector_module, "DetectorCore", peers_never_came)
+    with pytest.raises(CommError):
+        Detector.initialize(telemetry=False)
+    assert not Detector.initialized and Detector.core() is None
+    with Detector.detection_section("step"):
+        pass
+    Detector.wrap_callables([CallableId(math, "sqrt")])
+    assert math.sqrt.__module__ == "math"  # nothing wrapped
+    assert Detector.generate_report_if_interval_elapsed() is None
+    assert Detector.generate_report() is None
+    assert Detector.state_dict() == {}
+    monkeypatch.undo()  # and initialize may try again
+    Detector.initialize(telemetry=False)
+    assert Detector.initialized
+
+
 def test_initialize_twice_is_an_error():
     Detector.initialize()
     with pytest.raises(RuntimeError, match="already initialized"):

@@ -197,6 +197,31 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
     return ev
 
 
+def decision_line(report: Any, decision: Any) -> str:
+    """The agreed decision in one line: the ranks the integration acts on, with node and cause.
+
+    ``straggler detection: verdict (confirmed): stragglers: rank 1 (node n1): host_side``,
+    ``... stragglers: none`` and, for ranks that look slow but are not confirmed yet,
+    ``; suspects (not confirmed yet): rank 2 (node n1)``. What ``stop_if_detected`` acts on is
+    this line's ranks, which NVRx's threshold warnings alone do not show (a rank confirmed from
+    the collectives' waits keeps step scores near 1).
+    """
+    nodes = getattr(report, "rank_to_node", {}) or {}
+
+    def named(rank: int, with_cause: bool) -> str:
+        text = f"rank {rank} (node {nodes.get(rank, '<unknown>')})"
+        cause = cause_label(report, rank) if with_cause else None
+        return text + (f": {cause}" if cause else "")
+
+    verdict = getattr(decision.verdict, "value", decision.verdict)
+    chosen = ", ".join(named(r, True) for r in sorted(decision.stragglers)) or "none"
+    line = f"straggler detection: verdict ({verdict}): stragglers: {chosen}"
+    if decision.suspects:
+        line += "; suspects (not confirmed yet): " + ", ".join(
+            named(r, False) for r in sorted(decision.suspects))
+    return line
+
+
 def group_rank(group: Any = None, *, env_rank: bool = False) -> int:
     """This process's rank in ``group`` (0 without a process group).
 

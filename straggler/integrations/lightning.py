@@ -332,6 +332,12 @@ class StragglerDetectionCallback(_pl.Callback):
                                      self.logger, self.num_gpu_perf_scores_to_print)
         self.last_report = report
         self.last_stragglers = ev.stragglers
+        from straggler import Detector
+
+        decision = Detector.last_decision()  # made inside the report just generated
+        if decision is not None:
+            self.logger.log(logging.WARNING if decision.act else logging.INFO,
+                            _common.decision_line(report, decision))
         if self.enable_ptl_logging:
             metrics = ev.stats()
             if metrics:

@@ -299,12 +299,15 @@ class StragglerDetectionManager:
             seen = Detector.last_decision()
             report = Detector.generate_report()
             _warn_if_nothing_timed(self._steps, self._log)
+            decision = Detector.last_decision()
             if report is not None:
                 try:
                     summary = self._handle_report(report, iteration, new_state)
+                    if decision is not None and decision is not seen:
+                        self._log.log(logging.WARNING if decision.act else logging.INFO,
+                                      _common.decision_line(report, decision))
                 except Exception:  # noqa: BLE001 - reading it is not part of the protocol
                     self._log.exception("straggler detection: reading the report failed")
-            decision = Detector.last_decision()
             if decision is seen:  # no decision: the report failed and the detector is off
                 raise RuntimeError("the report failed; the detector turned off")
             self.last_decision = decision

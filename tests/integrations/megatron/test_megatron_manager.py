@@ -117,6 +117,19 @@ def test_cause_label_reads_strings_labels_and_enums_and_tolerates_absence():
                                                                       "max": 1.0}
 
 
+def test_decision_line_names_the_ranks_acted_on_with_node_cause_and_suspects():
+    from straggler.reporting.decision import Decision, Verdict
+
+    report = _fake_report({0: 1.0, 1: 1.0, 2: 0.9}, causes={1: "late_outside_compute"})
+    acted = Decision(frozenset({1}), frozenset({2}), Verdict.CONFIRMED)
+    assert _common.decision_line(report, acted) == (
+        "straggler detection: verdict (confirmed): stragglers: rank 1 (node node0): "
+        "late_outside_compute; suspects (not confirmed yet): rank 2 (node node1)")
+    none = Decision(frozenset(), frozenset(), Verdict.SINGLE_REPORT)
+    assert _common.decision_line(report, none) == (
+        "straggler detection: verdict (single_report): stragglers: none")
+
+
 # -- one process ------------------------------------------------------------------------------
 
 
@@ -354,6 +367,9 @@ def test_slow_rank_is_flagged_logged_and_the_stop_decision_is_identical_on_every
     assert stops[0] and stops[0] == stops[1] == stops[2]
     assert any("Detected stragglers [1]. Training should be stopped." in line
                for line in stop[2]["lines"])
+    # The reporting rank names the ranks it acts on, whatever the thresholds' warnings say.
+    assert any(line.startswith("straggler detection: verdict (single_report): stragglers: "
+                               "rank 1 (node node1)") for line in stop[0]["lines"])
 
     # By default the manager acts on the policy's confirmed verdict, agreed in the report:
     # the same stops and the same stragglers on every rank, without a broadcast of its own.
@@ -361,6 +377,8 @@ def test_slow_rank_is_flagged_logged_and_the_stop_decision_is_identical_on_every
     stops = [r["stops"] for r in confirmed]
     assert stops[0] and stops[0] == stops[1] == stops[2], confirmed[0]["lines"]
     assert all(r["stragglers"] == [1] for r in confirmed)
+    assert any(line.startswith("straggler detection: verdict (confirmed): stragglers: rank 1 "
+                               "(node node1)") for line in confirmed[0]["lines"])
 
 
 def _http(port: int, method: str, path: str, payload=None) -> dict:
