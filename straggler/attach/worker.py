@@ -44,7 +44,8 @@ from ..detector import Detector, DetectorCore, disabled_by_env
 from .hook import report_failure
 from .settings import AttachSettings
 
-__all__ = ["AttachedJob", "COLLECTIVES", "attach_after_init", "before_destroy", "current", "report_line"]
+__all__ = ["AttachedJob", "COLLECTIVES", "attach_after_init", "before_destroy", "current",
+           "report_line"]
 
 log = logging.getLogger("straggler")
 
