@@ -12,6 +12,7 @@ NVML indices and ``CUDA_VISIBLE_DEVICES`` disagree; the bus id does not). NVML i
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,11 @@ class GpuIdentity:
     def known(self) -> bool:
         """Whether NVML told us anything about the board."""
         return bool(self.uuid or self.serial or self.pci_bus_id or self.name)
+
+
+# A window with no sample of its own carries the latest one when it is at most this many
+# periods old (one period, and scheduling slack).
+_CARRY_PERIODS = 1.5
 
 
 class NvmlTelemetry:
@@ -157,11 +163,14 @@ class NvmlTelemetry:
         error = sampler.error
         if len(timestamps):
             self._latest = (timestamps[-1:], values[-1:])
-        elif self._latest is not None and attempts == self._attempts and not error:
+        elif (self._latest is not None and attempts == self._attempts and not error
+              and time.monotonic() - float(self._latest[0][0]) <= _CARRY_PERIODS * self.period_s):
             # A window shorter than the sampling period (an early report at a short interval):
-            # no sample was even attempted, so the latest one is at most period_s old and stands
-            # in for the window (a window whose samples failed gets none, nor one after NVML
-            # failed for good). Its counters add nothing (a window of 0 s): nvml_window_s is 0.
+            # no sample was attempted in it and the latest one is recent: it stands in for the
+            # window. A window whose samples failed gets none, nor one after failing samples
+            # (backing off, the latest good one is older) or after NVML failed for good. Its
+            # counters add nothing (a window of 0 s): nvml_window_s is 0. (The samples' stamps
+            # are steady_clock seconds: CLOCK_MONOTONIC, as time.monotonic.)
             timestamps, values = self._latest
         self._attempts = attempts
         if error and not self._failure_logged:

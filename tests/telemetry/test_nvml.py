@@ -176,6 +176,20 @@ def test_a_window_shorter_than_the_period_carries_the_latest_sample(monkeypatch)
     assert math.isnan(empty["thermal_violation_frac"])  # no counter growth in 0 s
 
 
+def test_an_old_sample_is_not_carried(monkeypatch):
+    use_scenario(monkeypatch, scenario(sm_clock=1300))
+    tel = NvmlTelemetry(device=0, period_s=0.2)
+    try:
+        assert _wait(lambda: tel._sampler.samples_taken >= 1)
+        tel._sampler.stop()  # no further sample, no error: only the age tells
+        assert dict(zip(FIELDS, tel.sample(), strict=True))["nvml_samples"] >= 1
+        time.sleep(0.5)  # > 1.5 periods
+        old = dict(zip(FIELDS, tel.sample(), strict=True))
+    finally:
+        tel.close()
+    assert old["nvml_samples"] == 0 and math.isnan(old["sm_clock_mhz_mean"])
+
+
 def test_a_window_whose_samples_failed_carries_nothing(monkeypatch):
     # NVML failing (not yet for good: the sampler backs off): the window's samples were
     # attempted and failed, so the last good one is stale and must not stand in for them.
