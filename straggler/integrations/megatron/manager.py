@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..._checks import check_seconds
+from ..._checks import check_process_group, check_seconds
 from ...options import to_options
 from ...reporting.decision import DecisionRule
 from .. import _common
@@ -74,7 +74,8 @@ class StragglerDetectionManager:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.control_poll_s = check_seconds("control_poll_s", control_poll_s)
         self.config = config
-        self.process_group = process_group
+        # Checked here: Detector.initialize's own check would only turn detection off (fail open).
+        self.process_group = check_process_group("process_group", process_group)
         self._clock = clock
         self._initialized = False
         self._failed = False
