@@ -312,6 +312,10 @@ class StragglerDetectionManager:
             if decision is seen:  # no decision: the report failed and the detector is off
                 raise RuntimeError("the report failed; the detector turned off")
             self.last_decision = decision
+            if summary is not None and decision is not None:  # what GET / shows as acted on
+                summary["decision"] = {"verdict": decision.verdict.value,
+                                       "stragglers": sorted(decision.stragglers),
+                                       "suspects": sorted(decision.suspects)}
             stop = bool(config.stop_if_detected and decision is not None and decision.act)
             self._stopped = self._stopped or stop
             if stop and decision is not None:

@@ -222,6 +222,21 @@ def test_single_rank_loop_reports_with_megatron_and_nvrx_lines(caplog):
     assert not step.is_wrapped  # shutdown put the original back
 
 
+def test_the_controller_shows_the_agreed_decision_next_to_the_threshold_flags():
+    clock = FakeClock()
+    m = StragglerDetectionManager(clock=clock)
+    m.initialize(_config(verdict="confirmed"))
+    step = m.wrap_train_step(gpu_sleep)
+    _loop(m, step, 60, clock=clock)
+    status = _http(m.controller.address[1], "GET", "/")
+    m.shutdown()
+    d = m.last_decision
+    assert d is not None
+    assert status["last_report"]["decision"] == {"verdict": "confirmed",
+                                                 "stragglers": sorted(d.stragglers),
+                                                 "suspects": sorted(d.suspects)}
+
+
 def test_calling_the_original_step_warns_that_nothing_was_captured(caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
     clock = FakeClock()
