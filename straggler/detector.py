@@ -205,10 +205,10 @@ class DetectorCore:
             identity = getattr(telemetry, "identity", None)
             return (identity.uuid or identity.pci_bus_id) if identity is not None else ""
 
-        registry, tracker = self.registry, self.cycle.tracker
+        registry, cycle = self.registry, self.cycle  # cycle.tracker is replaced on a restart
         return start_hang_detection(options, node=self.options.node_name, gpu=gpu,
                                     sections=registry.sections.values,
-                                    step=lambda: tracker.current_iter,
+                                    step=lambda: cycle.tracker.current_iter,
                                     observers=self.observers, ft_bridge=self.ft_bridge)
 
     def _create_telemetry_provider(self) -> TelemetryProvider | None:

@@ -86,6 +86,7 @@ class NvmlTelemetry:
         self.status = "not started"
         self._sampler: Any = None
         self._aggregate = WindowAggregator()
+        self._latest: tuple[np.ndarray, np.ndarray] | None = None  # the newest sample drained
         self._failure_logged = False
         # With device=None the GPU follows torch's current device, which a job may set after
         # Detector.initialize(): sample() moves the sampler when it changed.
@@ -144,6 +145,7 @@ class NvmlTelemetry:
             self.close()
             self._device = current_cuda_device()
             self._aggregate = WindowAggregator()
+            self._latest = None
             self._start(self._device, *self._options)
             return np.full(len(FIELDS), np.nan)
         sampler = self._sampler
@@ -151,6 +153,13 @@ class NvmlTelemetry:
             return np.full(len(FIELDS), np.nan)
         timestamps, values, dropped = sampler.drain()
         error = sampler.error
+        if len(timestamps):
+            self._latest = (timestamps[-1:], values[-1:])
+        elif self._latest is not None and not error:
+            # A window shorter than the sampling period (an early report at a short interval):
+            # the latest sample, at most period_s old, rather than no telemetry at all. Its
+            # counters add nothing (a window of 0 s); nvml_window_s says 0.
+            timestamps, values = self._latest
         if error and not self._failure_logged:
             self._failure_logged = True
             self.status = error
