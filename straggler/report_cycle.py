@@ -423,7 +423,8 @@ class ReportCycle:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore `state_dict()` output; ValueError when `state` is not one."""
         if not isinstance(state, dict) or state.get("version") != 1:
-            raise ValueError(f"`state={state!r}` is not a Detector.state_dict() of version 1")
+            raise ValueError(f"`state={state!r:.200}` is not a Detector.state_dict() of version 1")
+        self.tracker.check_state(state.get("interval"))  # before anything is restored
         self.reporter.load_state_dict(state["reporter"])
         self.tracker.load_state_dict(state["interval"])
 

@@ -110,6 +110,20 @@ def test_load_state_dict_refuses_what_is_not_a_state(state):
     Detector.load_state_dict(Detector.state_dict())
 
 
+@pytest.mark.parametrize("interval", ["x", {"current_iter": -5}, {"current_iter": "3"}])
+def test_a_bad_interval_state_is_named_and_restores_nothing(interval):
+    Detector.initialize(telemetry=False, report_time_interval=0)
+    with Detector.detection_section("step"):
+        pass
+    Detector.generate_report_if_interval_elapsed()
+    good = before = Detector.state_dict()
+    with pytest.raises(ValueError, match=rf"^`state={re.escape(repr(interval))}` is not a "
+                                         "report interval state"):
+        Detector.load_state_dict({**good, "interval": interval, "reporter": {}})
+    # Checked before the reporter's state was touched (repr: the state holds NaN).
+    assert repr(Detector.state_dict()) == repr(before)
+
+
 def test_roles_outside_the_group_are_an_error():
     with pytest.raises(ValueError, match=r"`roles` names 1, not global rank\(s\) of the "
                        r"detector's process group \(rank 0\)"):
