@@ -147,6 +147,7 @@ def test_documented_num_gpu_perf_scores_to_log_spelling_is_accepted():
     ({"exit_code": False}, "`exit_code=False`"),
     ({"node_name": ""}, "`node_name=''`"),
     ({"sync_timeout_s": 0}, "`sync_timeout_s=0`"),
+    ({"process_group": "world"}, "`process_group='world'`"),
 ])
 def test_every_bad_parameter_is_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..._checks import check_seconds
+from ..._checks import check_process_group, check_seconds
 from ...options import to_options
 from ...reporting.decision import DecisionRule
 from .. import _common
@@ -74,7 +74,8 @@ class StragglerDetectionManager:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.control_poll_s = check_seconds("control_poll_s", control_poll_s)
         self.config = config
-        self.process_group = process_group
+        # Checked here: Detector.initialize's own check would only turn detection off (fail open).
+        self.process_group = check_process_group("process_group", process_group)
         self._clock = clock
         self._initialized = False
         self._failed = False
@@ -311,6 +312,10 @@ class StragglerDetectionManager:
             if decision is seen:  # no decision: the report failed and the detector is off
                 raise RuntimeError("the report failed; the detector turned off")
             self.last_decision = decision
+            if summary is not None and decision is not None:  # what GET / shows as acted on
+                summary["decision"] = {"verdict": decision.verdict.value,
+                                       "stragglers": sorted(decision.stragglers),
+                                       "suspects": sorted(decision.suspects)}
             stop = bool(config.stop_if_detected and decision is not None and decision.act)
             self._stopped = self._stopped or stop
             if stop and decision is not None:

@@ -156,6 +156,8 @@ def test_wrapping_before_initialize_warns_and_leaves_the_step_alone(caplog):
 
 
 def test_initialize_checks_its_input_and_runs_once():
+    with pytest.raises(ValueError, match="`process_group='world'` must be"):
+        StragglerDetectionManager(process_group="world")
     with pytest.raises(ValueError, match="`config=None`"):
         StragglerDetectionManager().initialize()
     with pytest.raises(TypeError, match=r"`config=3` must be .*StragglerDetectionConfig"):
@@ -218,6 +220,21 @@ def test_single_rank_loop_reports_with_megatron_and_nvrx_lines(caplog):
     assert "GPU relative performance:" in text and "gpu_relative_perf scores: {" in text
     assert "no train step was timed" not in text
     assert not step.is_wrapped  # shutdown put the original back
+
+
+def test_the_controller_shows_the_agreed_decision_next_to_the_threshold_flags():
+    clock = FakeClock()
+    m = StragglerDetectionManager(clock=clock)
+    m.initialize(_config(verdict="confirmed"))
+    step = m.wrap_train_step(gpu_sleep)
+    _loop(m, step, 60, clock=clock)
+    status = _http(m.controller.address[1], "GET", "/")
+    m.shutdown()
+    d = m.last_decision
+    assert d is not None
+    assert status["last_report"]["decision"] == {"verdict": "confirmed",
+                                                 "stragglers": sorted(d.stragglers),
+                                                 "suspects": sorted(d.suspects)}
 
 
 def test_calling_the_original_step_warns_that_nothing_was_captured(caplog):
