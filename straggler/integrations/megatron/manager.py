@@ -76,6 +76,8 @@ class StragglerDetectionManager:
         self.config = config
         # Checked here: Detector.initialize's own check would only turn detection off (fail open).
         self.process_group = check_process_group("process_group", process_group)
+        if not callable(clock):
+            raise ValueError(f"`clock={clock!r}` must be a callable returning seconds")
         self._clock = clock
         self._initialized = False
         self._failed = False

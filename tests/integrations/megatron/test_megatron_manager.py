@@ -158,6 +158,8 @@ def test_wrapping_before_initialize_warns_and_leaves_the_step_alone(caplog):
 def test_initialize_checks_its_input_and_runs_once():
     with pytest.raises(ValueError, match="`process_group='world'` must be"):
         StragglerDetectionManager(process_group="world")
+    with pytest.raises(ValueError, match="`clock=5` must be a callable"):
+        StragglerDetectionManager(clock=5)
     with pytest.raises(ValueError, match="`config=None`"):
         StragglerDetectionManager().initialize()
     with pytest.raises(TypeError, match=r"`config=3` must be .*StragglerDetectionConfig"):
