@@ -59,9 +59,6 @@ class ReportRow:
     """rank -> (group label, time lost there in s) per culprit group (version 3;
     `straggler.analysis.waits.CulpritGroup.label`)."""
     slow_between: list[tuple[int, float, float, float]] = field(default_factory=list)
-    waits_observed: bool = False
-    """Whether the collective waits were observed in the window (``waits`` not ``{}``): then
-    `culprits` measure the time the job lost waiting (docs/culprits.md)."""
     """(rank, its own time a step in ms, its peers' in ms, time the others lost to it in s) per
     rank confirmed slow between collectives (version 4; docs/culprits.md)."""
 
@@ -158,8 +155,7 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
         scores_ms=float(overhead.get("scores_ms") or math.nan),
         slow_between=[(int(b["rank"]), _float(b.get("own_ms")), _float(b.get("peers_ms")),
                        _float(b.get("lost_s")))
-                      for b in record.get("slow_between", [])],
-        waits_observed=bool(record.get("waits")))
+                      for b in record.get("slow_between", [])])
 
 
 def _float(value: Any) -> float:

@@ -1,9 +1,6 @@
 """``straggler summarize LOG``: who was slow, why, for how long, and what it cost.
 
-Time lost: when the log has the collective waits (version 3 on, collectives observed), the
-rank time the others lost waiting at the collectives for the ranks the job waited for (the
-records' ``culprits``), summed: measured. Otherwise an estimate: in a synchronous job every
-rank waits for the slowest one, so a report window costs
+Time lost: in a synchronous job every rank waits for the slowest one, so a report window costs
 ``ranks x (slowest step - median step) x steps`` of rank time over a job where every rank ran
 at the median. A rank's step is the sum of its section medians (communication sections are not
 timed); steps are the window's iterations, or ``window_s / slowest step`` when the log has no
@@ -91,9 +88,7 @@ class Summary:
     start_s: float
     end_s: float
     lost_rank_s: float
-    """Rank time lost to waiting for the slowest rank (rank-seconds): measured at the
-    collectives when the log has their waits (`lost_from` ``"collectives"``), else estimated
-    from the section times (``"sections"``)."""
+    """Rank time lost to waiting for the slowest rank (rank-seconds)."""
     run_rank_s: float
     """Rank time covered by the windows (rank-seconds)."""
     report_ms_median: float
@@ -111,9 +106,6 @@ class Summary:
     hangs: list[dict[str, Any]] = field(default_factory=list)
     """The hang findings written during the run (the log's ``straggler.hang`` records, oldest
     first, docs/hang.md)."""
-    lost_from: str = "sections"
-    """Where `lost_rank_s` comes from: ``"collectives"`` (the waits of the ranks the job waited
-    for, summed) or ``"sections"`` (the spread of the section times)."""
 
 
 def _window_lost_s(row: Any) -> float:
@@ -132,8 +124,7 @@ def summarize(data: LogData, top: int = 10) -> Summary:
     by_rank: dict[int, RankSummary] = {}
     waited: dict[int, WaitedFor] = {}
     between: dict[int, SlowBetween] = {}
-    lost = run = waited_s = 0.0
-    measured = any(row.waits_observed for row in data.reports)
+    lost = run = 0.0
     for row in data.reports:
         for rank, own_ms, peers_ms, lost_s in row.slow_between:
             b = between.setdefault(rank, SlowBetween(rank, data.nodes.get(rank, "<unknown>")))
@@ -142,7 +133,6 @@ def summarize(data: LogData, top: int = 10) -> Summary:
             if peers_ms > 0:
                 b.excess = own_ms / peers_ms - 1.0
         for rank, lost_s, _ in row.culprits:
-            waited_s += lost_s
             w = waited.setdefault(rank, WaitedFor(rank, data.nodes.get(rank, "<unknown>")))
             w.lost_s += lost_s
             w.reports += 1
@@ -173,16 +163,14 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                                                      else 2.0, s.rank))
     return Summary(files=[str(f) for f in data.files], reports=len(data.reports),
                    ranks=len(data.nodes), start_s=_start(data.reports[0]),
-                   end_s=data.reports[-1].time_s, lost_rank_s=waited_s if measured else lost,
-                   run_rank_s=run,
+                   end_s=data.reports[-1].time_s, lost_rank_s=lost, run_rank_s=run,
                    report_ms_median=_median([r.report_ms for r in data.reports]),
                    scores_ms_median=_median([r.scores_ms for r in data.reports]),
                    stragglers=ranked[:top], run_id=data.run_id,
                    waited_for=sorted(waited.values(), key=lambda w: -w.lost_s)[:top],
                    skipped_lines=len(data.bad_lines),
                    slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top],
-                   hangs=list(data.hangs),
-                   lost_from="collectives" if measured else "sections")
+                   hangs=list(data.hangs))
 
 
 def _median(values: list[float]) -> float:
@@ -214,10 +202,8 @@ def format_summary(s: Summary) -> str:
         f"{_duration(s.end_s - s.start_s)} ({len(s.files)} file(s))",
         f"report time (median): {s.report_ms_median:.1f} ms per generate_report call, of which "
         f"{s.scores_ms_median:.1f} ms scoring and exchange",
-        (f"time lost waiting for late ranks: {_duration(s.lost_rank_s)} of rank time{share}, "
-         "measured at the collectives" if s.lost_from == "collectives" else
-         f"time lost waiting for the slowest rank: {_duration(s.lost_rank_s)} of rank time"
-         f"{share}, estimated from the section times"),
+        f"time lost waiting for the slowest rank: {_duration(s.lost_rank_s)} of rank time"
+        f"{share}",
     ]
     for w in s.waited_for:  # from the collective waits (docs/culprits.md)
         pct = f" ({100 * w.lost_s / s.run_rank_s:.1f} %)" if s.run_rank_s else ""

@@ -93,35 +93,6 @@ def test_summarize_reads_rotated_files_oldest_first(tmp_path, capsys):
     assert summary["reports"] == 9 and summary["stragglers"][0]["rank"] == 1
 
 
-def _with_waits(log: Path, culprit_lost_s: list[float]) -> Path:
-    """`log`'s records with the collective waits observed, one culprit (rank 1) per report."""
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    for record, lost in zip(records, culprit_lost_s, strict=True):
-        n = len(record["ranks"])
-        record["waits"] = {"collectives": [100.0] * n, "waited_s": [0.1] * n,
-                           "time_lost_s": [0.0] * n, "late_share": [0.25] * n}
-        record["culprits"] = [{"rank": 1, "time_lost_s": lost, "share": 0.1, "groups": []}] \
-            if lost else []
-    log.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return log
-
-
-def test_time_lost_is_measured_at_the_collectives_when_the_log_has_their_waits(tmp_path,
-                                                                                capsys):
-    # A clean run: the step times' spread is noise (rank 3 20 % "slower"), nobody made the
-    # others wait: nothing lost (the section estimate claimed 3 windows x 4 x 20 ms x 100).
-    clean = _with_waits(synthetic_log(tmp_path / "clean.jsonl", 4, 3, {3: 1.2}), [0.0] * 3)
-    assert summarize(load_log([clean])).lost_rank_s == 0.0
-    assert main(["summarize", str(clean)]) == 0
-    assert ("time lost waiting for late ranks: 0.0 s of rank time (0.0 % of rank time), "
-            "measured at the collectives") in capsys.readouterr().out
-    slow = _with_waits(synthetic_log(tmp_path / "slow.jsonl", 4, 3, {}), [1.5, 2.0, 0.0])
-    s = summarize(load_log([slow]))
-    assert (s.lost_rank_s, s.lost_from) == (3.5, "collectives")
-    nowaits = summarize(load_log([synthetic_log(tmp_path / "old.jsonl", 4, 3, {3: 1.2})]))
-    assert nowaits.lost_from == "sections" and nowaits.lost_rank_s > 20.0
-
-
 def test_a_healthy_log_has_no_stragglers(tmp_path, capsys):
     log = synthetic_log(tmp_path / "ok.jsonl", 4, 3, {})
     assert main(["summarize", str(log)]) == 0
