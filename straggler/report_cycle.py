@@ -364,12 +364,19 @@ class ReportCycle:
     def restart_interval(self) -> None:
         """Measure the report interval again from the next iteration (the steps changed kind,
         e.g. the attach's boundary moved to the optimizer). Call on every rank at the same
-        iteration; the iteration count goes on."""
+        iteration; the iteration count goes on. The report window restarts too: the time
+        before (an attached job's start-up after an early collective) neither makes the next
+        report due at once nor counts in the report log's ``window_s``."""
         old = self.tracker
         self.tracker = ReportIntervalTracker(
             old.time_interval_s, old.profiling_interval,
             reduce_max=self._reduce_max if self.agree_by_comm else None)
         self.tracker.current_iter = old.current_iter
+        if self.deadline is not None and self._started:
+            self.deadline.finish_window()  # every rank: the window's one reduction, then anew
+            self.deadline.start_window(self.interval_s)
+        if self.observers is not None and self._started:
+            self.observers.start_window(old.current_iter)
 
     def _start(self) -> None:
         """The first call, on every rank: agree on the iteration count (ranks restored from a
