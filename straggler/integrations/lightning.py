@@ -327,17 +327,14 @@ class StragglerDetectionCallback(_pl.Callback):
 
     def _handle_report(self, report: Any, pl_module: Any) -> bool:
         """Log the report on the reporting rank; return whether a rank is below a threshold."""
-        ev = _common.evaluate_report(report, self.gpu_relative_perf_threshold,
-                                     self.gpu_individual_perf_threshold, self._section,
-                                     self.logger, self.num_gpu_perf_scores_to_print)
-        self.last_report = report
-        self.last_stragglers = ev.stragglers
         from straggler import Detector
 
-        decision = Detector.last_decision()  # made inside the report just generated
-        if decision is not None:
-            self.logger.log(logging.WARNING if decision.act else logging.INFO,
-                            _common.decision_line(report, decision))
+        ev = _common.evaluate_report(report, self.gpu_relative_perf_threshold,
+                                     self.gpu_individual_perf_threshold, self._section,
+                                     self.logger, self.num_gpu_perf_scores_to_print,
+                                     Detector.last_decision())  # made inside this report
+        self.last_report = report
+        self.last_stragglers = ev.stragglers
         if self.enable_ptl_logging:
             metrics = ev.stats()
             if metrics:

@@ -76,6 +76,8 @@ class StragglerDetectionManager:
         self.config = config
         # Checked here: Detector.initialize's own check would only turn detection off (fail open).
         self.process_group = check_process_group("process_group", process_group)
+        if not callable(clock):
+            raise ValueError(f"`clock={clock!r}` must be a callable returning seconds")
         self._clock = clock
         self._initialized = False
         self._failed = False
@@ -303,10 +305,8 @@ class StragglerDetectionManager:
             decision = Detector.last_decision()
             if report is not None:
                 try:
-                    summary = self._handle_report(report, iteration, new_state)
-                    if decision is not None and decision is not seen:
-                        self._log.log(logging.WARNING if decision.act else logging.INFO,
-                                      _common.decision_line(report, decision))
+                    summary = self._handle_report(report, iteration, new_state,
+                                                  None if decision is seen else decision)
                 except Exception:  # noqa: BLE001 - reading it is not part of the protocol
                     self._log.exception("straggler detection: reading the report failed")
             if decision is seen:  # no decision: the report failed and the detector is off
@@ -340,12 +340,13 @@ class StragglerDetectionManager:
     def _section(self) -> str | None:
         return str(self._steps[0].callable_id) if self._steps else None
 
-    def _handle_report(self, report: Any, iteration: int,
-                       state: ControlState) -> dict[str, Any]:
+    def _handle_report(self, report: Any, iteration: int, state: ControlState,
+                       decision: Any) -> dict[str, Any]:
         config = self.config
         assert config is not None
         self.last_report = report
-        ev, summary = read_report(report, iteration, config, state, self._section(), self._log)
+        ev, summary = read_report(report, iteration, config, state, self._section(), self._log,
+                                  decision)
         self.last_stragglers = ev.stragglers
         return summary
 

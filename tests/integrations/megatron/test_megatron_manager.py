@@ -130,6 +130,26 @@ def test_decision_line_names_the_ranks_acted_on_with_node_cause_and_suspects():
         "straggler detection: verdict (single_report): stragglers: none")
 
 
+def test_a_verdict_naming_a_rank_no_threshold_flags_logs_its_cause_and_line(caplog):
+    # A rank confirmed from the collectives' waits (a slow data loader) keeps step scores near
+    # 1: no NVRx warning names it, so the causes and the verdict line must.
+    from straggler.analysis.causes import Cause, Diagnosis
+    from straggler.reporting.decision import Decision, Verdict
+
+    report = _fake_report({0: 1.0, 1: 0.97}, causes={1: Diagnosis(
+        1, Cause.LATE_OUTSIDE_COMPUTE, "its peers lost 0.5 s waiting for it")})
+    acted = Decision(frozenset({1}), frozenset(), Verdict.CONFIRMED)
+    logger = logging.getLogger(LOGGER)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        ev = _common.evaluate_report(report, 0.7, 0.7, None, logger, 0, acted)
+    assert not ev.found
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(m.startswith("straggler detection: causes:\n") for m in warned), warned
+    assert "its peers lost 0.5 s waiting for it" in warned[0], warned
+    assert warned[-1] == ("straggler detection: verdict (confirmed): stragglers: rank 1 "
+                          "(node node0): late_outside_compute")
+
+
 # -- one process ------------------------------------------------------------------------------
 
 
@@ -158,6 +178,8 @@ def test_wrapping_before_initialize_warns_and_leaves_the_step_alone(caplog):
 def test_initialize_checks_its_input_and_runs_once():
     with pytest.raises(ValueError, match="`process_group='world'` must be"):
         StragglerDetectionManager(process_group="world")
+    with pytest.raises(ValueError, match="`clock=5` must be a callable"):
+        StragglerDetectionManager(clock=5)
     with pytest.raises(ValueError, match="`config=None`"):
         StragglerDetectionManager().initialize()
     with pytest.raises(TypeError, match=r"`config=3` must be .*StragglerDetectionConfig"):
