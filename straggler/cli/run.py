@@ -151,9 +151,10 @@ def run_attached(args: argparse.Namespace) -> int:
         if os.path.exists(log):
             _summary(log)
         else:  # silence would read as "no straggler"
-            print(f"\nstraggler run: no summary: the job wrote no report to {log} (it ended "
-                  f"before its first report, --report-interval {args.report_interval:g} s, or "
-                  "no process called init_process_group)", file=sys.stderr)
+            print(f"\nstraggler run: no summary: there is no report log at {log} (the job "
+                  f"ended before its first report, --report-interval {args.report_interval:g} "
+                  "s; no process called init_process_group; or the log could not be written "
+                  "there: see the job's output)", file=sys.stderr)
     if status < 0:  # killed by a signal: end the same way, so the caller sees the same death
         with contextlib.suppress(ValueError, OSError):
             signal.signal(-status, signal.SIG_DFL)
