@@ -163,7 +163,7 @@ _API_NAMES = {"allreduce_": "all_reduce", "allreduce_coalesced_": "all_reduce_co
               "scatter_": "scatter", "recv_": "recv", "recv_any_source_": "recv"}
 
 
-def op_text(op: str) -> str:
+def _op_text(op: str) -> str:
     """`op` as torch.distributed's Python API names it (``allreduce_`` -> ``all_reduce``)."""
     return _API_NAMES.get(op, op)
 
@@ -171,7 +171,7 @@ def op_text(op: str) -> str:
 def _wait_text(w: CollectiveWait) -> str:
     group = "WORLD (group 0)" if w.group == "0" else f"group {w.group}"
     seq = f", collective #{w.seq}" if w.seq >= 0 else ""
-    return f"{op_text(w.op)} on {group}{seq}"
+    return f"{_op_text(w.op)} on {group}{seq}"
 
 
 def _ranks_text(ranks: tuple[int, ...] | list[int]) -> str:
@@ -183,7 +183,7 @@ def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
     where = f"node {c.node or '?'}" + (f", GPU {c.gpu}" if c.gpu else "")
     if c.state == NOT_ARRIVED and wait is not None:
         at = f" (it has issued #{c.seq} there)" if c.seq >= 0 else ""
-        what = f"has not reached {op_text(wait.op)} #{wait.seq}{at}"
+        what = f"has not reached {_op_text(wait.op)} #{wait.seq}{at}"
     elif c.state == EXITED:
         what = f"is gone: its process exited (last heard of {c.last_seen_s:.1f} s ago)"
     elif c.state == GONE:
