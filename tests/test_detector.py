@@ -124,6 +124,16 @@ def test_a_bad_interval_state_is_named_and_restores_nothing(interval):
     assert repr(Detector.state_dict()) == repr(before)
 
 
+def test_a_group_this_rank_is_not_in_is_named():
+    # dist.new_group([0, 1]) returns GroupMember.NON_GROUP_MEMBER (-100) on rank 2.
+    import torch.distributed as dist
+
+    with pytest.raises(ValueError, match=r"^`process_group=-100` is torch's GroupMember\."
+                                         r"NON_GROUP_MEMBER: this process is not a member"):
+        Detector.initialize(process_group=dist.GroupMember.NON_GROUP_MEMBER)
+    assert Detector.core() is None
+
+
 def test_roles_outside_the_group_are_an_error():
     with pytest.raises(ValueError, match=r"`roles` names 1, not global rank\(s\) of the "
                        r"detector's process group \(rank 0\)"):
