@@ -249,9 +249,9 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     # GPU timers on a GPU (real or simulated); on a CPU-only machine host time, and no warning.
     gpu = args.gpu or sim is not None
     if sim is not None:  # several NVML samples per report (the default period is 1 s)
-        telemetry = TelemetryOptions(period_s=min(1.0, args.report_interval / 10))
+        telemetry = TelemetryOptions(period_s=min(1.0, max(0.01, args.report_interval / 10)))
     elif args.gpu:  # a slow GPU with healthy telemetry: the probe tells more work from a bad board
-        telemetry = TelemetryOptions(period_s=min(1.0, args.report_interval / 10),
+        telemetry = TelemetryOptions(period_s=min(1.0, max(0.01, args.report_interval / 10)),
                                      probe_suspects=True)
     else:
         telemetry = True

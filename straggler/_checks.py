@@ -166,6 +166,13 @@ def check_process_group(name: str, value: Any) -> Any:
         return None
     import torch.distributed as dist
 
+    if (dist.is_available() and isinstance(value, int) and not isinstance(value, bool)
+            and value == dist.GroupMember.NON_GROUP_MEMBER):
+        # What dist.new_group() returns on the ranks it leaves out (-100).
+        who = f"global rank {dist.get_rank()}" if dist.is_initialized() else "this process"
+        raise ValueError(f"`{name}={value!r}` is torch's GroupMember.NON_GROUP_MEMBER: {who} "
+                         "is not a member of the group; only the group's members call "
+                         "Detector.initialize() with it")
     if not (dist.is_available() and isinstance(value, dist.ProcessGroup)):
         raise OptionTypeError(f"`{name}={value!r}` must be a torch.distributed.ProcessGroup or "
                               "None")

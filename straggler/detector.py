@@ -205,10 +205,10 @@ class DetectorCore:
             identity = getattr(telemetry, "identity", None)
             return (identity.uuid or identity.pci_bus_id) if identity is not None else ""
 
-        registry, tracker = self.registry, self.cycle.tracker
+        registry, cycle = self.registry, self.cycle  # cycle.tracker is replaced on a restart
         return start_hang_detection(options, node=self.options.node_name, gpu=gpu,
                                     sections=registry.sections.values,
-                                    step=lambda: tracker.current_iter,
+                                    step=lambda: cycle.tracker.current_iter,
                                     observers=self.observers, ft_bridge=self.ft_bridge)
 
     def _create_telemetry_provider(self) -> TelemetryProvider | None:
@@ -394,7 +394,8 @@ class Detector:
     initialized: bool = False
     _core: DetectorCore | None = None
     # Why the API is a no-op on this rank although STRAGGLER_DISABLE is not set here: a peer
-    # declined at initialize (it has STRAGGLER_DISABLE set). None: not so.
+    # declined at initialize (it has STRAGGLER_DISABLE set), or initialize raised (after its
+    # arguments were checked). None: not so.
     _declined: str | None = None
     # NVRx exposes these as class attributes; kept in sync by initialize()/shutdown().
     scores_to_compute: ClassVar[list[str]] = []
@@ -489,6 +490,11 @@ class Detector:
             log.warning("%s: the detector is off on every rank", exc)
             cls._declined = str(exc)
             return
+        except Exception as exc:
+            # A script that catches this (a peer never called initialize: CommError) trains on
+            # with the API as no-ops, instead of "not initialized" at its first section.
+            cls._declined = f"Detector.initialize() failed: {exc}"
+            raise
         cls._declined = None
         cls._core = core
         cls.initialized = True
@@ -526,7 +532,8 @@ class Detector:
     def _require(cls) -> DetectorCore | None:
         core = cls._core
         if core is None and cls._declined is None and not disabled_by_env():
-            raise RuntimeError("Detector is not initialized.")
+            raise RuntimeError("Detector is not initialized. Call Detector.initialize() first, "
+                               "on every rank (or set STRAGGLER_DISABLE=1 to run without it)")
         return core
 
     @classmethod

@@ -43,10 +43,13 @@ if TYPE_CHECKING:
         TelemetryOptions,
     )
 
-__all__ = ["DetectorOptions", "ReportOptions", "DEFAULT_CAPACITY", "DEFAULT_MAX_NAMES",
-           "DEFAULT_NAME_TTL_REPORTS", "DEFAULT_GPU_SAMPLE_INTERVAL"]
+__all__ = ["DetectorOptions", "ReportOptions", "DEFAULT_CAPACITY", "MAX_CAPACITY",
+           "DEFAULT_MAX_NAMES", "DEFAULT_NAME_TTL_REPORTS", "DEFAULT_GPU_SAMPLE_INTERVAL"]
 
 DEFAULT_CAPACITY = 8 * 1024  # samples kept per section / timer, as NVRx
+# The timing engine's ring limit (csrc/timing/timer_engine.cpp, kMaxCapacity): checked here so
+# that a larger value fails in initialize() instead of costing the GPU timers later.
+MAX_CAPACITY = 1 << 24
 DEFAULT_MAX_NAMES = 2048  # live section names; more are not timed until old ones expire
 DEFAULT_NAME_TTL_REPORTS = 2  # a section unused for this many reports is forgotten
 # Without per-op capture and with profiling_interval=1, one profiled entry in this many is
@@ -143,7 +146,7 @@ class DetectorOptions:
             else check_int("gpu_sample_interval", gpu_sample_interval))
         put("comm_timeout_s", check_seconds("comm_timeout_s", comm_timeout_s))
         put("ft_sections", check_choice("ft_sections", ft_sections, FT_SECTIONS_MODES))
-        put("timer_capacity", check_int("timer_capacity", timer_capacity))
+        put("timer_capacity", check_int("timer_capacity", timer_capacity, high=MAX_CAPACITY))
         put("max_names", check_int("max_names", max_names))
         put("name_ttl_reports", check_int("name_ttl_reports", name_ttl_reports))
         put("roles", roles)

@@ -364,12 +364,19 @@ class ReportCycle:
     def restart_interval(self) -> None:
         """Measure the report interval again from the next iteration (the steps changed kind,
         e.g. the attach's boundary moved to the optimizer). Call on every rank at the same
-        iteration; the iteration count goes on."""
+        iteration; the iteration count goes on. The report window restarts too: the time
+        before (an attached job's start-up after an early collective) neither makes the next
+        report due at once nor counts in the report log's ``window_s``."""
         old = self.tracker
         self.tracker = ReportIntervalTracker(
             old.time_interval_s, old.profiling_interval,
             reduce_max=self._reduce_max if self.agree_by_comm else None)
         self.tracker.current_iter = old.current_iter
+        if self.deadline is not None and self._started:
+            self.deadline.finish_window()  # every rank: the window's one reduction, then anew
+            self.deadline.start_window(self.interval_s)
+        if self.observers is not None and self._started:
+            self.observers.start_window(old.current_iter)
 
     def _start(self) -> None:
         """The first call, on every rank: agree on the iteration count (ranks restored from a
@@ -391,6 +398,8 @@ class ReportCycle:
                 tracker.adopt_iteration(agreed)
         if self.deadline is not None:
             self.deadline.start_window(self.interval_s)
+        if self.observers is not None:  # the report log's first window starts here too
+            self.observers.start_window(tracker.current_iter)
 
     def close_deadline(self) -> None:
         """Stop the deadline's thread and close its group (local; safe to call twice)."""
@@ -414,7 +423,8 @@ class ReportCycle:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore `state_dict()` output; ValueError when `state` is not one."""
         if not isinstance(state, dict) or state.get("version") != 1:
-            raise ValueError(f"`state={state!r}` is not a Detector.state_dict() of version 1")
+            raise ValueError(f"`state={state!r:.200}` is not a Detector.state_dict() of version 1")
+        self.tracker.check_state(state.get("interval"))  # before anything is restored
         self.reporter.load_state_dict(state["reporter"])
         self.tracker.load_state_dict(state["interval"])
 

@@ -37,6 +37,31 @@ def test_sections_need_initialize():
         Detector.generate_report()
 
 
+def test_a_caught_initialize_failure_leaves_the_api_as_no_ops(monkeypatch):
+    # A peer never called initialize: this rank's raises CommError. A script that catches it
+    # trains on; its sections and reports must not raise "not initialized" then.
+    import straggler.detector as detector_module
+    from straggler.dist.comm import CommError
+
+    def peers_never_came(options):
+        raise CommError("straggler: rank 0 waited 5 s for the other ranks ...")
+
+    monkeypatch.setattr(detector_module, "DetectorCore", peers_never_came)
+    with pytest.raises(CommError):
+        Detector.initialize(telemetry=False)
+    assert not Detector.initialized and Detector.core() is None
+    with Detector.detection_section("step"):
+        pass
+    Detector.wrap_callables([CallableId(math, "sqrt")])
+    assert math.sqrt.__module__ == "math"  # nothing wrapped
+    assert Detector.generate_report_if_interval_elapsed() is None
+    assert Detector.generate_report() is None
+    assert Detector.state_dict() == {}
+    monkeypatch.undo()  # and initialize may try again
+    Detector.initialize(telemetry=False)
+    assert Detector.initialized
+
+
 def test_initialize_twice_is_an_error():
     Detector.initialize()
     with pytest.raises(RuntimeError, match="already initialized"):
@@ -83,6 +108,30 @@ def test_load_state_dict_refuses_what_is_not_a_state(state):
         Detector.load_state_dict(state)
     Detector.load_state_dict({})  # a not-running detector's state_dict(): nothing to restore
     Detector.load_state_dict(Detector.state_dict())
+
+
+@pytest.mark.parametrize("interval", ["x", {"current_iter": -5}, {"current_iter": "3"}])
+def test_a_bad_interval_state_is_named_and_restores_nothing(interval):
+    Detector.initialize(telemetry=False, report_time_interval=0)
+    with Detector.detection_section("step"):
+        pass
+    Detector.generate_report_if_interval_elapsed()
+    good = before = Detector.state_dict()
+    with pytest.raises(ValueError, match=rf"^`state={re.escape(repr(interval))}` is not a "
+                                         "report interval state"):
+        Detector.load_state_dict({**good, "interval": interval, "reporter": {}})
+    # Checked before the reporter's state was touched (repr: the state holds NaN).
+    assert repr(Detector.state_dict()) == repr(before)
+
+
+def test_a_group_this_rank_is_not_in_is_named():
+    # dist.new_group([0, 1]) returns GroupMember.NON_GROUP_MEMBER (-100) on rank 2.
+    import torch.distributed as dist
+
+    with pytest.raises(ValueError, match=r"^`process_group=-100` is torch's GroupMember\."
+                                         r"NON_GROUP_MEMBER: this process is not a member"):
+        Detector.initialize(process_group=dist.GroupMember.NON_GROUP_MEMBER)
+    assert Detector.core() is None
 
 
 def test_roles_outside_the_group_are_an_error():
@@ -167,6 +216,7 @@ def test_a_rank_says_why_it_has_no_gpu_timers(monkeypatch):
     ({"comm_timeout_s": 0}, "comm_timeout_s"),
     ({"ft_sections": "sometimes"}, "ft_sections"),
     ({"timer_capacity": 0}, "timer_capacity"),
+    ({"timer_capacity": 2**24 + 1}, "timer_capacity"),  # over the engine's ring limit
     ({"process_group": "world"}, "process_group"),
     ({"report_options": {"no_such_tunable": 1}}, "report_options"),
 ])
@@ -176,6 +226,16 @@ def test_bad_configuration_names_the_parameter_and_leaves_detector_uninitialized
     assert repr(next(iter(kwargs.values()))) in str(info.value) or param == "report_options"
     assert not Detector.initialized and Detector.core() is None
     Detector.initialize()  # and a good configuration still works afterwards
+
+
+def test_timer_capacity_limit_is_the_engines():
+    # initialize() checks the engine's limit itself: the engine, built at the first profiled
+    # entry, would otherwise refuse it then and leave every section host-only.
+    from straggler import _core
+    from straggler.detector_options import MAX_CAPACITY
+
+    with pytest.raises(ValueError, match=str(MAX_CAPACITY + 1)):
+        _core.TimerEngine("host", MAX_CAPACITY + 1)
 
 
 def test_disable_env_makes_the_api_no_ops(monkeypatch):

@@ -359,9 +359,27 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
                 f"section '{sec_name}' score {sec_score:.2f}; no GPU timers on this rank to tell "
                 f"host from GPU time ({no_gpu_timers or _NO_GPU_TIMERS_UNKNOWN}) and no "
                 "telemetry evidence", values)
-    return (Cause.UNKNOWN, "flagged, but no score of this report is below "
-            f"{rules.slow_score:g} (flagged by the persistence policy on earlier reports?)",
+    return (Cause.UNKNOWN, _too_mild(report, rank, gpu_score, sec_score, sec_name, rules),
             values)
+
+
+def _too_mild(report: Any, rank: int, gpu_score: float, sec_score: float, sec_name: str,
+              rules: CauseRules) -> str:
+    """The evidence of a flagged rank none of whose scores is slow (a mild straggler the policy
+    confirmed: 10 % slower scores about 0.91, above `slow_score`)."""
+    lowest = [f"GPU {gpu_score:.2f}"] if _finite(gpu_score) else []
+    if _finite(sec_score):
+        lowest.append(f"section '{sec_name}' {sec_score:.2f}")
+    scores = f" (lowest: {', '.join(lowest)})" if lowest else ""
+    state = (getattr(report, "straggler_states", None) or {}).get(rank)
+    reasons = getattr(state, "reasons", None) or {}
+    if reasons:
+        on = ", ".join(f"{metric} ({rule})" for metric, rule in sorted(reasons.items()))
+        return (f"confirmed by the persistence policy on {on}, but no score of this report is "
+                f"below slow_score={rules.slow_score:g}{scores}: too mild a slowdown for the "
+                "cause rules (CauseRules.slow_score)")
+    return (f"flagged, but no score of this report is below slow_score={rules.slow_score:g}"
+            f"{scores}: the persistence policy confirmed it on earlier reports")
 
 
 # What a rank without GPU timers may lack, when the diagnosing rank was not told which.

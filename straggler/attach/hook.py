@@ -35,6 +35,7 @@ log = logging.getLogger("straggler")
 _TARGET = "torch.distributed"
 _ORIGINAL = "__straggler_original__"
 _reported: list[str] = []  # the attach's one failure line per process
+_bad_settings: list[BaseException] = []  # reported at the process's init_process_group
 
 
 def report_failure(what: str, exc: BaseException) -> None:
@@ -120,18 +121,23 @@ def start() -> None:
     Runs twice when both the ``sitecustomize`` and the ``straggler_attach.pth`` line of an
     installed package start it (the second does nothing). Bad settings
     (``STRAGGLER_REPORT_INTERVAL=banana``, ``STRAGGLER_AUTO=banana``) print one line naming the
-    variable and leave the process unattached. ``STRAGGLER_DISABLE=1`` leaves it unattached
-    silently; its ``init_process_group`` still tells the other ranks (`Comm.decline`), whose
-    attach then gives up at once instead of waiting ``STRAGGLER_COMM_TIMEOUT`` for it.
+    variable when the process calls ``init_process_group`` (so a rank, not the launcher, a
+    DataLoader worker or a tool started with the same environment), which then tells the other
+    ranks and runs unattached. ``STRAGGLER_DISABLE=1`` leaves it unattached silently; its
+    ``init_process_group`` still tells the other ranks (`Comm.decline`), whose attach then
+    gives up at once instead of waiting ``STRAGGLER_COMM_TIMEOUT`` for it.
     """
     try:
         from .. import _env
         from .settings import AttachSettings
 
-        if not _env.AUTO.read():
-            return
-        if not _env.DISABLE.read():
-            AttachSettings.from_env()
+        try:
+            if not _env.AUTO.read():
+                return
+            if not _env.DISABLE.read():
+                AttachSettings.from_env()
+        except ValueError as exc:
+            _bad_settings.append(exc)
         install()
     except Exception as exc:  # noqa: BLE001 - fail open: the job runs unattached
         report_failure("reading the environment", exc)
@@ -163,6 +169,13 @@ def _before_init(args: Any, kwargs: Any) -> None:
 
 
 def _after_init() -> None:
+    if _bad_settings:  # this rank stays out: it says why, and tells the others at once
+        with contextlib.suppress(Exception):
+            from ..dist.comm import Comm
+
+            Comm.decline(f"has a bad straggler setting ({_bad_settings[0]})")
+        report_failure("reading the environment", _bad_settings[0])
+        return
     try:
         from . import worker
 

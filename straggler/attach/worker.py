@@ -44,7 +44,8 @@ from ..detector import Detector, DetectorCore, disabled_by_env
 from .hook import report_failure
 from .settings import AttachSettings
 
-__all__ = ["AttachedJob", "COLLECTIVES", "attach_after_init", "before_destroy", "current"]
+__all__ = ["AttachedJob", "COLLECTIVES", "attach_after_init", "before_destroy", "current",
+           "report_line"]
 
 log = logging.getLogger("straggler")
 
@@ -188,24 +189,10 @@ class AttachedJob:
         if self.settings.quiet:
             return
         try:
-            named = sorted(report.confirmed, key=lambda sid: sid.rank)
-            if named:
-                parts = []
-                for sid in named:
-                    diagnosis = report.causes.get(sid.rank)
-                    cause = diagnosis.cause.value if diagnosis is not None else "no cause"
-                    parts.append(f"rank {sid.rank} (node {sid.node}): {cause}")
-                verdict = "stragglers: " + ", ".join(parts)
-            else:
-                verdict = "stragglers: none"
-            culprits = getattr(report, "culprits", ())  # who the job waited for (culprits.md)
-            if culprits:
-                verdict += "; the job waited for " + ", ".join(
-                    f"rank {c.rank} ({c.time_lost_s:.2f} s, {c.share:.0%})" for c in culprits[:4])
-            it = self.core.cycle.tracker.current_iter
+            line = report_line(report, self.reports, self.core.cycle.tracker.current_iter,
+                               self.mode)
             out = self._out if self._out is not None else sys.stderr
-            out.write(f"straggler: report {self.reports} (step {it}, {self.mode} boundary): "
-                      f"{verdict}\n")  # one write: never interleaved with another rank's
+            out.write(line + "\n")  # one write: never interleaved with another rank's
             out.flush()
         except Exception as exc:  # noqa: BLE001 - a line is not worth the job
             self.core.fail(exc)
@@ -299,3 +286,21 @@ class AttachedJob:
                 report_failure("restoring a patch", exc)
         self._restore.clear()
         self.core.close()
+
+
+def report_line(report: Any, number: int, step: int, mode: str) -> str:
+    """The reporting rank's line for `report` (docs/attach.md): the confirmed stragglers with
+    their node and cause, then the ranks the job waited for at its collectives, with theirs."""
+    parts = []
+    for sid in sorted(report.confirmed, key=lambda sid: sid.rank):
+        diagnosis = report.causes.get(sid.rank)
+        cause = diagnosis.cause.value if diagnosis is not None else "no cause"
+        parts.append(f"rank {sid.rank} (node {sid.node}): {cause}")
+    verdict = "stragglers: " + (", ".join(parts) if parts else "none")
+    culprits = getattr(report, "culprits", ())  # who the job waited for (docs/culprits.md)
+    if culprits:
+        nodes = getattr(report, "rank_to_node", {})
+        verdict += "; the job waited for " + ", ".join(
+            f"rank {c.rank} (node {nodes.get(c.rank, '<unknown>')}, {c.time_lost_s:.2f} s, "
+            f"{c.share:.0%})" for c in culprits[:4])
+    return f"straggler: report {number} (step {step}, {mode} boundary): {verdict}"

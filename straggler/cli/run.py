@@ -75,11 +75,19 @@ def _hang_timeout(text: str) -> str:
     return text.strip()
 
 
+def _log_path(text: str) -> str:
+    if not text.strip():
+        raise ValueError(f"`{text}` must be a file path")
+    if os.path.isdir(text):
+        raise ValueError(f"`{text}` is a directory: give a file path in it (`{text}/s.jsonl`)")
+    return os.path.abspath(text)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options `straggler run` and `straggler env` share (a bad value exits 2)."""
     p.add_argument("--report-interval", type=_seconds(allow_zero=True), default=60.0,
                    metavar="S", help="seconds between reports (default 60; 0: every step)")
-    p.add_argument("--report-log", default=None, metavar="PATH",
+    p.add_argument("--report-log", type=_checked(_log_path), default=None, metavar="PATH",
                    help="append one JSON line per report to PATH (docs/reportlog.md)")
     p.add_argument("--prometheus", type=_checked(_port), default=None, metavar="PORT",
                    help="serve the latest report on 127.0.0.1:PORT (docs/metrics.md)")
@@ -103,8 +111,7 @@ def _settings(args: argparse.Namespace) -> AttachSettings:
 
 def _env(args: argparse.Namespace) -> dict[str, str]:
     """The attach's variables for `args` (their values already checked by the parser)."""
-    log = os.path.abspath(args.report_log) if args.report_log else None
-    env = attach_env(_settings(args), report_log=log, prometheus=args.prometheus)
+    env = attach_env(_settings(args), report_log=args.report_log, prometheus=args.prometheus)
     if args.hang_timeout is not None:
         from .._env import HANG_TIMEOUT
 
@@ -139,9 +146,15 @@ def run_attached(args: argparse.Namespace) -> int:
         print(f"straggler run: error: {command[0]!r}: permission denied", file=sys.stderr)
         return 126
     status = _wait(child)
-    log = env.get("STRAGGLER_REPORT_LOG")
-    if log and os.path.exists(log) and not args.no_summary:
-        _summary(log)
+    log = env.get("STRAGGLER_REPORT_LOG", "").replace("{rank}", "0")  # the reporting rank's
+    if log and not args.no_summary:
+        if os.path.exists(log):
+            _summary(log)
+        else:  # silence would read as "no straggler"
+            print(f"\nstraggler run: no summary: there is no report log at {log} (the job "
+                  f"ended before its first report, --report-interval {args.report_interval:g} "
+                  "s; no process called init_process_group; or the log could not be written "
+                  "there: see the job's output)", file=sys.stderr)
     if status < 0:  # killed by a signal: end the same way, so the caller sees the same death
         with contextlib.suppress(ValueError, OSError):
             signal.signal(-status, signal.SIG_DFL)

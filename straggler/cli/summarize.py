@@ -220,6 +220,7 @@ def format_summary(s: Summary) -> str:
     if not s.stragglers:
         lines.append("stragglers: none")
         return "\n".join(lines + format_hangs(s.hangs))
+    lines.append(_verdict(s))
     header = ["rank", "node", "flagged", "confirmed", "slow for", "worst score", "causes"]
     rows = []
     for r in s.stragglers:
@@ -229,7 +230,7 @@ def format_summary(s: Summary) -> str:
         rows.append([str(r.rank), r.node, str(r.reports_flagged), str(r.reports_confirmed),
                      _duration(r.slow_s), worst, causes])
     widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
-    lines.append(f"top {len(rows)} straggler(s):")
+    lines.append(f"top {len(rows)} rank(s) flagged or confirmed:")
     for row in [header, *rows]:
         cells = [row[0].rjust(widths[0]), row[1].ljust(widths[1])]
         cells += [c.rjust(w) for c, w in zip(row[2:6], widths[2:6], strict=True)] + [row[6]]
@@ -238,6 +239,18 @@ def format_summary(s: Summary) -> str:
         if r.evidence:
             lines.append(f"rank {r.rank} ({r.node}), latest evidence: {r.evidence}")
     return "\n".join(lines + format_hangs(s.hangs))
+
+
+def _verdict(s: Summary) -> str:
+    """The ranks the policy confirmed, or that it confirmed none: a rank flagged by single
+    reports only (NVRx's rule, one report at a time) is not a straggler (docs/policy.md)."""
+    confirmed = [r for r in s.stragglers if r.reports_confirmed]
+    if confirmed:
+        return "stragglers (confirmed): " + "; ".join(
+            f"rank {r.rank} ({r.node}) in {r.reports_confirmed} of {s.reports} report(s)"
+            for r in confirmed)
+    return ("stragglers: none confirmed (the ranks below were flagged or diagnosed by single "
+            "reports, not confirmed over several: docs/policy.md)")
 
 
 def format_hangs(hangs: Sequence[dict[str, Any]]) -> list[str]:

@@ -160,14 +160,16 @@ def _ids_text(ids: set) -> str:
 
 
 def evaluate_report(report: Any, relative_threshold: float, individual_threshold: float,
-                    section: str | None, logger: logging.Logger, num_to_print: int) -> Evaluation:
+                    section: str | None, logger: logging.Logger, num_to_print: int,
+                    decision: Any = None) -> Evaluation:
     """Flag ranks and log NVRx's lines: warnings, then the worst/best ``num_to_print`` ranks.
 
     With ``num_to_print == 0`` the scores are listed only when a rank is flagged (3 each way).
     When a rank is flagged, the scores and each flagged rank's cause with its evidence are logged
     at WARNING, so Python's default logging set-up shows who is slow and why (a clean report's
     scores stay at INFO). Warns when every score is NaN (nothing was timed: e.g. the step was not
-    wrapped).
+    wrapped). With the report's agreed `decision`, its line (`decision_line`) ends the block,
+    and the causes are logged when it names a rank even if no threshold flagged one.
     """
     rel, rel_src = step_scores(report, "relative", section)
     ind, ind_src = step_scores(report, "individual", section)
@@ -188,13 +190,41 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
             note = "" if source == "gpu" else f" ({source}: no GPU time)"
             logger.log(level, "\nGPU %s performance%s:\n%s", title, note,
                        format_score_block(report, scores, n, n))
-    if ev.found and getattr(report, "causes", None):
+    acted = decision is not None and bool(decision.act)
+    if (ev.found or acted) and getattr(report, "causes", None):
         from straggler.analysis.causes import format_causes
 
         logger.warning("straggler detection: causes:\n%s", format_causes(report))
     if getattr(report, "culprits", None):  # who the job waits for (docs/culprits.md)
         logger.warning("straggler detection: %s", report.format_culprits())
+    if decision is not None:
+        logger.log(logging.WARNING if acted else logging.INFO, decision_line(report, decision))
     return ev
+
+
+def decision_line(report: Any, decision: Any) -> str:
+    """The agreed decision in one line: the ranks the integration acts on, with node and cause.
+
+    ``straggler detection: verdict (confirmed): stragglers: rank 1 (node n1): host_side``,
+    ``... stragglers: none`` and, for ranks that look slow but are not confirmed yet,
+    ``; suspects (not confirmed yet): rank 2 (node n1)``. What ``stop_if_detected`` acts on is
+    this line's ranks, which NVRx's threshold warnings alone do not show (a rank confirmed from
+    the collectives' waits keeps step scores near 1).
+    """
+    nodes = getattr(report, "rank_to_node", {}) or {}
+
+    def named(rank: int, with_cause: bool) -> str:
+        text = f"rank {rank} (node {nodes.get(rank, '<unknown>')})"
+        cause = cause_label(report, rank) if with_cause else None
+        return text + (f": {cause}" if cause else "")
+
+    verdict = getattr(decision.verdict, "value", decision.verdict)
+    chosen = ", ".join(named(r, True) for r in sorted(decision.stragglers)) or "none"
+    line = f"straggler detection: verdict ({verdict}): stragglers: {chosen}"
+    if decision.suspects:
+        line += "; suspects (not confirmed yet): " + ", ".join(
+            named(r, False) for r in sorted(decision.suspects))
+    return line
 
 
 def group_rank(group: Any = None, *, env_rank: bool = False) -> int:

@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import check_bool, check_choice, check_fraction, check_int, check_name, check_seconds
+from .._checks import (
+    check_bool,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_name,
+    check_process_group,
+    check_seconds,
+)
 from .._constants import FT_SECTIONS_MODES
 from ..options import to_options
 from ..reporting.decision import DEFAULT_PERF_THRESHOLD, Verdict
@@ -86,6 +94,7 @@ class CallbackOptions:
                                  or not 0 <= code <= 255):
             raise ValueError(f"`exit_code={code!r}` must be an integer in 0..255 or None")
         check_name("node_name", self.node_name, optional=True)
+        check_process_group("process_group", self.process_group)  # not at fit, failing open
         self._set("sync_timeout_s", check_seconds("sync_timeout_s", self.sync_timeout_s))
         check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)
         if self.ft_options is not None:  # checked now, not at the first fit

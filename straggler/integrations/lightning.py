@@ -327,9 +327,12 @@ class StragglerDetectionCallback(_pl.Callback):
 
     def _handle_report(self, report: Any, pl_module: Any) -> bool:
         """Log the report on the reporting rank; return whether a rank is below a threshold."""
+        from straggler import Detector
+
         ev = _common.evaluate_report(report, self.gpu_relative_perf_threshold,
                                      self.gpu_individual_perf_threshold, self._section,
-                                     self.logger, self.num_gpu_perf_scores_to_print)
+                                     self.logger, self.num_gpu_perf_scores_to_print,
+                                     Detector.last_decision())  # made inside this report
         self.last_report = report
         self.last_stragglers = ev.stragglers
         if self.enable_ptl_logging:

@@ -106,8 +106,15 @@ class ReportObservers:
         """Every record's ``run_id`` (`record.default_run_id`)."""
         self.threshold = threshold
         self._clock = clock
-        self._last_time = clock()
+        self._last_time = clock()  # until `start_window`: reports made without the loop's calls
         self._last_iteration = 0
+
+    def start_window(self, iteration: int) -> None:
+        """The first window begins now, at `iteration`: the loop's first
+        `generate_report_if_interval_elapsed` call, with the count a resumed job restored, so
+        the first record's ``window_s`` and ``window_iterations`` leave out the start-up (model
+        building, data loader workers) and the iterations of earlier runs."""
+        self._last_time, self._last_iteration = self._clock(), iteration
 
     def sink(self, kind: type[S]) -> S | None:
         """The sink of type `kind` that is still on, or None."""

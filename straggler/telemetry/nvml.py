@@ -12,6 +12,7 @@ NVML indices and ``CUDA_VISIBLE_DEVICES`` disagree; the bus id does not). NVML i
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,11 @@ class GpuIdentity:
         return bool(self.uuid or self.serial or self.pci_bus_id or self.name)
 
 
+# A window with no sample of its own carries the latest one when it is at most this many
+# periods old (one period, and scheduling slack).
+_CARRY_PERIODS = 1.5
+
+
 class NvmlTelemetry:
     """The detector's telemetry provider: NVML sampled in the background, one vector per report.
 
@@ -86,6 +92,8 @@ class NvmlTelemetry:
         self.status = "not started"
         self._sampler: Any = None
         self._aggregate = WindowAggregator()
+        self._latest: tuple[np.ndarray, np.ndarray] | None = None  # the newest sample drained
+        self._attempts = 0  # the sampler's samples_taken at the last drain
         self._failure_logged = False
         # With device=None the GPU follows torch's current device, which a job may set after
         # Detector.initialize(): sample() moves the sampler when it changed.
@@ -144,13 +152,27 @@ class NvmlTelemetry:
             self.close()
             self._device = current_cuda_device()
             self._aggregate = WindowAggregator()
+            self._latest, self._attempts = None, 0
             self._start(self._device, *self._options)
             return np.full(len(FIELDS), np.nan)
         sampler = self._sampler
         if sampler is None:
             return np.full(len(FIELDS), np.nan)
+        attempts = sampler.samples_taken  # before the drain: none can be lost in between
         timestamps, values, dropped = sampler.drain()
         error = sampler.error
+        if len(timestamps):
+            self._latest = (timestamps[-1:], values[-1:])
+        elif (self._latest is not None and attempts == self._attempts and not error
+              and time.monotonic() - float(self._latest[0][0]) <= _CARRY_PERIODS * self.period_s):
+            # A window shorter than the sampling period (an early report at a short interval):
+            # no sample was attempted in it and the latest one is recent: it stands in for the
+            # window. A window whose samples failed gets none, nor one after failing samples
+            # (backing off, the latest good one is older) or after NVML failed for good. Its
+            # counters add nothing (a window of 0 s): nvml_window_s is 0. (The samples' stamps
+            # are steady_clock seconds: CLOCK_MONOTONIC, as time.monotonic.)
+            timestamps, values = self._latest
+        self._attempts = attempts
         if error and not self._failure_logged:
             self._failure_logged = True
             self.status = error

@@ -12,7 +12,10 @@ from ..analysis.causes import CauseRules
 from ..options import NOT_A_SHORTHAND, to_options
 from .nvml import DEFAULT_PERIOD_S
 
-__all__ = ["TelemetryOptions"]
+__all__ = ["MIN_PERIOD_S", "TelemetryOptions"]
+
+# The shortest sampling period: below it the sampler thread would hardly ever sleep.
+MIN_PERIOD_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,10 @@ class TelemetryOptions:
 
     def __post_init__(self) -> None:
         check_bool("enabled", self.enabled)
-        check_seconds("period_s", self.period_s)
+        if check_seconds("period_s", self.period_s) < MIN_PERIOD_S:
+            raise ValueError(f"`period_s={self.period_s!r}` must be at least {MIN_PERIOD_S} s: "
+                             "a faster sampler thread would keep a CPU core busy (one sample "
+                             "costs about 2 ms on an H100)")
         check_bool("probe_suspects", self.probe_suspects)
         if self.rules is not None:  # None: the defaults, kept as None
             object.__setattr__(self, "rules", to_options(CauseRules, self.rules, "rules"))

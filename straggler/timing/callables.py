@@ -12,9 +12,11 @@ import dataclasses
 import functools
 import inspect
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
+
+from .._checks import OptionTypeError
 
 __all__ = ["CallableId", "CallableWrapper"]
 
@@ -84,6 +86,11 @@ class CallableWrapper:
 
     def wrap(self, callable_ids: Sequence[CallableId], profile_cuda: bool = True) -> None:
         """Wrap each callable; one already wrapped is left as it is. All are checked first."""
+        if isinstance(callable_ids, (CallableId, str, bytes)) or not isinstance(
+                callable_ids, Iterable):
+            raise OptionTypeError(f"`callable_ids={callable_ids!r}` must be a list of "
+                                  "CallableId objects")
+        callable_ids = list(callable_ids)
         for cid in callable_ids:
             if not isinstance(cid, CallableId):
                 raise ValueError(f"`callable_ids` must hold CallableId objects, got {cid!r}")

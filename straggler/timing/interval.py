@@ -13,8 +13,10 @@ Pure logic: the clock and the reduction are injected, no process group is needed
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Callable
+from typing import Any
 
 from .._checks import check_int, check_seconds
 
@@ -181,11 +183,22 @@ class ReportIntervalTracker:
         """The iteration count and the current interval (iterations)."""
         return {"current_iter": self.current_iter, "iter_interval": self.iter_interval}
 
+    @staticmethod
+    def check_state(state: Any) -> None:
+        """ValueError, naming it, when `state` is not a `state_dict()` (a dict whose
+        ``current_iter``, when present, is an integer >= 0)."""
+        count = state.get("current_iter", 0) if isinstance(state, dict) else None
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+            raise ValueError(f"`state={state!r:.200}` is not a report interval state: a dict "
+                             "whose current_iter is an integer >= 0")
+
     def load_state_dict(self, state: dict) -> None:
         """Resume counting; the interval is re-measured after a restart (speeds may differ).
 
         Once counting started (`iter_increase` was called) the count is kept: the ranks agreed
         on it, and a rank changing it alone would report on other iterations than its peers.
+        ValueError (`check_state`) when `state` is not a `state_dict()`.
         """
+        self.check_state(state)
         if self._prev_time is None:
             self.current_iter = int(state.get("current_iter", 0))

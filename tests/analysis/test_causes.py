@@ -112,6 +112,21 @@ def test_unknown_is_honest():
     assert policy_only.cause is Cause.UNKNOWN and "persistence policy" in policy_only.evidence
 
 
+def test_a_mildly_slow_confirmed_rank_names_the_policys_metric_and_its_score():
+    # A 10 % straggler scores about 0.91, above slow_score: the policy confirmed it on a
+    # section, and the evidence says so instead of guessing at earlier reports.
+    from straggler.analysis.policy import RankState
+
+    report = _report(section={2: 0.92}, confirmed=[2])
+    state = RankState(rank=2, confirmed=True, reasons={"section:step": "relative"},
+                      slow_reports={"section:step": 3}, healthy_streak=0)
+    report = Report(**{**report.__dict__, "straggler_states": {2: state}})
+    evidence = diagnose(report)[2].evidence
+    assert evidence.startswith("confirmed by the persistence policy on section:step (relative)")
+    assert "section 'step' 0.92" in evidence and "slow_score=0.9" in evidence
+    assert "?" not in evidence
+
+
 def test_a_slow_section_without_gpu_timers_quotes_why_the_rank_has_none():
     report = _report(section={2: 0.3}, telemetry={2: None})
     no_gpu_timer = Report(**{**report.__dict__, "gpu_relative_perf_scores": {}})

@@ -24,6 +24,9 @@ def test_hang_timeout_names_the_stopped_rank_of_an_attached_job(tmp_path):
     culprit = hangs[0]["culprits"][0]
     assert [c["rank"] for c in hangs[0]["culprits"]] == [1]
     assert "stuck_reading_data" in culprit["stack"]
+    # its 10 optimizer steps: the watchdog follows the step count across the attach's switch
+    # from the collective boundary to the optimizer's (it read a stale counter: step 0)
+    assert culprit["step"] == 10, culprit
     assert "straggler: HANG:" in proc.stderr
 
 

@@ -62,6 +62,24 @@ def test_a_rank_with_straggler_disable_costs_the_others_no_wait():
     assert "rank 1 has STRAGGLER_DISABLE set" in proc.stderr, proc.stderr
 
 
+def test_a_bad_setting_on_one_rank_costs_the_others_no_wait():
+    # Rank 1 alone has STRAGGLER_REPORT_INTERVAL=banana in its environment: it printed its line
+    # at interpreter start and never joined the detector's set-up, so rank 0 waited
+    # --comm-timeout (60 s) in its init_process_group. Now it tells rank 0 at once.
+    proc = straggler_run(launch(2, "one_rank_disabled.py"), ["--comm-timeout", "60", *QUIET],
+                         job_env(DISABLE_RANK_1="0",
+                                 LAUNCH_RANK1_STRAGGLER_REPORT_INTERVAL="banana"),
+                         timeout_s=150)
+    assert proc.returncode == 0, proc.stderr
+    took = dict(re.findall(r"rank (\d) init took ([\d.]+) s", proc.stdout))
+    assert set(took) == {"0", "1"}, proc.stdout
+    assert all(float(t) < 30 for t in took.values()), took  # generous: a loaded machine
+    lines = proc.stderr.splitlines()  # one line per rank, none from the launcher
+    assert len(lines) == 2, proc.stderr
+    assert any("`STRAGGLER_REPORT_INTERVAL='banana'`" in line for line in lines)
+    assert any("rank 1 has a bad straggler setting" in line for line in lines), proc.stderr
+
+
 def test_a_failing_start_prints_one_line_per_rank_and_the_job_runs():
     """Every rank fails the same way before its detector exists: one line each, no wait."""
     proc = straggler_run(launch(2, "tiny.py"), QUIET,
@@ -103,6 +121,27 @@ def test_bad_options_exit_2_naming_the_option_and_value(command, option):
                           check=False)
     assert proc.returncode == 2, proc.stderr
     assert option[0] in proc.stderr and option[1] in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "env"])
+def test_a_report_log_that_is_no_file_path_exits_2_naming_it(command, tmp_path):
+    for path, says in (("", "`` must be a file path"), (str(tmp_path), f"`{tmp_path}` is a "
+                                                            "directory")):
+        proc = subprocess.run([PY, "-m", "straggler.cli", command, "--report-log", path, "--",
+                               "true"], env=job_env(), capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert proc.returncode == 2, proc.stderr
+        assert f"argument --report-log: {says}" in proc.stderr, proc.stderr
+
+
+def test_a_job_that_wrote_no_report_says_so_instead_of_a_summary(tmp_path):
+    log = tmp_path / "r.jsonl"
+    proc = straggler_run([PY, str(SCRIPTS / "tiny.py")], ["--report-log", str(log)],
+                         _one_rank())  # 30 steps, well before the first report (60 s)
+    assert proc.returncode == 0, proc.stderr
+    assert not log.exists()
+    assert (f"straggler run: no summary: there is no report log at {log} (the job ended "
+            "before its first report, --report-interval 60 s;") in proc.stderr
 
 
 def test_straggler_env_attaches_a_command_line_of_its_own(tmp_path):

@@ -68,11 +68,21 @@ def test_the_shadowed_sitecustomize_still_runs(tmp_path):
         assert out.stdout.split() == ["42", str(other / "sitecustomize.py")], out.stderr
 
 
-def test_a_bad_variable_prints_one_line_and_the_program_runs():
-    out = _python("import torch.distributed as dist; print('ran', "
-                  "hasattr(dist.init_process_group, '__straggler_original__'))",
-                  _attached(STRAGGLER_REPORT_INTERVAL="banana"))
-    assert out.stdout.split() == ["ran", "False"]
+_INIT = ("import torch.distributed as dist; "
+         "dist.init_process_group('gloo', init_method='file://{store}', rank=0, world_size=1); "
+         "from straggler.attach import worker; print('ran', worker.current() is None); "
+         "dist.destroy_process_group()")
+
+
+def test_a_bad_variable_prints_one_line_at_init_and_the_program_runs(tmp_path):
+    # A process that never calls init_process_group (the launcher, a DataLoader worker, a
+    # tool started with the job's environment) says nothing: it printed the line too, so a
+    # 4-rank torchrun job printed 5 lines that each said "the job runs without ...".
+    env = _attached(STRAGGLER_REPORT_INTERVAL="banana")
+    quiet = _python("import torch.distributed as dist; print('ran')", env)
+    assert quiet.stdout.split() == ["ran"] and quiet.stderr == "", quiet.stderr
+    out = _python(_INIT.format(store=tmp_path / "store"), env)
+    assert out.stdout.split() == ["ran", "True"], out.stderr  # unattached
     lines = out.stderr.splitlines()
     assert len(lines) == 1, out.stderr
     assert lines[0].startswith("straggler: attach failed (reading the environment: ValueError: "
@@ -93,9 +103,11 @@ def test_straggler_auto_alone_attaches_through_the_installed_pth():
     assert off.stdout.strip() == "False"
 
 
-def test_a_bad_straggler_auto_is_named():
-    out = _python("print('ran')", job_env(STRAGGLER_AUTO="banana"))
-    assert out.stdout.strip() == "ran"
+def test_a_bad_straggler_auto_is_named(tmp_path):
+    quiet = _python("print('ran')", job_env(STRAGGLER_AUTO="banana"))
+    assert quiet.stdout.strip() == "ran" and quiet.stderr == "", quiet.stderr
+    out = _python(_INIT.format(store=tmp_path / "store"), job_env(STRAGGLER_AUTO="banana"))
+    assert out.stdout.split() == ["ran", "True"], out.stderr
     assert out.stderr.count("`STRAGGLER_AUTO='banana'` must be one of") == 1, out.stderr
 
 

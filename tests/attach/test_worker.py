@@ -90,3 +90,40 @@ def _one_rank_fails(rank: int) -> dict:
     out = {"enabled": job.core.enabled, "s": time.monotonic() - start, "reports": job.reports}
     job.close()
     return out
+
+
+def _startup_after_a_collective(rank: int, world_size: int, log: str) -> int:
+    import time
+
+    import torch
+    import torch.distributed as dist
+    from straggler.attach.settings import AttachSettings
+    from straggler.attach.worker import AttachedJob
+
+    job = AttachedJob(AttachSettings(report_interval_s=0.3, quiet=True))
+    for _ in range(2):  # the first collective opens a step, the second ends it: the first call
+        dist.barrier()
+    time.sleep(1.5)  # then start-up: the model, the data
+    net = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(40):  # the loop: the boundary moves to the optimizer
+        time.sleep(0.02)
+        opt.step()
+    reports = job.reports
+    job.close()
+    return reports
+
+
+def test_the_first_window_leaves_out_start_up_after_an_early_collective(tmp_path, monkeypatch):
+    # A barrier right after init_process_group opened the report log's first window: the
+    # start-up until the loop's first optimizer step was counted in the first window_s.
+    log = tmp_path / "r.jsonl"
+    monkeypatch.setenv("STRAGGLER_REPORT_LOG", str(log))
+    assert run_ranks(_startup_after_a_collective, 2, str(log))[0] >= 1
+    import json
+
+    first = json.loads(log.read_text().splitlines()[0])
+    # 40 steps of 20 ms after the switch, reports every 0.3 s: the first window is a fraction
+    # of a second; with the start-up it was over 1.5 s (1.2 s: margin for a loaded host).
+    assert first["window_s"] < 1.2, first
+    assert first["window_iterations"] <= 40, first

@@ -147,6 +147,7 @@ def test_documented_num_gpu_perf_scores_to_log_spelling_is_accepted():
     ({"exit_code": False}, "`exit_code=False`"),
     ({"node_name": ""}, "`node_name=''`"),
     ({"sync_timeout_s": 0}, "`sync_timeout_s=0`"),
+    ({"process_group": "world"}, "`process_group='world'`"),
 ])
 def test_every_bad_parameter_is_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -425,6 +426,8 @@ def test_ddp_slow_rank_is_flagged_and_stopped_only_when_asked(tmp_path):
     assert r0["ckpt_ranks"] == [0, 1]  # rank 0 wrote every rank's detector state
     # Both acted on the same decision: the policy's confirmed verdict (the default).
     assert r0["decision"] == r1["decision"] == ([1], "confirmed")
+    assert any(m.startswith("straggler detection: verdict (confirmed): stragglers: rank 1 (")
+               for m in r0["log"])
 
 
 class _Inject(pl.Callback):
@@ -519,4 +522,6 @@ def test_at_the_default_logging_level_a_stop_shows_the_scores_and_causes(tmp_pat
     assert "\nGPU individual performance" in seen  # the scores block
     assert "Rank=0 Node=" in seen and "Score=" in seen
     assert "straggler detection: causes:\nrank 0 (" in seen  # each flagged rank's cause
+    # The ranks the stop acts on: the confirmed verdict, named before the stop.
+    assert "straggler detection: verdict (confirmed): stragglers: rank 0 (node " in seen
     assert "Detected stragglers. Terminating training..." in seen

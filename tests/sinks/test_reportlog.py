@@ -404,3 +404,39 @@ def test_the_record_lists_the_confirmed_ranks_and_the_suspects():
                                                  report_ms=1.0))
     assert record["confirmed"] == [1]
     assert record["suspects"] == [3]
+
+
+def test_the_first_window_starts_at_the_loops_first_call_not_at_initialize(tmp_path):
+    path = tmp_path / "r.jsonl"
+    Detector.initialize(report_time_interval=0, telemetry=False, report_log=str(path))
+    time.sleep(1.0)  # start-up after initialize: model building, data loader workers
+    for _ in range(2):
+        with Detector.detection_section("forward", profile_cuda=False):
+            sum(range(1000))
+        Detector.generate_report_if_interval_elapsed()
+    Detector.shutdown()
+    first, second = (json.loads(line) for line in path.read_text().splitlines())
+    # The first report comes in the first call (interval 0): its window is that call's
+    # milliseconds, never the second of start-up (0.5 s: a generous margin for a loaded host).
+    assert first["window_s"] < 0.5, first["window_s"]
+    assert first["window_iterations"] == first["iteration"] == 1
+    assert second["window_iterations"] == 1
+
+
+def test_a_resumed_jobs_first_window_counts_from_the_restored_iteration(tmp_path):
+    Detector.initialize(report_time_interval=0, telemetry=False, report_log=False)
+    for _ in range(5):
+        with Detector.detection_section("forward", profile_cuda=False):
+            sum(range(1000))
+        Detector.generate_report_if_interval_elapsed()
+    state = Detector.state_dict()
+    Detector.shutdown()
+    path = tmp_path / "resumed.jsonl"
+    Detector.initialize(report_time_interval=0, telemetry=False, report_log=str(path))
+    Detector.load_state_dict(state)
+    with Detector.detection_section("forward", profile_cuda=False):
+        sum(range(1000))
+    Detector.generate_report_if_interval_elapsed()
+    Detector.shutdown()
+    (record,) = (json.loads(line) for line in path.read_text().splitlines())
+    assert record["iteration"] == 6 and record["window_iterations"] == 1

@@ -159,6 +159,53 @@ def test_telemetry_vector_of_a_window_with_an_unsupported_field(monkeypatch):
     assert vec["reason_sw_thermal_frac"] == 0.0
 
 
+def test_a_window_shorter_than_the_period_carries_the_latest_sample(monkeypatch):
+    # An early report 0.45 s after the last one, with NVML sampled every second: the window
+    # holds no sample. The suspect's cause needs the telemetry: the latest sample stands in.
+    use_scenario(monkeypatch, scenario(reasons=0x20, sm_clock=1300))
+    tel = NvmlTelemetry(device=0, period_s=3600.0)  # one sample at start, then none
+    try:
+        assert _wait(lambda: tel._sampler.samples_taken >= 1)
+        first = dict(zip(FIELDS, tel.sample(), strict=True))
+        empty = dict(zip(FIELDS, tel.sample(), strict=True))
+    finally:
+        tel.close()
+    assert first["nvml_samples"] == 1 and first["sm_clock_mhz_mean"] == 1300
+    assert empty["nvml_samples"] == 1 and empty["nvml_window_s"] == 0.0
+    assert empty["sm_clock_mhz_mean"] == 1300 and empty["reason_sw_thermal_frac"] == 1.0
+    assert math.isnan(empty["thermal_violation_frac"])  # no counter growth in 0 s
+
+
+def test_an_old_sample_is_not_carried(monkeypatch):
+    use_scenario(monkeypatch, scenario(sm_clock=1300))
+    tel = NvmlTelemetry(device=0, period_s=0.2)
+    try:
+        assert _wait(lambda: tel._sampler.samples_taken >= 1)
+        tel._sampler.stop()  # no further sample, no error: only the age tells
+        assert dict(zip(FIELDS, tel.sample(), strict=True))["nvml_samples"] >= 1
+        time.sleep(0.5)  # > 1.5 periods
+        old = dict(zip(FIELDS, tel.sample(), strict=True))
+    finally:
+        tel.close()
+    assert old["nvml_samples"] == 0 and math.isnan(old["sm_clock_mhz_mean"])
+
+
+def test_a_window_whose_samples_failed_carries_nothing(monkeypatch):
+    # NVML failing (not yet for good: the sampler backs off): the window's samples were
+    # attempted and failed, so the last good one is stale and must not stand in for them.
+    use_scenario(monkeypatch, scenario(fail_from=1, fail_code=NVML_ERROR_GPU_IS_LOST))
+    tel = NvmlTelemetry(device=0, period_s=3600.0, max_consecutive_failures=100)
+    try:
+        assert _wait(lambda: tel._sampler.samples_taken >= 1)
+        first = dict(zip(FIELDS, tel.sample(), strict=True))
+        assert not tel._sampler.sample_now()  # the second sample fails
+        failed = dict(zip(FIELDS, tel.sample(), strict=True))
+    finally:
+        tel.close()
+    assert first["nvml_samples"] == 1
+    assert failed["nvml_samples"] == 0 and math.isnan(failed["sm_clock_mhz_mean"])
+
+
 def test_nvml_failing_mid_run_stops_the_sampler_with_one_warning(monkeypatch, caplog):
     # From the third sample on every call fails (GPU lost): three failing samples in a row stop
     # the thread; detection goes on with what was sampled before.

@@ -42,6 +42,13 @@ def test_bad_telemetry_option_names_the_parameter(value, match):
 def test_telemetry_options_are_validated():
     with pytest.raises(ValueError, match="`period_s=0` must be a positive number of seconds"):
         TelemetryOptions(period_s=0)
+    # A period far below NVML's own cost per sample would keep a core busy: refused, named.
+    with pytest.raises(ValueError, match=r"^`period_s=1e-09` must be at least 0\.01 s"):
+        TelemetryOptions(period_s=1e-9)
+    with pytest.raises(ValueError, match=r"^`period_s=1e-06` must be at least 0\.01 s"):
+        Detector.initialize(telemetry={"period_s": 1e-6})
+    assert Detector.core() is None
+    assert TelemetryOptions(period_s=0.01).period_s == 0.01
     with pytest.raises(ValueError, match="`probe_suspects='no'` must be True or False"):
         TelemetryOptions(probe_suspects="no")
     with pytest.raises(TypeError, match=r"`rules=0\.5` must be None, a dict or a "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 
@@ -164,4 +165,12 @@ def test_bad_callable_ids_are_rejected_before_anything_is_wrapped(wrapper):
         wrapper.wrap([CallableId(mod, "missing")])
     with pytest.raises(ValueError, match="CallableId"):
         wrapper.wrap([(mod, "fn")])
+    # One CallableId, not a list of them (NVRx takes a list): named, not "not iterable".
+    for not_a_list in (CallableId(mod, "fn"), None, "fake_mod.fn"):
+        with pytest.raises(TypeError, match=rf"^`callable_ids={re.escape(repr(not_a_list))}` "
+                                            "must be a list of CallableId objects$"):
+            wrapper.wrap(not_a_list)
+    wrapper.wrap((CallableId(mod, "fn"),))  # a tuple is a sequence too
+    assert len(wrapper) == 1
+    wrapper.restore()
     assert len(wrapper) == 0 and mod.fn is module_function

@@ -100,8 +100,12 @@ def finished_flag_path(required: bool = False) -> str | None:
     """The file named by ``$FAULT_TOL_FINISHED_FLAG_FILE``; `required`: RuntimeError if unset."""
     path = os.environ.get(FINISHED_FLAG_ENV) or None
     if path is None and required:
-        raise RuntimeError(f"'{FINISHED_FLAG_ENV}' env variable is not set. Was this job "
-                           "launched with FT launcher?")
+        # NVRx's first sentence; its "Was this job launched with FT launcher?" misled: the
+        # launcher never sets the variable, the job script does.
+        raise RuntimeError(f"'{FINISHED_FLAG_ENV}' env variable is not set. Auto-resume "
+                           "(ft_autoresume=True) needs it: your job script sets it to the file "
+                           "rank 0 creates when training completes, and re-submits the job "
+                           "until that file exists (ft_launcher does not set it; docs/ft.md)")
     return path
 
 

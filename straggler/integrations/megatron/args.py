@@ -40,7 +40,9 @@ _profiling = _arg_type("--straggler-profiling-interval", int, lambda v: v >= 1,
                        "a positive integer")
 _num_print = _arg_type("--straggler-num-scores-to-print", int, lambda v: v >= 0,
                        "a non-negative integer")
-_non_empty = _arg_type("a name", str, lambda v: bool(v.strip()), "a non-empty string")
+_ctrlr_host, _logger_name, _node_name = (
+    _arg_type(flag, str, lambda v: bool(v.strip()), "a non-empty string")
+    for flag in ("--straggler-ctrlr-host", "--straggler-logger-name", "--straggler-node-name"))
 
 _DEFAULTS = StragglerDetectionConfig()
 
@@ -63,7 +65,7 @@ def add_straggler_args(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         "Default: %(default)s.")
     g.add_argument("--disable-straggler-on-startup", action="store_true",
                    help="Start with detection off; turn it on through the controller.")
-    g.add_argument("--straggler-ctrlr-host", type=_non_empty, default=d.straggler_ctrlr_host,
+    g.add_argument("--straggler-ctrlr-host", type=_ctrlr_host, default=d.straggler_ctrlr_host,
                    help="Address the controller listens on. Default: %(default)s (this machine "
                         "only); another address exposes it to the network.")
     g.add_argument("--straggler-disable-ctrlr", action="store_true",
@@ -91,9 +93,9 @@ def add_straggler_args(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         "only with stragglers). Default: %(default)s.")
     g.add_argument("--straggler-disable-logging", action="store_true",
                    help="Do not log min/median/max score lines.")
-    g.add_argument("--straggler-logger-name", type=_non_empty, default=d.logger_name,
+    g.add_argument("--straggler-logger-name", type=_logger_name, default=d.logger_name,
                    help="Logger for the report lines. Default: %(default)s.")
-    g.add_argument("--straggler-node-name", type=_non_empty, default=None,
+    g.add_argument("--straggler-node-name", type=_node_name, default=None,
                    help="Name of this node in reports. Default: the host name.")
     g.add_argument("--straggler-sync-timeout", type=_timeout_seconds, default=d.sync_timeout_s,
                    help="Longest wait, in seconds, in any of the detector's collectives "

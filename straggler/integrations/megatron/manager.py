@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..._checks import check_seconds
+from ..._checks import check_process_group, check_seconds
 from ...options import to_options
 from ...reporting.decision import DecisionRule
 from .. import _common
@@ -74,7 +74,10 @@ class StragglerDetectionManager:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.control_poll_s = check_seconds("control_poll_s", control_poll_s)
         self.config = config
-        self.process_group = process_group
+        # Checked here: Detector.initialize's own check would only turn detection off (fail open).
+        self.process_group = check_process_group("process_group", process_group)
+        if not callable(clock):
+            raise ValueError(f"`clock={clock!r}` must be a callable returning seconds")
         self._clock = clock
         self._initialized = False
         self._failed = False
@@ -299,15 +302,20 @@ class StragglerDetectionManager:
             seen = Detector.last_decision()
             report = Detector.generate_report()
             _warn_if_nothing_timed(self._steps, self._log)
+            decision = Detector.last_decision()
             if report is not None:
                 try:
-                    summary = self._handle_report(report, iteration, new_state)
+                    summary = self._handle_report(report, iteration, new_state,
+                                                  None if decision is seen else decision)
                 except Exception:  # noqa: BLE001 - reading it is not part of the protocol
                     self._log.exception("straggler detection: reading the report failed")
-            decision = Detector.last_decision()
             if decision is seen:  # no decision: the report failed and the detector is off
                 raise RuntimeError("the report failed; the detector turned off")
             self.last_decision = decision
+            if summary is not None and decision is not None:  # what GET / shows as acted on
+                summary["decision"] = {"verdict": decision.verdict.value,
+                                       "stragglers": sorted(decision.stragglers),
+                                       "suspects": sorted(decision.suspects)}
             stop = bool(config.stop_if_detected and decision is not None and decision.act)
             self._stopped = self._stopped or stop
             if stop and decision is not None:
@@ -332,12 +340,13 @@ class StragglerDetectionManager:
     def _section(self) -> str | None:
         return str(self._steps[0].callable_id) if self._steps else None
 
-    def _handle_report(self, report: Any, iteration: int,
-                       state: ControlState) -> dict[str, Any]:
+    def _handle_report(self, report: Any, iteration: int, state: ControlState,
+                       decision: Any) -> dict[str, Any]:
         config = self.config
         assert config is not None
         self.last_report = report
-        ev, summary = read_report(report, iteration, config, state, self._section(), self._log)
+        ev, summary = read_report(report, iteration, config, state, self._section(), self._log,
+                                  decision)
         self.last_stragglers = ev.stragglers
         return summary
 

@@ -17,12 +17,13 @@ __all__ = ["megatron_lines", "read_report"]
 
 
 def read_report(report: Any, iteration: int, config: StragglerDetectionConfig,
-                state: ControlState, section: str | None,
-                log: logging.Logger) -> tuple[_common.Evaluation, dict[str, Any]]:
+                state: ControlState, section: str | None, log: logging.Logger,
+                decision: Any = None) -> tuple[_common.Evaluation, dict[str, Any]]:
     """Evaluate `report` against `state`'s thresholds, log it, and summarize it for the controller.
 
-    `section` names the train step's timer (its scores are preferred); returns the evaluation
-    and the summary the controller serves.
+    `section` names the train step's timer (its scores are preferred); `decision` is the
+    report's agreed decision, whose line ends the log block; returns the evaluation and the
+    summary the controller serves.
     """
     ev = _common.evaluate_report(report, state.gpu_relative_perf_threshold,
                                  state.gpu_individual_perf_threshold, section, log,
@@ -30,6 +31,13 @@ def read_report(report: Any, iteration: int, config: StragglerDetectionConfig,
     for line in megatron_lines(report, iteration, config.straggler_minmax_count,
                                ev.relative, ev.individual):
         log.info(line)
+    if decision is not None:  # the causes when only the verdict names a rank, then its line
+        if decision.act and not ev.found and getattr(report, "causes", None):
+            from straggler.analysis.causes import format_causes
+
+            log.warning("straggler detection: causes:\n%s", format_causes(report))
+        log.log(logging.WARNING if decision.act else logging.INFO,
+                _common.decision_line(report, decision))
     stats = ev.stats()
     if config.enable_logging:
         for prefix in ("gpu_relative_perf", "gpu_individual_perf"):

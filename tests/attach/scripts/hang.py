@@ -1,5 +1,6 @@
-"""Two ranks all-reduce; after a few steps rank 1 stops in `stuck_reading_data` for HANG_S
-seconds while rank 0 waits in the next all_reduce (no import of straggler here)."""
+"""Two ranks all-reduce and step an optimizer; after 10 steps rank 1 stops in
+`stuck_reading_data` for HANG_S seconds while rank 0 waits in the next all_reduce (no import of
+straggler here)."""
 
 import os
 import time
@@ -17,11 +18,13 @@ def stuck_reading_data() -> None:
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-t = torch.ones(8)
+w = torch.nn.Parameter(torch.ones(8))
+opt = torch.optim.SGD([w], lr=0.01)
 for step in range(20):
     if step == 10 and rank == 1:
         stuck_reading_data()
-    dist.all_reduce(t)
-    t /= dist.get_world_size()
+    w.grad = w.detach().clone()
+    dist.all_reduce(w.grad)
+    opt.step()
 dist.destroy_process_group()
 finish()

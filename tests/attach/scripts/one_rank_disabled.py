@@ -1,10 +1,10 @@
 """A plain DDP loop whose rank 1 has STRAGGLER_DISABLE=1 (set before init_process_group, as a
-node with its own environment would); no import of straggler here."""
+node with its own environment would; DISABLE_RANK_1=0: not); no import of straggler here."""
 
 import os
 import time
 
-if os.environ["RANK"] == "1":
+if os.environ["RANK"] == "1" and os.environ.get("DISABLE_RANK_1", "1") == "1":
     os.environ["STRAGGLER_DISABLE"] = "1"
 
 import torch

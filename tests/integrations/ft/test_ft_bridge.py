@@ -639,8 +639,10 @@ def test_finished_flag_on_rank0_only(tmp_path, monkeypatch):
     assert ft.write_finished_flag() == str(flag) and flag.exists()
     monkeypatch.delenv(ft.FINISHED_FLAG_ENV)
     assert ft.finished_flag_path() is None
-    with pytest.raises(RuntimeError, match="FAULT_TOL_FINISHED_FLAG_FILE' env variable is not"):
+    with pytest.raises(RuntimeError, match="FAULT_TOL_FINISHED_FLAG_FILE' env variable is not") \
+            as info:
         ft.finished_flag_path(required=True)
+    assert "ft_launcher does not set it" in str(info.value)  # not "launched with FT launcher?"
 
 
 def test_generation_detection():

@@ -184,6 +184,8 @@ def test_every_bad_flag_value_exits_with_a_message(argv, flag, capsys):
     assert flag in err
     if len(argv) == 2 and not argv[1].startswith("--"):
         assert repr(argv[1]) in err or argv[1] in err  # the value is echoed
+    if "invalid choice" not in err and flag != "unrecognized arguments":
+        assert f"`{flag}={argv[1]!r}`" in err  # named as given, not as "a name"
 
 
 def test_config_from_hand_built_namespace_is_validated():

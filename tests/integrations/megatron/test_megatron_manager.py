@@ -117,6 +117,39 @@ def test_cause_label_reads_strings_labels_and_enums_and_tolerates_absence():
                                                                       "max": 1.0}
 
 
+def test_decision_line_names_the_ranks_acted_on_with_node_cause_and_suspects():
+    from straggler.reporting.decision import Decision, Verdict
+
+    report = _fake_report({0: 1.0, 1: 1.0, 2: 0.9}, causes={1: "late_outside_compute"})
+    acted = Decision(frozenset({1}), frozenset({2}), Verdict.CONFIRMED)
+    assert _common.decision_line(report, acted) == (
+        "straggler detection: verdict (confirmed): stragglers: rank 1 (node node0): "
+        "late_outside_compute; suspects (not confirmed yet): rank 2 (node node1)")
+    none = Decision(frozenset(), frozenset(), Verdict.SINGLE_REPORT)
+    assert _common.decision_line(report, none) == (
+        "straggler detection: verdict (single_report): stragglers: none")
+
+
+def test_a_verdict_naming_a_rank_no_threshold_flags_logs_its_cause_and_line(caplog):
+    # A rank confirmed from the collectives' waits (a slow data loader) keeps step scores near
+    # 1: no NVRx warning names it, so the causes and the verdict line must.
+    from straggler.analysis.causes import Cause, Diagnosis
+    from straggler.reporting.decision import Decision, Verdict
+
+    report = _fake_report({0: 1.0, 1: 0.97}, causes={1: Diagnosis(
+        1, Cause.LATE_OUTSIDE_COMPUTE, "its peers lost 0.5 s waiting for it")})
+    acted = Decision(frozenset({1}), frozenset(), Verdict.CONFIRMED)
+    logger = logging.getLogger(LOGGER)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        ev = _common.evaluate_report(report, 0.7, 0.7, None, logger, 0, acted)
+    assert not ev.found
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(m.startswith("straggler detection: causes:\n") for m in warned), warned
+    assert "its peers lost 0.5 s waiting for it" in warned[0], warned
+    assert warned[-1] == ("straggler detection: verdict (confirmed): stragglers: rank 1 "
+                          "(node node0): late_outside_compute")
+
+
 # -- one process ------------------------------------------------------------------------------
 
 
@@ -143,6 +176,10 @@ def test_wrapping_before_initialize_warns_and_leaves_the_step_alone(caplog):
 
 
 def test_initialize_checks_its_input_and_runs_once():
+    with pytest.raises(ValueError, match="`process_group='world'` must be"):
+        StragglerDetectionManager(process_group="world")
+    with pytest.raises(ValueError, match="`clock=5` must be a callable"):
+        StragglerDetectionManager(clock=5)
     with pytest.raises(ValueError, match="`config=None`"):
         StragglerDetectionManager().initialize()
     with pytest.raises(TypeError, match=r"`config=3` must be .*StragglerDetectionConfig"):
@@ -205,6 +242,21 @@ def test_single_rank_loop_reports_with_megatron_and_nvrx_lines(caplog):
     assert "GPU relative performance:" in text and "gpu_relative_perf scores: {" in text
     assert "no train step was timed" not in text
     assert not step.is_wrapped  # shutdown put the original back
+
+
+def test_the_controller_shows_the_agreed_decision_next_to_the_threshold_flags():
+    clock = FakeClock()
+    m = StragglerDetectionManager(clock=clock)
+    m.initialize(_config(verdict="confirmed"))
+    step = m.wrap_train_step(gpu_sleep)
+    _loop(m, step, 60, clock=clock)
+    status = _http(m.controller.address[1], "GET", "/")
+    m.shutdown()
+    d = m.last_decision
+    assert d is not None
+    assert status["last_report"]["decision"] == {"verdict": "confirmed",
+                                                 "stragglers": sorted(d.stragglers),
+                                                 "suspects": sorted(d.suspects)}
 
 
 def test_calling_the_original_step_warns_that_nothing_was_captured(caplog):
@@ -354,6 +406,9 @@ def test_slow_rank_is_flagged_logged_and_the_stop_decision_is_identical_on_every
     assert stops[0] and stops[0] == stops[1] == stops[2]
     assert any("Detected stragglers [1]. Training should be stopped." in line
                for line in stop[2]["lines"])
+    # The reporting rank names the ranks it acts on, whatever the thresholds' warnings say.
+    assert any(line.startswith("straggler detection: verdict (single_report): stragglers: "
+                               "rank 1 (node node1)") for line in stop[0]["lines"])
 
     # By default the manager acts on the policy's confirmed verdict, agreed in the report:
     # the same stops and the same stragglers on every rank, without a broadcast of its own.
@@ -361,6 +416,8 @@ def test_slow_rank_is_flagged_logged_and_the_stop_decision_is_identical_on_every
     stops = [r["stops"] for r in confirmed]
     assert stops[0] and stops[0] == stops[1] == stops[2], confirmed[0]["lines"]
     assert all(r["stragglers"] == [1] for r in confirmed)
+    assert any(line.startswith("straggler detection: verdict (confirmed): stragglers: rank 1 "
+                               "(node node1)") for line in confirmed[0]["lines"])
 
 
 def _http(port: int, method: str, path: str, payload=None) -> dict:
