@@ -151,10 +151,27 @@ class HangFinding:
         return "\n".join(lines)
 
 
+# The collective observer names ops as c10d's ProcessGroup does; people know the Python API's.
+_API_NAMES = {"allreduce_": "all_reduce", "allreduce_coalesced_": "all_reduce_coalesced",
+              "allgather_": "all_gather", "_allgather_base_": "all_gather_into_tensor",
+              "allgather_into_tensor_coalesced_": "all_gather_into_tensor_coalesced",
+              "reduce_scatter_": "reduce_scatter",
+              "_reduce_scatter_base_": "reduce_scatter_tensor",
+              "reduce_scatter_tensor_coalesced_": "reduce_scatter_tensor_coalesced",
+              "alltoall_": "all_to_all", "alltoall_base_": "all_to_all_single",
+              "broadcast_": "broadcast", "reduce_": "reduce", "gather_": "gather",
+              "scatter_": "scatter", "recv_": "recv", "recv_any_source_": "recv"}
+
+
+def _op_text(op: str) -> str:
+    """`op` as torch.distributed's Python API names it (``allreduce_`` -> ``all_reduce``)."""
+    return _API_NAMES.get(op, op)
+
+
 def _wait_text(w: CollectiveWait) -> str:
     group = "WORLD (group 0)" if w.group == "0" else f"group {w.group}"
     seq = f", collective #{w.seq}" if w.seq >= 0 else ""
-    return f"{w.op} on {group}{seq}"
+    return f"{_op_text(w.op)} on {group}{seq}"
 
 
 def _ranks_text(ranks: tuple[int, ...] | list[int]) -> str:
@@ -166,7 +183,7 @@ def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
     where = f"node {c.node or '?'}" + (f", GPU {c.gpu}" if c.gpu else "")
     if c.state == NOT_ARRIVED and wait is not None:
         at = f" (it has issued #{c.seq} there)" if c.seq >= 0 else ""
-        what = f"has not reached {wait.op} #{wait.seq}{at}"
+        what = f"has not reached {_op_text(wait.op)} #{wait.seq}{at}"
     elif c.state == EXITED:
         what = f"is gone: its process exited (last heard of {c.last_seen_s:.1f} s ago)"
     elif c.state == GONE:

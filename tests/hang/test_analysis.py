@@ -8,8 +8,8 @@ NOW = 1000.0
 
 
 def _rec(r: int, *, seq: int = 5, wait: bool = True, sec: str = "step", age: float = 0.5,
-         stall: float = 10.0, group: str = "0") -> ProgressRecord:
-    w = {"op": "all_reduce", "group": group, "seq": seq} if wait else None
+         stall: float = 10.0, group: str = "0", op: str = "all_reduce") -> ProgressRecord:
+    w = {"op": op, "group": group, "seq": seq} if wait else None
     return ProgressRecord(r=r, node=f"n{r // 2}", pid=100 + r, t=NOW - age, sec=sec,
                           sec_s=stall, g={group: seq}, stall_s=stall, wait=w)
 
@@ -83,6 +83,15 @@ def test_stacks_are_attached_and_formatted() -> None:
     assert "rank 2 (node n1) has not reached all_reduce #5" in text
     assert 'File "x.py", line 3, in stuck' in text
     assert f.to_dict()["culprits"][0]["stack"].endswith("in stuck\n")
+
+
+def test_ops_named_by_the_collective_observer_read_as_the_python_api_names_them() -> None:
+    # The observer says "allreduce_" (c10d's name); an attached job printed it as such.
+    recs = {r: _rec(r, op="allreduce_") for r in (0, 1, 3)}
+    recs[2] = _rec(2, seq=4, wait=False)
+    text = _analyse(recs).format()
+    assert "waited 10.5 s in all_reduce on WORLD (group 0), collective #5" in text
+    assert "has not reached all_reduce #5" in text and "allreduce_" not in text
 
 
 def test_a_finding_read_back_from_its_record_formats_as_the_log_did() -> None:
