@@ -75,6 +75,10 @@ class HangFinding:
     culprits: tuple[Culprit, ...] = ()
     sections: tuple[tuple[str, int], ...] = ()  # (section, ranks in it), most ranks first
     reporter: int = 0
+    waiting_later: tuple[int, ...] = ()
+    """The ranks waiting in a later collective of the same group: past the waited-in one
+    (its other members let them through: a broadcast's root, a rank of a finished pair), so
+    stopped by the culprits too."""
 
     @property
     def culprit_ranks(self) -> list[int]:
@@ -109,7 +113,8 @@ class HangFinding:
                    float(d["timeout_s"]), wait(d.get("wait")),
                    tuple(int(r) for r in d.get("waiting", [])), culprits,
                    tuple((str(x["section"]), int(x["ranks"])) for x in d.get("sections", [])),
-                   int(d.get("reporter", 0)))
+                   int(d.get("reporter", 0)),
+                   tuple(int(r) for r in d.get("waiting_later", [])))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields of the ``hang`` record (docs/reportlog.md)."""
@@ -121,6 +126,7 @@ class HangFinding:
             "culprits": [c.to_dict() for c in self.culprits],
             "sections": [{"section": s, "ranks": n} for s, n in self.sections],
             "reporter": self.reporter,
+            "waiting_later": list(self.waiting_later),
         }
 
     def format(self) -> str:
@@ -147,7 +153,9 @@ class HangFinding:
         for c in self.culprits[:MAX_CULPRITS_SHOWN]:
             lines += _culprit_lines(c, self.wait)
         if self.waiting:
-            lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}")
+            later = (f"; further on, in later collectives of that group: rank(s) "
+                     f"{_ranks_text(self.waiting_later)}" if self.waiting_later else "")
+            lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}{later}")
         return "\n".join(lines)
 
 
@@ -233,6 +241,7 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
     waits = Counter((w.group, w.seq) for w in waiters.values())
     wait: CollectiveWait | None = None
     waiting: tuple[int, ...] = ()
+    later: tuple[int, ...] = ()
     behind: list[int] = []
     if waits:
         (group, seq), _ = min(waits.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -243,6 +252,8 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
         if seq >= 0:
             behind = sorted(r for r, rec in alive.items()
                             if group in rec.g and rec.g[group] < seq)
+            later = tuple(sorted(r for r, w in waiters.items() if w.group == group
+                                 and w.seq > seq))
         if not behind and not gone:  # no sequence numbers: the ranks in no collective
             behind = sorted(r for r, rec in alive.items() if rec.waiting is None)
         group_of_wait: str | None = group
@@ -257,4 +268,4 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
                            sections=tuple(sorted(sections.items(), key=lambda kv: -kv[1])),
                            reporter=reporter)
     return HangFinding(HANG, world_size, stalled_s, timeout_s, wait, waiting, tuple(culprits),
-                       reporter=reporter)
+                       reporter=reporter, waiting_later=later)

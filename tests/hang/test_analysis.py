@@ -94,6 +94,20 @@ def test_ops_named_by_the_collective_observer_read_as_the_python_api_names_them(
     assert "has not reached all_reduce #5" in text and "allreduce_" not in text
 
 
+def test_ranks_waiting_further_on_in_the_same_group_are_listed() -> None:
+    # 3 gloo ranks, rank 2 stopped: rank 0 waits in broadcast #5, rank 1 (let through by the
+    # root) in all_reduce #6. It was in neither list: "1 of 3 ranks have waited".
+    from straggler.hang import HangFinding
+
+    recs = {0: _rec(0, op="broadcast_"), 1: _rec(1, seq=6), 2: _rec(2, seq=4, wait=False)}
+    f = _analyse(recs, world=3)
+    assert (f.culprit_ranks, f.waiting, f.waiting_later) == ([2], (0,), (1,))
+    text = f.format()
+    assert "  waiting: rank(s) 0; further on, in later collectives of that group: rank(s) 1" \
+        in text
+    assert HangFinding.from_dict(f.to_dict()).format() == text
+
+
 def test_a_finding_read_back_from_its_record_formats_as_the_log_did() -> None:
     # `straggler summarize` rebuilds the log block from the report log's hang record
     from straggler.hang import HangFinding
