@@ -378,14 +378,16 @@ def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[i
 
 
 def schedule_verdicts(trace: Trace, times_ms: np.ndarray, interval: float, early: bool = True,
-                      phase_s: float = 0.0, make_policy: Callable[[], Any] | None = None
+                      phase_s: float = 0.0, make_policy: Callable[[], Any] | None = None,
+                      observe: Callable[..., None] | None = None
                       ) -> list[tuple[float, frozenset[int], bool]]:
     """The report cadence of straggler/report_cycle.py over a recorded trace: windows of
     ``interval`` recorded seconds (the first starting at ``phase_s``), and after a report with
     suspects an early one (`early_window` of the interval's steps, at most `MAX_EARLY_REPORTS`
     in a row; ``early=False``: none). Each window goes to the policy (``make_policy()``,
     default `StragglerPolicy()`) as `direct_verdicts` gives it. Returns (end s, confirmed,
-    whether the window was an early one) per report."""
+    whether the window was an early one) per report. ``observe(policy, decision, a, b, early)``,
+    when given, sees each report's policy after its update (the window is steps ``[a, b)``)."""
     from straggler.analysis.policy import StragglerPolicy
     from straggler.report_cycle import MAX_EARLY_REPORTS, early_window
 
@@ -405,6 +407,8 @@ def schedule_verdicts(trace: Trace, times_ms: np.ndarray, interval: float, early
         if b >= trace.steps:
             return out
         decision = policy.update(ranks, **window_observation(times_ms, a, b, cols))
+        if observe is not None:
+            observe(policy, decision, a, b, short is not None)
         out.append((float(end[b - 1]), decision.confirmed, short is not None))
         if short is None:
             every = b - a  # the interval in steps, as the tracker agrees it at a report

@@ -16,11 +16,14 @@ all_reduce keeps the ranks in lockstep, as data-parallel training does. Two tabl
 Replayed (tests/data/traces, no process): ``--only phases`` times the verdict by the onset's
 phase in its window for several policies in one run (``--policy 'NAME:SETTING=VALUE,...'``,
 repeated; about 3 minutes per policy and factor), ``--only bound`` the most any verdict could
-reach there (an oracle that knows the onset; about 1 minute):
+reach there (an oracle that knows the onset; about 1 minute), ``--only clean`` the false
+confirmations of the clean runs with early reports and each one's windows (seconds per
+policy and interval):
 
     .venv/bin/python benchmarks/report_schedule.py --only phases --factor 1.1 \
         --policy 'default:' --policy 'span 1:early_confirm_span=1.0'
     .venv/bin/python benchmarks/report_schedule.py --only bound
+    .venv/bin/python benchmarks/report_schedule.py --only clean --verdict-interval 3
     .venv/bin/python benchmarks/report_schedule.py --only pairing   # per-step pairs: seconds
 """
 
@@ -359,7 +362,7 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
 
         reports = early = false = 0
         for trace in runs:
-            for phase in (0.0, 0.2, 0.4, 0.6, 0.8):
+            for phase in CLEAN_PHASES:
                 clean = schedule(trace, trace.times_ms, phase * interval)
                 reports += len(clean)
                 early += sum(e for _, _, e in clean)
@@ -415,6 +418,84 @@ def _replay_phases(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
                                    f"{steps:.0f} | {np.mean(v <= 1.5):.2f} | "
                                    f"{np.median(v):.2f} |")
     return "\n\n".join("\n".join(t) for t in (summary_lines, lines, clean_lines, trace_lines))
+
+
+#: Window phases of the clean runs of the sweeps (fractions of the interval).
+CLEAN_PHASES = (0.0, 0.2, 0.4, 0.6, 0.8)
+
+
+def _clean_confirmations(intervals: tuple[float, ...], policies: list[str] | None = None
+                         ) -> str:
+    """False confirmations on the clean recorded runs with early reports (the cadence of
+    `replay.schedule_verdicts`), windows at `CLEAN_PHASES`, per policy and interval; and each
+    one's chain: the windows from the last one that left the rank's evidence on that metric at
+    0 to the confirming one (and the window after), with the rank's median and fast steps
+    (5th percentile; an upper-quartile metric: its upper quartile) against its peers' median
+    and the evidence after each window. A rank confirmed in a run counts once."""
+    import numpy as np
+    import replay
+
+    def behind(times: Any, a: int, b: int, rank: int, col: int, q: float) -> str:
+        v = np.percentile(times[:, a:b, col], q, axis=1)
+        return f"{math.expm1(math.log(v[rank] / np.median(np.delete(v, rank)))):+.1%}"
+
+    runs = [v for t in replay.traces() for v in replay.variants(t)]
+    summary = ["| policy | interval (s) | clean reports | early reports | false confirmations "
+               "| per 1,000 reports |", "|---|---:|---:|---:|---:|---:|"]
+    chains = ["| policy | interval (s) | run (window phase) | rank, metric | windows: end (s), "
+              "steps, full/early, median / fast steps behind the peers, evidence after |",
+              "|---|---:|---|---|---|"]
+    for name, make in _sweep_policies(policies or ["default:"]).items():
+        for interval in intervals:
+            reports = early = false = 0
+            for trace in runs:
+                for phase in CLEAN_PHASES:
+                    seen: list[tuple[int, int, bool, Any, dict[str, Any]]] = []
+
+                    def observe(policy: Any, decision: Any, a: int, b: int, short: bool,
+                                seen: list = seen) -> None:
+                        # The evidence per metric: the policy's own state (a diagnostic).
+                        evidence = {m: (ms.evidence.copy(), ms.confirmed_by.copy())
+                                    for m, ms in policy._metrics.items()}
+                        seen.append((a, b, short, decision, evidence))
+
+                    got = _with_cadence(make.cadence, replay.schedule_verdicts, trace,
+                                        trace.times_ms, interval, True, phase * interval, make,
+                                        observe)
+                    reports += len(got)
+                    early += sum(e for _, _, e in got)
+                    false += len(set().union(*(c for _, c, _ in got)))
+                    chains += _chains(trace, seen, behind, f"| {name} | {interval:g} | "
+                                      f"{trace.name} ({phase:g}) |")
+            summary.append(f"| {name} | {interval:g} | {reports} | {early} | {false} | "
+                           f"{1000 * false / max(reports, 1):.1f} |")
+            print(summary[-1], flush=True)
+    return "\n".join(summary) + "\n\n" + "\n".join(chains)
+
+
+def _chains(trace: Any, seen: list, behind: Any, prefix: str) -> list[str]:
+    """The rows of `_clean_confirmations`' chains for one run's reports ``seen``."""
+    rows = []
+    for i, (*_, decision, evidence) in enumerate(seen):
+        for rank in sorted(decision.newly_confirmed):
+            for metric, (_, by) in evidence.items():
+                before = seen[i - 1][4].get(metric) if i else None
+                if not by[rank] or (before is not None and before[1][rank]):
+                    continue
+                j = i
+                while j > 0 and metric in seen[j - 1][4] and seen[j - 1][4][metric][0][rank] > 0:
+                    j -= 1
+                col = trace.sections.index(metric.split(":")[1])
+                q = 75.0 if metric.endswith(":p75") else 50.0
+                cells = []
+                for a2, b2, short, _, ev2 in seen[max(j - 1, 0):i + 2]:
+                    cells.append(f"{trace.end_s[b2 - 1]:.1f}, {b2 - a2}, "
+                                 f"{'early' if short else 'full'}, "
+                                 f"{behind(trace.times_ms, a2, b2, rank, col, q)} / "
+                                 f"{behind(trace.times_ms, a2, b2, rank, col, 5.0)}, "
+                                 f"{ev2[metric][0][rank] if metric in ev2 else math.nan:.1f}")
+                rows.append(f"{prefix} {rank}, `{metric}` | {'; '.join(cells)} |")
+    return rows
 
 
 def _oracle_bound(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
@@ -544,14 +625,19 @@ def _gaps_table(interval: float) -> None:
     print("\n(largest gap includes the stretch from the last report to the end of the run)\n")
 
 
+#: ``--only`` choices that replay the recorded traces (no process, no report interval).
+REPLAYED = ("replay", "phases", "bound", "pairing", "clean")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
     parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases",
-                                           "bound", "pairing"),
+                                           "bound", "pairing", "clean"),
                         help="one table only")
-    parser.add_argument("--verdict-interval", type=float, default=5.0,
-                        help="report_time_interval of the time-to-verdict runs (s, default 5)")
+    parser.add_argument("--verdict-interval", type=float, action="append",
+                        help="report_time_interval of the time-to-verdict runs and the replays "
+                        "(s, default 5; --only clean: repeat it, default 3, 5, 7.5 and 10)")
     parser.add_argument("--policy", action="append", metavar="NAME:SETTING=VALUE,...",
                         help="--only phases: a policy to compare (repeat it; PolicyConfig "
                         "settings, e.g. 'early 1.0:early_confirm_span=1.0', and the early "
@@ -567,9 +653,19 @@ def main() -> None:
                         help="time-to-verdict runs per row and phase (default 2)")
     args = parser.parse_args()
     interval = args.interval
+    intervals = tuple(args.verdict_interval or ())
+    args.verdict_interval = intervals[0] if intervals else 5.0
     load = os.getloadavg()[0]
-    print(f"report_time_interval={interval:g} s, 2 ranks (table 1) and 3 ranks (table 2), gloo, "
-          f"load average {load:.1f} on {os.cpu_count()} CPUs\n")
+    if args.only in REPLAYED:
+        print(f"replayed traces (tests/data/traces), no process; load average {load:.1f} on "
+              f"{os.cpu_count()} CPUs\n")
+    elif args.only in ("verdict", "live-phases"):
+        print(f"report_time_interval={args.verdict_interval:g} s, 3 ranks, gloo, load average "
+              f"{load:.1f} on {os.cpu_count()} CPUs\n")
+    else:
+        print(f"report_time_interval={interval:g} s, 2 ranks (report gaps) and "
+              f"{args.verdict_interval:g} s, 3 ranks (time to a verdict), gloo, load average "
+              f"{load:.1f} on {os.cpu_count()} CPUs\n")
     if args.only in (None, "gaps"):
         _gaps_table(interval)
     if args.only in (None, "replay"):
@@ -586,6 +682,9 @@ def main() -> None:
               "report\n", flush=True)
         print(_oracle_bound(args.verdict_interval, tuple(args.factor or (1.1, 1.2)),
                             tuple(args.span or (1.0, 1.5))))
+    if args.only == "clean":
+        print("false confirmations on the clean recorded runs, early reports on\n", flush=True)
+        print(_clean_confirmations(intervals or (3.0, 5.0, 7.5, 10.0), args.policy))
     if args.only == "pairing":
         print("pairing steps by iteration, recorded traces (sections: data, forward, "
               "optimizer)\n", flush=True)

@@ -136,7 +136,8 @@ class MetricState:
     #: The arrays `state` saves and `from_state` restores, in that order.
     ARRAYS = ("rel_window", "ind_window", "baseline", "confirmed_by", "rel_prev", "rel_sigma",
               "rel_obs", "ind_prev", "ind_sigma", "ind_obs", "evidence", "ratio_prev",
-              "full_evidence", "slow_span", "early_evidence", "run_span", "chain_span")
+              "full_evidence", "slow_span", "early_evidence", "run_span", "chain_span",
+              "run_chain")
 
     def __init__(self, n: int, size: int, tail: bool = False) -> None:
         #: An upper-quartile metric: judged with `PolicyConfig.tail_min_effect`.
@@ -175,6 +176,9 @@ class MetricState:
         # The span of the unbroken run of windows that added to the evidence, up to this
         # report (`PolicyConfig.early_confirm_run`).
         self.run_span = np.zeros(size)
+        # ... and the share of an interval since the latest full window that added nothing
+        # (every window counted whole: `PolicyConfig.early_finish_min_s`).
+        self.run_chain = np.zeros(size)
         # Steps of a full report window (early windows left out), and the early-looking
         # windows in a row (not saved: transient).
         self.interval_steps = math.nan
@@ -210,7 +214,7 @@ class MetricState:
         self.full_evidence = np.concatenate([self.full_evidence, np.zeros(extra, bool)])
         self.early_evidence = np.concatenate([self.early_evidence, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence", "slow_span",
-                     "run_span", "chain_span"):
+                     "run_span", "chain_span", "run_chain"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros(extra, old.dtype)]))
         if self.groups is not None:
@@ -258,7 +262,7 @@ class MetricState:
             old = getattr(ms, key)
             if key not in entry and key in ("evidence", "ratio_prev", "full_evidence",
                                             "slow_span", "early_evidence", "run_span",
-                                            "chain_span"):  # saved before the rule
+                                            "chain_span", "run_chain"):  # saved before the rule
                 continue
             value = np.asarray(entry[key], dtype=old.dtype)
             if value.shape != old.shape:
@@ -434,9 +438,18 @@ class MetricState:
             confirming[slots[has]] = by[has]
             newly_rel = (self.evidence >= cfg.evidence_threshold) & confirming \
                 & (self.confirmed_by == 0)
-            # Early windows alone: only once they span early_confirm_span of an interval.
+            # Early windows alone: only once they span early_confirm_span of an interval and
+            # early_confirm_min_s seconds; early windows finish a full window's evidence once
+            # the windows since the latest full one that added nothing have lasted
+            # early_finish_min_s (a healthy rank's burst lasts seconds: a full window and two
+            # early ones of a 3 s interval).
             alone = self.run_span if cfg.early_confirm_run else self.slow_span
-            newly_rel &= self.full_evidence | (alone >= cfg.early_confirm_span - 1e-9)
+            alone_span, finish = cfg.early_confirm_span, 0.0
+            if self.interval_s > 0:
+                alone_span = max(alone_span, cfg.early_confirm_min_s / self.interval_s)
+                finish = min(cfg.early_finish_min_s / self.interval_s, cfg.min_slow_windows)
+            finished = ~self.early_evidence | (self.run_chain >= finish - 1e-9)
+            newly_rel &= np.where(self.full_evidence, finished, alone >= alone_span - 1e-9)
             # Full windows alone: only once the rank has been slow min_slow_s seconds (since its
             # evidence was last 0, every window counted; a healthy rank's burst lasts seconds:
             # two windows of a short interval), or min_slow_windows windows.
@@ -624,6 +637,8 @@ class MetricState:
         self.slow_span[sl] = np.where(going, self.slow_span[sl] + grew, 0.0)
         self.run_span[sl] = np.where(going & added, self.run_span[sl] + grew, 0.0)
         self.chain_span[sl] = np.where(going, self.chain_span[sl] + window_span, 0.0)
+        self.run_chain[sl] = np.where(going & (added | ~full), self.run_chain[sl] + window_span,
+                                      0.0)
 
     def clear(self, hit: np.ndarray) -> None:
         """Forget the confirmation and the evidence of the ``hit`` slots (they recovered)."""
@@ -636,3 +651,4 @@ class MetricState:
         self.chain_span[hit] = 0.0
         self.slow_span[hit] = 0.0
         self.run_span[hit] = 0.0
+        self.run_chain[hit] = 0.0

@@ -113,6 +113,12 @@ class PolicyConfig:
     #: healthy rank's slowness in the replayed runs and confirmed it (docs/policy.md, "Early
     #: reports"). 0: any window confirms (the previous rule).
     early_confirm_span: float = 0.75
+    #: ... and at least this many seconds (the policy's ``interval_s``; unknown: the span
+    #: alone). At 3 s per report two early windows of 50 steps span 1.0 of an interval, 3.1 s,
+    #: and fell inside a healthy rank's 3.5 s burst in the replayed runs (docs/policy.md,
+    #: "Short report intervals"). At 5 s and longer 0.75 of an interval is longer. 0: the span
+    #: alone (the previous rule).
+    early_confirm_min_s: float = 3.5
     #: The evidence early windows finish is the latest full window's and the span they need
     #: an unbroken run of windows that added: a full window that adds nothing withdraws its
     #: word, a window that adds nothing starts the span anew. Without it, evidence left from
@@ -123,15 +129,23 @@ class PolicyConfig:
     #: Full windows confirm a rank only once its evidence has lasted this many seconds (every
     #: window since it was last 0: full windows count the report interval, the policy's
     #: ``interval_s``, unknown: no minimum; chains an early window added to are left to
-    #: ``early_confirm_span``). A healthy rank of the recorded runs was 8-17 % slow, fast
-    #: steps too, for 6 s at a time: at 3 s per report two windows, which confirmed it (3 in
-    #: 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s (docs/policy.md,
-    #: "Short report intervals"). 0: no minimum.
+    #: ``early_confirm_span`` and ``early_finish_min_s``). A healthy rank of the recorded runs
+    #: was 8-17 % slow, fast steps too, for 6 s at a time: at 3 s per report two windows, which
+    #: confirmed it (3 in 2,368 clean replayed reports; 0 with it). Two 5 s windows span 10 s
+    #: (docs/policy.md, "Short report intervals"). 0: no minimum.
     min_slow_s: float = 6.5
     #: ... or this many full windows, whichever is less: at intervals under ``min_slow_s / 3``
     #: (2.2 s) three windows suffice, so that a persistent straggler is still confirmed within
     #: three reports (at 0.5 s per report ``min_slow_s`` alone asked for 13).
     min_slow_windows: float = 3.0
+    #: Early windows finish a full window's evidence only once the windows since the latest
+    #: full window that added nothing (or the evidence was 0; full windows counted whole, early
+    #: ones by their steps) have lasted this many seconds, or ``min_slow_windows`` intervals,
+    #: whichever is less. At 3 s per report a full window and one or two early ones (4.4-5.5 s
+    #: of the recorded runs) fell inside healthy ranks' bursts in the replayed runs; at 5 s and
+    #: longer the full window alone lasts as long (docs/policy.md, "Short report intervals").
+    #: 0: no minimum (the previous rule).
+    early_finish_min_s: float = 5.0
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
@@ -204,6 +218,8 @@ class PolicyConfig:
         check_bool("early_confirm_run", self.early_confirm_run)
         check_number("min_slow_s", self.min_slow_s, 0.0, unit="seconds")
         check_number("min_slow_windows", self.min_slow_windows, 0.0)
+        check_number("early_confirm_min_s", self.early_confirm_min_s, 0.0, unit="seconds")
+        check_number("early_finish_min_s", self.early_finish_min_s, 0.0, unit="seconds")
         check_number("recent_evidence_weight", self.recent_evidence_weight, 0.0, 1.0)
         check_number("fast_window_noise_factor", self.fast_window_noise_factor, 0.0, 100.0)
         check_number("fast_report_noise_weight", self.fast_report_noise_weight, 0.0, 10.0)
