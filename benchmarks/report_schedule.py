@@ -24,6 +24,7 @@ policy and interval):
         --policy 'default:' --policy 'span 1:early_confirm_span=1.0'
     .venv/bin/python benchmarks/report_schedule.py --only bound
     .venv/bin/python benchmarks/report_schedule.py --only clean --verdict-interval 3
+    .venv/bin/python benchmarks/report_schedule.py --only null    # an online null: minutes
     .venv/bin/python benchmarks/report_schedule.py --only pairing   # per-step pairs: seconds
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import itertools
 import math
 import multiprocessing as mp
 import os
@@ -498,6 +500,94 @@ def _chains(trace: Any, seen: list, behind: Any, prefix: str) -> list[str]:
     return rows
 
 
+def _span_statistics(times: Any, bounds: list[tuple[int, int]], cols: list[int]) -> Any:
+    """``(windows, ranks, sections)``: each rank's fast-steps statistic per window, the smaller
+    of its median's and its 5th percentile's log ratio to the median of its peers' (the
+    policy's `min(median, 5th percentile)`)."""
+    import numpy as np
+
+    out = []
+    for a, b in bounds:
+        w = np.log(times[:, a:b][:, :, cols])
+        med, p5 = np.median(w, axis=1), np.percentile(w, 5, axis=1)
+        out.append([np.minimum(med[r] - np.median(np.delete(med, r, axis=0), axis=0),
+                               p5[r] - np.median(np.delete(p5, r, axis=0), axis=0))
+                    for r in range(w.shape[0])])
+    return np.array(out)
+
+
+def _null_verdicts(stat: Any, span: int, margin: float, warm: int) -> dict[int, int]:
+    """The window at which the empirical null first names each rank: a rank is slow when the
+    sum of its statistic over the last ``span`` windows exceeds, in some section, the median
+    of every rank's such sums in the windows before by ``margin`` robust standard deviations
+    (1.4826 MAD), once ``warm`` windows of sums are in."""
+    import numpy as np
+
+    sums = np.array([stat[t - span + 1:t + 1].sum(axis=0)
+                     for t in range(span - 1, stat.shape[0])])
+    first: dict[int, int] = {}
+    for t in range(warm, sums.shape[0]):
+        past = sums[:t].reshape(-1, sums.shape[2])
+        centre = np.median(past, axis=0)
+        bar = centre + margin * 1.4826 * np.median(np.abs(past - centre), axis=0)
+        for rank in np.flatnonzero((sums[t] > bar).any(axis=1)):
+            first.setdefault(int(rank), t + span - 1)
+    return first
+
+
+def _empirical_null(intervals: tuple[float, ...], margins: tuple[float, ...] = (4.0, 5.0, 6.0),
+                    span: int = 3, warms: tuple[int, ...] = (4, 10)) -> str:
+    """An empirical null learned online, measured on the recorded traces with fixed windows
+    (`_null_verdicts`): per run, section and margin, false confirmations of the clean runs
+    (windows at `CLEAN_PHASES`) and recall of a persistent 10 % straggler (rank 2's compute,
+    data or a host stall from `replay.onset_of`, windows at 2 phases) within 3 reports, alone
+    and with the default policy's verdicts (either naming it); the null speaks after ``warm``
+    windows of sums (at 5 s the onset comes after 4-5)."""
+    import replay
+    from straggler.analysis.policy import StragglerPolicy
+
+    runs = [v for t in replay.traces() for v in replay.variants(t)]
+    lines = ["| interval (s) | warm-up (windows) | margin (robust sd) | clean: false "
+             "confirmations (reports) | 10 % within 3 reports: the null | the policy | either | "
+             "injected runs: other ranks named by the null |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for interval in intervals:
+        make = replay.with_interval(StragglerPolicy, interval)
+        cases = []  # (statistic, onset) of every injected run, and the policy's verdict
+        clean = []
+        for trace in runs:
+            cols = [trace.sections.index(s) for s in replay.SCORED]
+            for phase in CLEAN_PHASES:
+                bounds = replay.window_bounds(trace, interval, phase * interval)
+                clean.append(_span_statistics(trace.times_ms, bounds, cols))
+            for phase in (0.0, interval / 2):
+                bounds = replay.window_bounds(trace, interval, phase)
+                onset = replay.onset_of(len(bounds))
+                for kind in replay.KINDS:
+                    inj = replay.Injection(2, 1.1, kind, "persistent", onset)
+                    slowed = replay.inject(trace, bounds, inj)
+                    got = replay.direct_verdicts(trace, slowed, bounds, make)[0]
+                    hit = next((i for i, c in enumerate(got) if 2 in c), None)
+                    cases.append((_span_statistics(slowed, bounds, cols), onset,
+                                  hit is not None and onset <= hit <= onset + 2))
+        reports = sum(c.shape[0] for c in clean)
+        for warm, margin in itertools.product(warms, margins):
+            false = sum(len(_null_verdicts(c, span, margin, warm)) for c in clean)
+            null = either = others = 0
+            for stat, onset, policy in cases:
+                named = _null_verdicts(stat, span, margin, warm)
+                found = onset <= named.get(2, -1) <= onset + 2
+                null += found
+                either += found or policy
+                others += len(set(named) - {2})
+            n = len(cases)
+            lines.append(f"| {interval:g} | {warm} | {margin:g} | {false} ({reports}) | "
+                         f"{null / n:.2f} | "
+                         f"{sum(c[2] for c in cases) / n:.2f} | {either / n:.2f} | {others} |")
+            print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
 def _oracle_bound(interval: float, factors: tuple[float, ...] = (1.1, 1.2),
                   spans: tuple[float, ...] = (1.0, 1.5)) -> str:
     """The most any verdict could reach on the recorded traces within ``span`` intervals of
@@ -626,14 +716,14 @@ def _gaps_table(interval: float) -> None:
 
 
 #: ``--only`` choices that replay the recorded traces (no process, no report interval).
-REPLAYED = ("replay", "phases", "bound", "pairing", "clean")
+REPLAYED = ("replay", "phases", "bound", "pairing", "clean", "null")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
     parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases",
-                                           "bound", "pairing", "clean"),
+                                           "bound", "pairing", "clean", "null"),
                         help="one table only")
     parser.add_argument("--verdict-interval", type=float, action="append",
                         help="report_time_interval of the time-to-verdict runs and the replays "
@@ -685,6 +775,9 @@ def main() -> None:
     if args.only == "clean":
         print("false confirmations on the clean recorded runs, early reports on\n", flush=True)
         print(_clean_confirmations(intervals or (3.0, 5.0, 7.5, 10.0), args.policy))
+    if args.only == "null":
+        print("an empirical null of 3-window sums learned online, fixed windows\n", flush=True)
+        print(_empirical_null(intervals or (3.0, 5.0)))
     if args.only == "pairing":
         print("pairing steps by iteration, recorded traces (sections: data, forward, "
               "optimizer)\n", flush=True)

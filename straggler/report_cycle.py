@@ -366,7 +366,8 @@ class ReportCycle:
         e.g. the attach's boundary moved to the optimizer). Call on every rank at the same
         iteration; the iteration count goes on. The report window restarts too: the time
         before (an attached job's start-up after an early collective) neither makes the next
-        report due at once nor counts in the report log's ``window_s``."""
+        report due at once nor counts in the report log's ``window_s``, nor do its collective
+        waits (ranks started seconds apart wait that long at their first collectives)."""
         old = self.tracker
         self.tracker = ReportIntervalTracker(
             old.time_interval_s, old.profiling_interval,
@@ -377,6 +378,11 @@ class ReportCycle:
             self.deadline.start_window(self.interval_s)
         if self.observers is not None and self._started:
             self.observers.start_window(old.current_iter)
+        if self.collective_waits:  # the start-up's collective waits go with its time
+            from .timing import collectives
+
+            collectives.take_window()
+            self._waits_since_s = time.monotonic()
 
     def _start(self) -> None:
         """The first call, on every rank: agree on the iteration count (ranks restored from a

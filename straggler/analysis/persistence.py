@@ -441,13 +441,14 @@ class MetricState:
             # Early windows alone: only once they span early_confirm_span of an interval and
             # early_confirm_min_s seconds; early windows finish a full window's evidence once
             # the windows since the latest full one that added nothing have lasted
-            # early_finish_min_s (a healthy rank's burst lasts seconds: a full window and two
-            # early ones of a 3 s interval).
+            # early_finish_min_s, where windows hold under early_finish_steps (a healthy rank's
+            # burst lasts seconds: a full window and two early ones of a 3 s interval).
             alone = self.run_span if cfg.early_confirm_run else self.slow_span
             alone_span, finish = cfg.early_confirm_span, 0.0
             if self.interval_s > 0:
                 alone_span = max(alone_span, cfg.early_confirm_min_s / self.interval_s)
-                finish = min(cfg.early_finish_min_s / self.interval_s, cfg.min_slow_windows)
+                if not self.interval_steps >= cfg.early_finish_steps > 0:  # NaN: unknown
+                    finish = min(cfg.early_finish_min_s / self.interval_s, cfg.min_slow_windows)
             finished = ~self.early_evidence | (self.run_chain >= finish - 1e-9)
             newly_rel &= np.where(self.full_evidence, finished, alone >= alone_span - 1e-9)
             # Full windows alone: only once the rank has been slow min_slow_s seconds (since its

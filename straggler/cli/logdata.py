@@ -21,7 +21,11 @@ import numpy as np
 
 from ..sinks.reportlog import log_files, read_records
 
-__all__ = ["LogData", "ReportRow", "load_log", "load_runs"]
+__all__ = ["STEP_SECTION", "LogData", "ReportRow", "load_log", "load_runs"]
+
+STEP_SECTION = "step"
+"""The section from one step boundary to the next (`straggler run`'s workers time it, with the
+``dataloader`` section inside it): a rank's step time when a record has it."""
 
 MAX_RANK = 2**31 - 1
 """Ranks above this are not ranks (a crafted or corrupted line)."""
@@ -44,7 +48,9 @@ class ReportRow:
     individual: np.ndarray
     """Each rank's lowest individual score (GPU or any section; vs its own best); NaN: none."""
     step_ms: np.ndarray
-    """Each rank's step time: the sum of its section medians (ms); NaN: no section."""
+    """Each rank's step time (ms; NaN: no section): the median of its section `STEP_SECTION`
+    when the record has one (the attach's step boundary section, which holds the others), else
+    the sum of its section medians."""
     flagged: frozenset[int]
     confirmed: frozenset[int]
     causes: dict[int, tuple[str, str]]
@@ -61,6 +67,10 @@ class ReportRow:
     slow_between: list[tuple[int, float, float, float]] = field(default_factory=list)
     """(rank, its own time a step in ms, its peers' in ms, time the others lost to it in s) per
     rank confirmed slow between collectives (version 4; docs/culprits.md)."""
+    waited_s: float = math.nan
+    """Rank time the ranks waited at collectives for each other in the window, summed over the
+    ranks (``waits.waited_s``, s); NaN when the record has no waits (collectives not observed,
+    or a record older than version 3)."""
 
 
 @dataclass
@@ -124,7 +134,8 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
         ind.append(_column(sec["individual"], n, f"sections.{name}.individual"))
     step = np.zeros(n)
     has = np.zeros(n, dtype=bool)
-    for name, sec in sections.items():
+    steps = {STEP_SECTION: sections[STEP_SECTION]} if STEP_SECTION in sections else sections
+    for name, sec in steps.items():
         a = np.array([np.nan if v is None else v
                       for v in _column(sec["median_ms"], n, f"sections.{name}.median_ms")],
                      dtype=np.float64)
@@ -155,7 +166,18 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
         scores_ms=float(overhead.get("scores_ms") or math.nan),
         slow_between=[(int(b["rank"]), _float(b.get("own_ms")), _float(b.get("peers_ms")),
                        _float(b.get("lost_s")))
-                      for b in record.get("slow_between", [])])
+                      for b in record.get("slow_between", [])],
+        waited_s=_waited_s(record.get("waits"), n))
+
+
+def _waited_s(waits: Any, n: int) -> float:
+    """The ranks' ``waits.waited_s`` summed (s); NaN when the record has no waits (``{}``)."""
+    if not waits:
+        return math.nan
+    column = np.array([np.nan if v is None else v
+                       for v in _column(waits["waited_s"], n, "waits.waited_s")],
+                      dtype=np.float64)
+    return float(np.nansum(column)) if np.isfinite(column).any() else math.nan
 
 
 def _float(value: Any) -> float:

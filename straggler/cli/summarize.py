@@ -1,10 +1,14 @@
 """``straggler summarize LOG``: who was slow, why, for how long, and what it cost.
 
-Time lost: in a synchronous job every rank waits for the slowest one, so a report window costs
-``ranks x (slowest step - median step) x steps`` of rank time over a job where every rank ran
-at the median. A rank's step is the sum of its section medians (communication sections are not
-timed); steps are the window's iterations, or ``window_s / slowest step`` when the log has no
-iteration counts (reports generated without `generate_report_if_interval_elapsed`).
+Time lost: in a synchronous job every rank waits for the slowest one. Where a report recorded
+its collective waits (report log version 3 and later, collectives observed), the window's time
+lost is measured: the time the ranks waited at collectives for each other, summed over the
+ranks (``waits.waited_s``). Otherwise it is estimated: ``ranks x (slowest step - median step) x
+steps`` of rank time over a job where every rank ran at the median. A rank's step is its
+``step`` section's median when the record has that section (the attach's step boundary, which
+holds its ``dataloader`` section), else the sum of its section medians (communication sections
+are not timed); steps are the window's iterations, or ``window_s / slowest step`` when the log
+has no iteration counts (reports generated without `generate_report_if_interval_elapsed`).
 
 Two jobs that wrote one log are two runs (their records' ``run_id``): each gets its own
 summary, oldest first.
@@ -88,7 +92,8 @@ class Summary:
     start_s: float
     end_s: float
     lost_rank_s: float
-    """Rank time lost to waiting for the slowest rank (rank-seconds)."""
+    """Rank time lost to waiting for the slowest rank (rank-seconds): measured at the
+    collectives in `lost_measured` reports, estimated from the section times in the others."""
     run_rank_s: float
     """Rank time covered by the windows (rank-seconds)."""
     report_ms_median: float
@@ -106,9 +111,14 @@ class Summary:
     hangs: list[dict[str, Any]] = field(default_factory=list)
     """The hang findings written during the run (the log's ``straggler.hang`` records, oldest
     first, docs/hang.md)."""
+    lost_measured: int = 0
+    """Reports whose time lost was measured at the collectives (their record has waits)."""
 
 
 def _window_lost_s(row: Any) -> float:
+    """The window's rank time lost (s): measured when the record has waits, else estimated."""
+    if math.isfinite(row.waited_s):
+        return float(row.waited_s)
     step = row.step_ms[~np.isnan(row.step_ms)]
     if step.size < 2:
         return 0.0
@@ -125,7 +135,9 @@ def summarize(data: LogData, top: int = 10) -> Summary:
     waited: dict[int, WaitedFor] = {}
     between: dict[int, SlowBetween] = {}
     lost = run = 0.0
+    measured = 0
     for row in data.reports:
+        measured += math.isfinite(row.waited_s)
         for rank, own_ms, peers_ms, lost_s in row.slow_between:
             b = between.setdefault(rank, SlowBetween(rank, data.nodes.get(rank, "<unknown>")))
             b.reports += 1
@@ -170,7 +182,7 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                    waited_for=sorted(waited.values(), key=lambda w: -w.lost_s)[:top],
                    skipped_lines=len(data.bad_lines),
                    slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top],
-                   hangs=list(data.hangs))
+                   hangs=list(data.hangs), lost_measured=measured)
 
 
 def _median(values: list[float]) -> float:
@@ -202,8 +214,8 @@ def format_summary(s: Summary) -> str:
         f"{_duration(s.end_s - s.start_s)} ({len(s.files)} file(s))",
         f"report time (median): {s.report_ms_median:.1f} ms per generate_report call, of which "
         f"{s.scores_ms_median:.1f} ms scoring and exchange",
-        f"time lost waiting for the slowest rank: {_duration(s.lost_rank_s)} of rank time"
-        f"{share}",
+        f"time lost waiting for {'other ranks' if s.lost_measured else 'the slowest rank'}: "
+        f"{_duration(s.lost_rank_s)} of rank time{share}, {_lost_source(s)}",
     ]
     for w in s.waited_for:  # from the collective waits (docs/culprits.md)
         pct = f" ({100 * w.lost_s / s.run_rank_s:.1f} %)" if s.run_rank_s else ""
@@ -239,6 +251,17 @@ def format_summary(s: Summary) -> str:
         if r.evidence:
             lines.append(f"rank {r.rank} ({r.node}), latest evidence: {r.evidence}")
     return "\n".join(lines + format_hangs(s.hangs))
+
+
+def _lost_source(s: Summary) -> str:
+    """How the time lost was found: measured, estimated, or both (docs/reportlog.md)."""
+    if s.lost_measured >= s.reports:
+        return "measured at the collectives"
+    estimated = "estimated from the section times (no collective waits in the log)"
+    if not s.lost_measured:
+        return estimated
+    return (f"measured at the collectives in {s.lost_measured} of {s.reports} report(s), "
+            "estimated from the section times in the others")
 
 
 def _verdict(s: Summary) -> str:

@@ -185,11 +185,13 @@ class Report:
                      max_rows: int | None = None) -> str:
         """A fixed-width text table, one row per rank: node, GPU and section scores.
 
-        Scores below ``threshold`` carry a ``*``; a missing score shows as ``-``. Long section
-        names are shortened from the left (the end of ``file:line`` names is the telling part).
+        Scores below ``threshold`` carry a ``*``; a missing score shows as ``-``. Section names
+        longer than ``max_name_len`` (an integer >= 2) are shortened from the left (the end of
+        ``file:line`` names is the telling part).
         With ``max_rows``, only that many ranks are listed: those with the lowest scores.
         """
         threshold = _check_threshold("threshold", threshold)
+        check_int("max_name_len", max_name_len, low=2)  # the ellipsis and one character
         if max_rows is not None:
             check_int("max_rows", max_rows)
         columns: list[tuple[str, Mapping[int, float], bool]] = []  # header, rank -> value, score?

@@ -144,6 +144,15 @@ def test_a_job_that_wrote_no_report_says_so_instead_of_a_summary(tmp_path):
             "before its first report, --report-interval 60 s;") in proc.stderr
 
 
+def test_a_log_path_naming_the_rank_is_summarized_from_the_reporting_ranks_file(tmp_path):
+    log = tmp_path / "r{rank}.jsonl"  # docs/reportlog.md: {rank} is the writer's global rank
+    proc = straggler_run([PY, str(SCRIPTS / "tiny.py")],
+                         ["--report-interval", "0", "--report-log", str(log), "--quiet"],
+                         _one_rank())
+    assert proc.returncode == 0, proc.stderr
+    assert f"straggler run: summary of {tmp_path / 'r0.jsonl'}" in proc.stderr, proc.stderr
+
+
 def test_straggler_env_attaches_a_command_line_of_its_own(tmp_path):
     log = tmp_path / "r.jsonl"
     shell = (f"eval \"$({PY} -m straggler.cli env --report-interval 0 --report-log {log} "

@@ -1,4 +1,4 @@
-"""benchmarks/report_schedule.py's ``--policy`` option: the phase sweep's policies by name."""
+"""benchmarks/report_schedule.py's options: the phase sweep's policies by name, the online null."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
+import numpy as np
 import report_schedule
 
 
@@ -53,3 +54,13 @@ def test_a_policy_may_set_the_early_cadence_for_its_runs_only():
 def test_the_sweep_onsets_are_the_same_seconds_at_every_interval():
     assert report_schedule.sweep_onsets(5.0) == (6.0, 10.0)
     assert report_schedule.sweep_onsets(10.0) == (3.0, 5.0)
+
+
+def test_the_empirical_null_names_a_rank_whose_sums_leave_the_healthy_ones():
+    # --only null: 3 ranks, 1 section, 1 % noise per window; rank 2 10 % slower from window 20.
+    rng = np.random.default_rng(0)
+    stat = 0.01 * rng.standard_normal((30, 3, 1))
+    assert report_schedule._null_verdicts(stat, 3, 6.0, 10) == {}
+    stat[20:, 2] += np.log(1.1)
+    named = report_schedule._null_verdicts(stat, 3, 6.0, 10)
+    assert set(named) == {2} and 20 <= named[2] <= 22, named

@@ -123,6 +123,13 @@ def test_format_table_shortens_long_section_names_from_the_left():
     assert "…ining/script.py:123 rel" in table and name not in table  # 20 characters
 
 
+@pytest.mark.parametrize("bad", [0, 1, -3, "x", 5.5])
+def test_format_table_names_a_bad_name_length(bad):
+    # 0 and -3 printed garbled names, "x" and 5.5 a TypeError from deep inside.
+    with pytest.raises(ValueError, match=rf"^`max_name_len={bad!r}` must be an integer >= 2$"):
+        make_report().format_table(max_name_len=bad)
+
+
 def test_format_table_can_list_only_the_slowest_ranks():
     table = make_report().format_table(max_rows=2)
     rows = [line.split()[0] for line in table.splitlines()[2:-1]]

@@ -17,6 +17,8 @@ from torch.utils.data import Dataset
 SLOW_RANK = int(os.environ.get("SLOW_RANK", "2"))
 DELAY_S = float(os.environ.get("DELAY_S", "0.01"))
 STEPS = int(os.environ.get("STEPS", "150"))
+START_DELAY_S = float(os.environ.get("START_DELAY_S", "0"))
+"""The slowed rank starts this much later (in `model`, after ``init_process_group``)."""
 BATCH, WIDTH = 32, 64
 
 
@@ -39,6 +41,8 @@ class Batches(Dataset):
 
 
 def model() -> torch.nn.Module:
+    if START_DELAY_S and int(os.environ.get("RANK", "0")) == SLOW_RANK:
+        time.sleep(START_DELAY_S)  # a rank starting late: the others wait at DDP's broadcast
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(WIDTH, 128), torch.nn.ReLU(),
                                torch.nn.Linear(128, 1))
