@@ -14,7 +14,17 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .analysis import EXITED, GONE, HANG, NOT_ARRIVED, STALL, Culprit, HangFinding, analyse
+from .analysis import (
+    EXITED,
+    GONE,
+    HANG,
+    MISMATCHED,
+    NOT_ARRIVED,
+    STALL,
+    Culprit,
+    HangFinding,
+    analyse,
+)
 from .options import EXIT_CODE, HangOptions, HangTimeout
 from .output import HANG_SCHEMA, HANG_SCHEMA_VERSION, HangOutput, hang_record
 from .progress import LocalProgress, ProgressRecord
@@ -22,8 +32,8 @@ from .store import ProgressStore, open_job_store
 from .watchdog import HangWatchdog
 
 __all__ = ["HangOptions", "HangTimeout", "EXIT_CODE", "HangFinding", "Culprit",
-           "analyse", "HANG", "STALL", "NOT_ARRIVED", "GONE", "EXITED", "HangOutput",
-           "hang_record", "HANG_SCHEMA", "HANG_SCHEMA_VERSION", "LocalProgress",
+           "analyse", "HANG", "STALL", "NOT_ARRIVED", "GONE", "EXITED", "MISMATCHED",
+           "HangOutput", "hang_record", "HANG_SCHEMA", "HANG_SCHEMA_VERSION", "LocalProgress",
            "ProgressRecord", "ProgressStore", "HangWatchdog", "start_hang_detection",
            "job_timeout_s"]
 

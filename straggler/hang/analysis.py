@@ -8,9 +8,14 @@ hand-made records. The rules (docs/hang.md, "How a culprit is named"):
 2. Ranks whose training thread is inside a torch.distributed call publish it
    (``op``/``group``/``seq``). The collective most ranks wait in is *the* collective; the
    members of its group whose sequence number there is lower have *not arrived*: culprits.
-3. Ranks wait but nobody is behind (a backend without sequence numbers): the ranks that are
+3. Ranks wait in *different* collectives (op, group or sequence number) and nobody is behind
+   or gone: a *collective mismatch* (a desync: the ranks' code called different collectives).
+   The ranks outside the collective most of them wait in are the culprits (all the waiting
+   ranks on a tie), each with the collective it is in; every collective is listed with its
+   ranks.
+4. Ranks wait but nobody is behind (a backend without sequence numbers): the ranks that are
    in no collective are the culprits.
-4. Nobody waits and nobody is gone: every rank stalls outside collectives, a *whole-job stall*
+5. Nobody waits and nobody is gone: every rank stalls outside collectives, a *whole-job stall*
    (a long evaluation, checkpoint, data stall everywhere): reported, nobody blamed.
 """
 
@@ -26,13 +31,14 @@ from .progress import ProgressRecord
 from .stacks import CollectiveWait
 
 __all__ = ["Culprit", "HangFinding", "analyse", "HANG", "STALL", "NOT_ARRIVED", "GONE",
-           "EXITED", "MAX_CULPRITS_SHOWN"]
+           "EXITED", "MISMATCHED", "MAX_CULPRITS_SHOWN"]
 
 HANG = "hang"  # culprits named
 STALL = "stall"  # the whole job stalls together: nobody blamed
 NOT_ARRIVED = "not arrived"  # alive, has not reached the collective the others wait in
 GONE = "gone"  # no progress record for gone_after_s: dead, or its interpreter is frozen
 EXITED = "exited"  # its process no longer exists (checked on the reporter's own host)
+MISMATCHED = "mismatched"  # waits in another collective than the others (a desync)
 MAX_CULPRITS_SHOWN = 16  # in the log block; the record lists them all
 
 
@@ -41,7 +47,7 @@ class Culprit:
     """A rank the others wait for, with everything known about it."""
 
     rank: int
-    state: str  # NOT_ARRIVED, GONE or EXITED
+    state: str  # NOT_ARRIVED, GONE, EXITED or MISMATCHED
     node: str = ""
     gpu: str = ""
     step: int = -1
@@ -79,6 +85,9 @@ class HangFinding:
     """The ranks waiting in a later collective of the same group: past the waited-in one
     (its other members let them through: a broadcast's root, a rank of a finished pair), so
     stopped by the culprits too."""
+    mismatch: tuple[tuple[CollectiveWait, tuple[int, ...]], ...] = ()
+    """A collective mismatch (the ranks wait in different collectives, nobody is behind): every
+    collective waited in, with its ranks, most ranks first; empty otherwise."""
 
     @property
     def culprit_ranks(self) -> list[int]:
@@ -114,7 +123,10 @@ class HangFinding:
                    tuple(int(r) for r in d.get("waiting", [])), culprits,
                    tuple((str(x["section"]), int(x["ranks"])) for x in d.get("sections", [])),
                    int(d.get("reporter", 0)),
-                   tuple(int(r) for r in d.get("waiting_later", [])))
+                   tuple(int(r) for r in d.get("waiting_later", [])),
+                   tuple((CollectiveWait(str(m["op"]), str(m["group"]), int(m["seq"])),
+                          tuple(int(r) for r in m["ranks"]))
+                         for m in d.get("mismatch", [])))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields of the ``hang`` record (docs/reportlog.md)."""
@@ -127,6 +139,8 @@ class HangFinding:
             "sections": [{"section": s, "ranks": n} for s, n in self.sections],
             "reporter": self.reporter,
             "waiting_later": list(self.waiting_later),
+            "mismatch": [{**dataclasses.asdict(w), "ranks": list(ranks)}
+                         for w, ranks in self.mismatch],
         }
 
     def format(self) -> str:
@@ -135,14 +149,22 @@ class HangFinding:
             where = ", ".join(f"{s!r} ({n} rank{'s' if n != 1 else ''})" if s else
                               f"no section ({n} rank{'s' if n != 1 else ''})"
                               for s, n in self.sections[:8])
+            inside = (f"all inside {_wait_text(self.wait)}, none behind" if self.wait is not None
+                      and self.waiting else "none inside a collective")
             return (f"straggler: whole-job stall: all {self.world_size} ranks have made no "
                     f"progress for {self.stalled_s:.1f} s (hang timeout {self.timeout_s:.0f} s)"
-                    f", none inside a collective; in {where}. No rank is blamed.")
+                    f", {inside}; in {where}. No rank is blamed.")
         names = ", ".join(str(r) for r in self.culprit_ranks[:MAX_CULPRITS_SHOWN])
         more = len(self.culprits) - MAX_CULPRITS_SHOWN
         if more > 0:
             names += f" and {more} more"
-        if self.wait is not None:
+        if self.mismatch:
+            head = (f"straggler: HANG: collective mismatch (desync): "
+                    f"{sum(len(r) for _, r in self.mismatch)} of {self.world_size} ranks have "
+                    f"waited {self.stalled_s:.1f} s in {len(self.mismatch)} different "
+                    f"collectives, none behind the others: their code called different "
+                    f"collectives (hang timeout {self.timeout_s:.0f} s)")
+        elif self.wait is not None:
             head = (f"straggler: HANG: {len(self.waiting)} of {self.world_size} ranks have "
                     f"waited {self.stalled_s:.1f} s in {_wait_text(self.wait)} for rank(s) "
                     f"{names} (hang timeout {self.timeout_s:.0f} s)")
@@ -150,9 +172,11 @@ class HangFinding:
             head = (f"straggler: HANG: the job has made no progress for {self.stalled_s:.1f} s "
                     f"(hang timeout {self.timeout_s:.0f} s); rank(s) {names} gone")
         lines = [head]
+        lines += [f"  in {_wait_text(w)}: rank(s) {_ranks_text(ranks)}"
+                  for w, ranks in self.mismatch[:MAX_CULPRITS_SHOWN]]
         for c in self.culprits[:MAX_CULPRITS_SHOWN]:
             lines += _culprit_lines(c, self.wait)
-        if self.waiting:
+        if self.waiting and not self.mismatch:
             later = (f"; further on, in later collectives of that group: rank(s) "
                      f"{_ranks_text(self.waiting_later)}" if self.waiting_later else "")
             lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}{later}")
@@ -192,6 +216,8 @@ def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
     if c.state == NOT_ARRIVED and wait is not None:
         at = f" (it has issued #{c.seq} there)" if c.seq >= 0 else ""
         what = f"has not reached {_op_text(wait.op)} #{wait.seq}{at}"
+    elif c.state == MISMATCHED and c.waiting_in is not None:
+        what = f"is in {_wait_text(c.waiting_in)}"
     elif c.state == EXITED:
         what = f"is gone: its process exited (last heard of {c.last_seen_s:.1f} s ago)"
     elif c.state == GONE:
@@ -204,12 +230,13 @@ def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
     doing = (f"in section {c.section!r} for {c.section_s:.1f} s" if c.section
              else "in no section")
     lines.append(f"    doing: {doing}, step {c.step}"
-                 + (f", waiting itself in {_wait_text(c.waiting_in)}" if c.waiting_in else "")
+                 + (f", waiting itself in {_wait_text(c.waiting_in)}"
+                    if c.waiting_in and c.state != MISMATCHED else "")
                  + (f", at {c.location}" if c.location else ""))
     if c.stack:
         lines.append("    Python stack of its training thread (innermost last):")
         lines += ["      " + line for line in c.stack.rstrip("\n").splitlines()]
-    elif c.state == NOT_ARRIVED:
+    elif c.state in (NOT_ARRIVED, MISMATCHED):
         lines.append("    Python stack: not published (its watchdog did not answer in time)")
     return lines
 
@@ -243,6 +270,7 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
     waiting: tuple[int, ...] = ()
     later: tuple[int, ...] = ()
     behind: list[int] = []
+    mismatch: tuple[tuple[CollectiveWait, tuple[int, ...]], ...] = ()
     if waits:
         (group, seq), _ = min(waits.items(), key=lambda kv: (-kv[1], kv[0]))
         waiting = tuple(sorted(r for r, w in waiters.items() if (w.group, w.seq) == (group, seq)))
@@ -254,18 +282,47 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
                             if group in rec.g and rec.g[group] < seq)
             later = tuple(sorted(r for r, w in waiters.items() if w.group == group
                                  and w.seq > seq))
-        if not behind and not gone:  # no sequence numbers: the ranks in no collective
+        if not behind and not gone:
+            mismatch = _mismatch(waiters)
+            # no sequence numbers, or a mismatch: the ranks in no collective
             behind = sorted(r for r, rec in alive.items() if rec.waiting is None)
         group_of_wait: str | None = group
     else:
         group_of_wait = None
     culprits = [_culprit(r, records.get(r), gone[r], now, group_of_wait) for r in sorted(gone)]
     culprits += [_culprit(r, alive[r], NOT_ARRIVED, now, group_of_wait) for r in behind]
+    if mismatch:
+        top = mismatch[0][1]
+        if len(mismatch) > 1 and len(mismatch[1][1]) == len(top):
+            top = ()  # a tie: no collective is *the* one, every waiting rank is named
+        wait = _same_collective(waiters[top[0]]) if top else None
+        waiting, later = top, ()
+        culprits += [_culprit(r, alive[r], MISMATCHED, now, group_of_wait)
+                     for r in sorted(waiters) if r not in top]
     culprits.sort(key=lambda c: c.rank)
     if not culprits:
         sections = Counter(rec.sec for rec in alive.values())
-        return HangFinding(STALL, world_size, stalled_s, timeout_s,
+        return HangFinding(STALL, world_size, stalled_s, timeout_s, wait, waiting,
                            sections=tuple(sorted(sections.items(), key=lambda kv: -kv[1])),
                            reporter=reporter)
     return HangFinding(HANG, world_size, stalled_s, timeout_s, wait, waiting, tuple(culprits),
-                       reporter=reporter, waiting_later=later)
+                       reporter=reporter, waiting_later=later, mismatch=mismatch)
+
+
+def _same_collective(w: CollectiveWait) -> CollectiveWait:
+    """`w` with its op as the Python API names it: a stack and the observer may differ."""
+    return CollectiveWait(_op_text(w.op), w.group, w.seq)
+
+
+def _mismatch(waiters: Mapping[int, CollectiveWait]
+              ) -> tuple[tuple[CollectiveWait, tuple[int, ...]], ...]:
+    """The collectives `waiters` wait in, with their ranks, most ranks first, when there are
+    two or more (a mismatch); else empty."""
+    by_collective: dict[CollectiveWait, list[int]] = {}
+    for r in sorted(waiters):
+        by_collective.setdefault(_same_collective(waiters[r]), []).append(r)
+    if len(by_collective) < 2:
+        return ()
+    ordered = sorted(by_collective.items(),
+                     key=lambda kv: (-len(kv[1]), kv[1][0]))
+    return tuple((w, tuple(ranks)) for w, ranks in ordered)

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .analysis import NOT_ARRIVED, HangFinding, analyse
+from .analysis import MISMATCHED, NOT_ARRIVED, HangFinding, analyse
 from .options import HangOptions, HangTimeout
 from .progress import LocalProgress, ProgressRecord
 from .stacks import format_stack, thread_frame
@@ -226,7 +226,8 @@ class HangWatchdog:
                 return
         self._handled_alarm = alarm
         finding = self._analyse(timeout)
-        wanted = [c.rank for c in finding.culprits if c.state == NOT_ARRIVED][:MAX_STACKS]
+        wanted = [c.rank for c in finding.culprits
+                  if c.state in (NOT_ARRIVED, MISMATCHED)][:MAX_STACKS]
         if wanted:
             finding = self._collect_stacks(alarm, wanted, timeout)
         if self.store.failed or self._stop.is_set():

@@ -121,3 +121,48 @@ def test_a_finding_read_back_from_its_record_formats_as_the_log_did() -> None:
         again = HangFinding.from_dict(f.to_dict())
         assert again.format() == f.format()
         assert again.to_dict() == f.to_dict()
+
+
+def test_ranks_in_different_collectives_of_a_group_are_a_mismatch_naming_each() -> None:
+    # The Lightning trial: rank 0 in a barrier, rank 1 in a broadcast, both collective #4 of
+    # group "1" (a new_group), nobody behind. It read "whole-job stall ... none inside a
+    # collective ... No rank is blamed".
+    from straggler.hang import MISMATCHED, HangFinding
+
+    recs = {0: _rec(0, seq=4, group="1", op="barrier"),
+            1: _rec(1, seq=4, group="1", op="broadcast_")}
+    f = _analyse(recs, world=2)
+    assert f.kind == HANG
+    assert [(c.rank, c.state) for c in f.culprits] == [(0, MISMATCHED), (1, MISMATCHED)]
+    assert [(w.op, w.group, w.seq, ranks) for w, ranks in f.mismatch] == [
+        ("barrier", "1", 4, (0,)), ("broadcast", "1", 4, (1,))]
+    text = f.format()
+    assert text.startswith("straggler: HANG: collective mismatch (desync): 2 of 2 ranks")
+    assert "  in barrier on group 1, collective #4: rank(s) 0\n" in text
+    assert "  in broadcast on group 1, collective #4: rank(s) 1\n" in text
+    assert "rank 1 (node n0) is in broadcast on group 1, collective #4" in text
+    assert "none inside a collective" not in text and "No rank is blamed" not in text
+    assert HangFinding.from_dict(f.to_dict()).format() == text
+
+
+def test_a_mismatch_names_the_ranks_outside_the_collective_most_ranks_wait_in() -> None:
+    # ranks 0, 1, 3 in all_reduce #5 of WORLD; rank 2 in all_reduce #6 of WORLD (a different
+    # sequence number), nobody behind; then rank 2 in collective #5 of another group instead.
+    from straggler.hang import MISMATCHED
+
+    for odd in (_rec(2, seq=6), _rec(2, seq=5, group="3", op="barrier")):
+        recs = {r: _rec(r) for r in (0, 1, 3)}
+        recs[2] = odd
+        if odd.waiting is not None and odd.waiting.group == "3":
+            recs[2].g["0"] = 5
+        f = _analyse(recs)
+        assert [(c.rank, c.state) for c in f.culprits] == [(2, MISMATCHED)], f.format()
+        assert f.wait is not None and (f.wait.group, f.wait.seq) == ("0", 5)
+        assert f.waiting == (0, 1, 3) and len(f.mismatch) == 2
+
+
+def test_every_rank_in_the_same_collective_is_not_called_outside_collectives() -> None:
+    recs = {r: _rec(r) for r in range(4)}
+    f = _analyse(recs)
+    assert f.kind == STALL and f.mismatch == ()
+    assert "all inside all_reduce on WORLD (group 0), collective #5, none behind" in f.format()
