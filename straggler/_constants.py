@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["FT_SECTIONS_MODES", "HANG_ACTIONS", "SCORE_KINDS"]
+__all__ = ["DATA_LOADING_SECTION", "FT_SECTIONS_MODES", "HANG_ACTIONS", "SCORE_KINDS"]
 
 #: ``Detector.initialize(ft_sections=...)``: FT sections under ``ft_launcher`` only when it is
 #: there (``auto``), always or raise (``required``), never (``off``). See docs/ft.md.
@@ -13,3 +13,7 @@ SCORE_KINDS: tuple[str, ...] = ("relative_perf_scores", "individual_perf_scores"
 
 #: ``Detector.initialize(hang_action=...)``: report only, or the culprits exit (docs/hang.md).
 HANG_ACTIONS = ("none", "exit")
+
+#: The section `straggler run`'s workers time around each ``DataLoader`` batch (host time): the
+#: cause rules call a rank slow in it slow at data loading (docs/telemetry.md, ``host_side``).
+DATA_LOADING_SECTION = "dataloader"

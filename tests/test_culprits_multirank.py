@@ -24,6 +24,7 @@ OWN_STEPS, OWN_DELAY_S = 30, 0.03
 NESTED_S = 0.01  # a step's sleep in a section nested in the loop's section
 LATE_WAKE_S = 0.02  # a caller woken this long after the completion was noted
 OVERLAP_S = 0.04  # work after an async collective is issued, before its wait()
+DROP_ROUNDS, DROPPED_SECTION_S, OWN_OUTSIDE_S, SECTION_S = 6, 0.03, 0.01, 0.005
 STALLED = ("ddp", "no_sections", "grid", "async")  # the scenarios where one rank stalls
 
 
@@ -156,6 +157,32 @@ def _scenarios(rank, world_size):
         collectives.mark_step()
     steps = collectives.take_own_time()
     out["overlap"] = (steps.count, float(torch.tensor(steps.steps_s).median()))
+    # A dropped step's sections stay in it. Each round: a kept step; a step whose first
+    # arrival finds rank 1's late async all-reduce still in flight on rank 0 (dropped there),
+    # with DROPPED_SECTION_S in a section inside a gap; a kept step of OWN_OUTSIDE_S outside
+    # its SECTION_S section. Before the fix the dropped step's section was taken off the next
+    # step's own time as well (rank 1 of Lightning's clean DDP runs: 5 % of steps at 1-2 ms
+    # where the rest were 5-6 ms, which put rank 0 4-15 % behind it).
+    collectives.take_own_time()
+    for _ in range(DROP_ROUNDS):
+        dist.all_reduce(x)
+        if rank == 1:
+            time.sleep(DELAY_S)
+        late = dist.all_reduce(x, async_op=True)
+        collectives.mark_step()  # kept
+        dist.all_reduce(x)  # first arrival: rank 0's `late` is still in flight
+        late.wait()
+        with Detector.detection_section("dropped", profile_cuda=False):
+            time.sleep(DROPPED_SECTION_S)
+        dist.all_reduce(x)
+        collectives.mark_step()  # dropped on rank 0
+        time.sleep(OWN_OUTSIDE_S)
+        with Detector.detection_section("kept", profile_cuda=False):
+            time.sleep(SECTION_S)
+        dist.all_reduce(x)
+        collectives.mark_step()  # kept
+    steps = collectives.take_own_time()
+    out["dropped_sections"] = (steps.count, [float(v) for v in steps.outside_s])
     Detector.shutdown()
     # Every rank's real stalls, gathered once the detector no longer observes collectives.
     row = torch.tensor([stalled.get(k, 0.0) for k in STALLED], dtype=torch.float64)
@@ -261,6 +288,16 @@ def test_a_caller_woken_late_is_not_charged_for_its_wake_up(reports):
     # Its own time is its 2 ms of sleep a step (a loaded host adds a little), not the 20 ms
     # it spent waking up: before the caller's Work noted the resume, 22-25 ms.
     assert steps >= OWN_STEPS - 2 and median_s < 0.002 + LATE_WAKE_S / 2, reports["late_wake"]
+
+
+def test_a_dropped_steps_sections_are_not_taken_off_the_next_steps_own_time(reports):
+    count, outside = reports["dropped_sections"]
+    # Rank 0 keeps 2 steps a round (its middle one is dropped): the last one's time outside its
+    # section is its OWN_OUTSIDE_S of sleep, not that less the dropped step's 30 ms section
+    # (0 once clamped).
+    assert count == 2 * DROP_ROUNDS, (count, outside)
+    after = outside[1::2]
+    assert min(after) > OWN_OUTSIDE_S * 0.8 and np.median(after) < OWN_OUTSIDE_S + 0.015, outside
 
 
 def test_work_done_after_an_async_collective_finished_stays_the_ranks_own(reports):

@@ -649,7 +649,11 @@ void Observer::mark_step() noexcept {
   const bool keep = step_valid_ && step_gaps_ > 0;
   step_started_ = step_valid_ = false;
   if (!keep) {
+    // Its sections' time goes with it: carried into the next step, it was taken off that
+    // step's own time too (the rank dropping more steps, the non-root of a per-step broadcast
+    // such as Lightning's, then looked faster outside its sections than its peers).
     step_own_ns_ = 0;
+    step_sections_ns_ = 0;
     step_gaps_ = 0;
     return;
   }

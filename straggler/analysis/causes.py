@@ -20,6 +20,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from .._checks import check_fraction
+from .._constants import DATA_LOADING_SECTION
 from .own_time import SlowBetween, confirmed_between
 from .telemetry_table import PeerMedians, TelemetryTable
 from .waits import WaitsTable
@@ -293,6 +294,14 @@ def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
                 f"section '{sec_name}' score {sec_score:.2f} while the GPU score is "
                 f"{gpu_score:.2f}: time goes to CPU work, data loading, Python or I/O on this "
                 "host", values)
+
+    # 2b. The attach's data-loading section (host-timed around each DataLoader batch) slow while
+    # the GPU is not: host time by what the section holds, GPU timers or not.
+    if sec_slow and not gpu_slow and sec_name == DATA_LOADING_SECTION:
+        return (Cause.HOST_SIDE,
+                f"section '{sec_name}' score {sec_score:.2f}: loading its batches (the "
+                "DataLoader's next batch, timed on the host) is slow on this rank: the input "
+                "pipeline (dataloader workers, storage, CPU, the dataset's own code)", values)
 
     # 3. GPU-side evidence from NVML (GPU slow, or no GPU timers to tell).
     if has_telemetry and (gpu_slow or (not gpu_known and sec_slow)):

@@ -40,6 +40,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .._constants import DATA_LOADING_SECTION
 from ..detector import Detector, DetectorCore, disabled_by_env
 from .hook import report_failure
 from .settings import AttachSettings
@@ -114,7 +115,7 @@ class AttachedJob:
         self.reports = 0
         self.mode = "optimizer" if settings.step == "optimizer" else "collective"
         self._step = self.core.section("step", profile_cuda=torch.cuda.is_available())
-        self._data = self.core.section("dataloader", profile_cuda=False)
+        self._data = self.core.section(DATA_LOADING_SECTION, profile_cuda=False)
         self._in_step = False
         self._started = False  # the first boundary was seen
         self._pacer: weakref.ref[Any] | None = None

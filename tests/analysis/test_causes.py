@@ -168,3 +168,28 @@ def test_rules_are_validated():
         CauseRules(throttle_margin=-0.1)
     assert _cause(_report(gpu={1: 0.95}), 1, rules=CauseRules(slow_score=0.99),
                   flagged=[1]) is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
+def test_a_slow_data_loading_section_is_host_side_with_or_without_gpu_timers():
+    """The attach's `dataloader` section times each DataLoader batch on the host: slow there
+    is slow data loading, even where no GPU timer tells host from GPU time (README's
+    `straggler run` example read `unknown`)."""
+    report = _report(section={2: 0.3}, telemetry={2: None})
+    sections = {"dataloader": {0: 1.0, 1: 1.0, 2: 0.01, 3: 1.0},
+                "step": report.section_relative_perf_scores["step"]}
+    cpu = Report(**{**report.__dict__, "gpu_relative_perf_scores": {},
+                    "section_relative_perf_scores": sections})
+    d = diagnose(cpu)[2]
+    assert d.cause is Cause.HOST_SIDE, d
+    assert d.evidence.startswith("section 'dataloader' score 0.01: loading its batches")
+    assert "input pipeline" in d.evidence
+    # Thermal telemetry on a rank without GPU timers does not explain a data-loading section.
+    hot = Report(**{**cpu.__dict__, "rank_telemetry": _report(
+        telemetry={2: {"reason_sw_thermal_frac": 1.0}}).rank_telemetry})
+    assert _cause(hot, 2) is Cause.HOST_SIDE
+    # Another section slow without GPU timers stays unknown; a slow GPU keeps the GPU rules.
+    assert _cause(Report(**{**report.__dict__, "gpu_relative_perf_scores": {}}), 2) \
+        is Cause.UNKNOWN
+    gpu = _report(gpu={2: 0.3})
+    gpu_slow = Report(**{**gpu.__dict__, "section_relative_perf_scores": {"dataloader": {2: 0.25}}})
+    assert _cause(gpu_slow, 2) is Cause.GPU_SLOW_HEALTHY_TELEMETRY

@@ -55,6 +55,7 @@ def test_ddp_loop_slowed_in_data_loading_names_rank_2(tmp_path):
     assert named_ranks(recs) == {2}
     assert recs[-1]["confirmed"] == [2]
     assert set(recs[-1]["ranks"]) == {0, 1, 2}
+    assert {c["rank"]: c["cause"] for c in recs[-1]["causes"]}[2] == "host_side"  # data loading
     assert "final loss" in proc.stdout  # the script's own output, unchanged
     assert set(REPORT_LINE.findall(proc.stderr)) == {"optimizer"}
     assert "straggler run: summary of" in proc.stderr and "rank 2" in proc.stderr
