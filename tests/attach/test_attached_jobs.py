@@ -95,7 +95,7 @@ def test_lightning_trainer_fit_names_rank_2(tmp_path):
 
 
 def test_optimizer_without_ddp_manual_all_reduce_names_rank_2(tmp_path):
-    proc, recs = _run(tmp_path, launch(3, "manual_allreduce.py"), steps=60)
+    proc, recs = _run(tmp_path, launch(3, "manual_allreduce.py"), steps=90)
     assert named_ranks(recs) == {2}
     # Before the first optimizer step the collectives were the boundary; then the optimizer.
     assert set(REPORT_LINE.findall(proc.stderr)) <= {"collective", "optimizer"}
@@ -103,7 +103,7 @@ def test_optimizer_without_ddp_manual_all_reduce_names_rank_2(tmp_path):
 
 
 def test_fsdp2_on_cpu_gloo_names_rank_2(tmp_path):
-    _, recs = _run(tmp_path, launch(3, "fsdp2.py"), steps=60)
+    _, recs = _run(tmp_path, launch(3, "fsdp2.py"), steps=90)
     assert named_ranks(recs) == {2}
 
 
