@@ -5,7 +5,9 @@
 flagged ranks. Each label and
 its rule are documented on `Cause` and in docs/telemetry.md. The rules compare a rank with its
 healthy peers of the same report wherever they can, so a condition every GPU shares (all GPUs
-at their power cap under a heavy load, a warm machine room) is never blamed on one rank.
+at their power cap under a heavy load, a warm machine room) is never blamed on one rank; the
+scores too are judged against the peers' (`_against_peers`), and a section too short to matter
+on a rank (`CauseRules.min_section_share`) neither flags it nor drives its cause.
 """
 
 from __future__ import annotations
@@ -81,12 +83,19 @@ class CauseRules:
     """A slow section scoring below this times the rank's GPU score is a host-side slowdown even
     when the GPU score is below ``slow_score`` too: the host lost far more than the GPU (ranks
     time-slicing one GPU dip each other's GPU scores while one of them stalls on its host)."""
+    min_section_share: float = 0.05
+    """A section whose median time on a rank (``Report.section_medians_ms``) is below this share
+    of that rank's longest section median is negligible there: its scores neither flag the rank
+    nor drive its cause (a section of microseconds on the host dips with scheduler noise and
+    machine load, whatever the rank's real speed). Judged on the rank's own time, so a section
+    that a slowdown makes long enough to matter counts again."""
 
     def __post_init__(self) -> None:
         for name in ("slow_score", "throttle_share", "clock_ratio", "idle_share", "probe_slow",
                      "probe_ok", "host_ratio"):
             check_fraction(name, getattr(self, name))
         check_fraction("throttle_margin", self.throttle_margin, allow_zero=True)
+        check_fraction("min_section_share", self.min_section_share, allow_zero=True)
 
 
 @dataclass(frozen=True)
@@ -115,14 +124,17 @@ class Diagnosis:
                 "gpu": gpu}
 
 
-def flagged_ranks(report: Any, threshold: float = 0.75) -> set[int]:
-    """Ranks `Report.identify_stragglers` flags at ``threshold``, plus the policy's confirmed."""
+def flagged_ranks(report: Any, threshold: float = 0.75,
+                  min_section_share: float = CauseRules.min_section_share) -> set[int]:
+    """Ranks `Report.identify_stragglers` flags at ``threshold`` (a section only where it is not
+    negligible, see `CauseRules.min_section_share`), plus the policy's confirmed."""
     found = report.identify_stragglers(threshold, threshold, threshold, threshold)
     ranks = {s.rank for key in ("straggler_gpus_relative", "straggler_gpus_individual")
              for s in found[key]}
     for key in ("straggler_sections_relative", "straggler_sections_individual"):
-        for ids in found[key].values():
-            ranks |= {s.rank for s in ids}
+        for name, ids in found[key].items():
+            ranks |= {s.rank for s in ids
+                      if not _negligible(report, name, s.rank, min_section_share)}
     ranks |= {s.rank for s in getattr(report, "confirmed", ())}
     return ranks
 
@@ -138,11 +150,16 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ``no_gpu_timers``: rank -> why that rank has no GPU timers (e.g. "no usable CUDA device:
     ..."), quoted by the evidence when it matters; a rank not in it gets the possible reasons.
     """
-    ranks = set(flagged) if flagged is not None else flagged_ranks(report, threshold)
+    ranks = set(flagged) if flagged is not None \
+        else flagged_ranks(report, threshold, rules.min_section_share)
     culprits = {c.rank: c for c in getattr(report, "culprits", ()) or ()}
     ranks |= set(culprits)
     between = {s.rank: s for s in confirmed_between(report)}  # own time: analysis/own_time.py
     ranks |= set(between)
+    # The scores a flagged rank's are judged against: the unflagged ranks' median, else (every
+    # rank flagged: a job-wide dip) every rank's.
+    everyone = set(getattr(report, "rank_to_node", {}) or {})
+    levels = _peer_levels(report, (everyone - ranks) or everyone)
     telemetry = TelemetryTable.of(getattr(report, "rank_telemetry", {}) or {})
     healthy = telemetry.peer_medians(exclude=ranks)  # the same peers for every flagged rank
     healthy_wait = _median_wait(getattr(report, "waits", {}) or {}, exclude=ranks)
@@ -150,10 +167,11 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     out = {}
     for rank in sorted(ranks):
         peers = healthy if healthy.ranks else telemetry.peer_medians(exclude=(rank,))
-        found = _waits_rule(report, rank, culprits, rules, between, healthy_wait)
+        scores = _scores(report, rank, rules, levels)
+        found = _waits_rule(report, rank, culprits, rules, scores, between, healthy_wait)
         if found is None:
             found = _diagnose_rank(report, rank, telemetry.get(rank, {}), peers,
-                                   (probe or {}).get(rank), rules,
+                                   (probe or {}).get(rank), rules, scores,
                                    (no_gpu_timers or {}).get(rank))
         cause, evidence, values = found
         out[rank] = Diagnosis(rank, cause, evidence, values, gpus.get(rank))
@@ -171,6 +189,7 @@ def _median_wait(waits: Mapping[int, Any], exclude: set[int]) -> float:
 
 
 def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: CauseRules,
+                scores: tuple[float, float, str],
                 between_ranks: Mapping[int, SlowBetween] | None = None,
                 healthy_wait: float = 0.0) -> tuple[Cause, str, dict[str, float]] | None:
     """The collective-waits evidence (docs/culprits.md), or None to use the other rules.
@@ -185,7 +204,7 @@ def _waits_rule(report: Any, rank: int, culprits: Mapping[int, Any], rules: Caus
     """
     between_ranks = between_ranks or {}
     between = between_ranks.get(rank)
-    gpu_score, sec_score, sec_name = _scores(report, rank)
+    gpu_score, sec_score, sec_name = scores
     compute_slow = any(_finite(x) and x < rules.slow_score for x in (gpu_score, sec_score))
     values: dict[str, float] = {"gpu_score": gpu_score, "section_score": sec_score}
     waits = (getattr(report, "waits", {}) or {}).get(rank)
@@ -241,15 +260,58 @@ def _num(t: Mapping[str, Any], key: str) -> float:
     return float(value) if _finite(value) else math.nan
 
 
-def _scores(report: Any, rank: int) -> tuple[float, float, str]:
-    """(lowest GPU score, lowest section score, that section's name); NaN when absent."""
-    gpu = [s.get(rank) for s in (report.gpu_relative_perf_scores,
-                                 report.gpu_individual_perf_scores)]
+def _negligible(report: Any, name: str, rank: int, share: float) -> bool:
+    """Whether section ``name`` takes less than ``share`` of ``rank``'s longest section median
+    (False when the report has no medians for the rank: nothing to tell it by)."""
+    medians: Mapping[str, Mapping[int, float]] = getattr(report, "section_medians_ms", {}) or {}
+    own = medians.get(name, {}).get(rank)
+    longest = max((m for by_rank in medians.values() if _finite(m := by_rank.get(rank))),
+                  default=math.nan)
+    return _finite(own) and _finite(longest) and own < share * longest
+
+
+_GPU_KINDS = ("gpu_relative_perf_scores", "gpu_individual_perf_scores")
+_SECTION_KINDS = ("section_relative_perf_scores", "section_individual_perf_scores")
+
+
+def _peer_levels(report: Any, peers: Iterable[int]) -> dict[tuple[str, str], float]:
+    """(score field, section name or "") -> the median score of ``peers`` (NaN without any)."""
+    peers = list(peers)
+
+    def median(by_rank: Mapping[int, float]) -> float:
+        values = [x for p in peers if _finite(x := by_rank.get(p))]
+        return float(np.median(values)) if values else math.nan
+
+    levels = {(kind, ""): median(getattr(report, kind)) for kind in _GPU_KINDS}
+    for kind in _SECTION_KINDS:
+        levels |= {(kind, name): median(by_rank)
+                   for name, by_rank in getattr(report, kind).items()}
+    return levels
+
+
+def _against_peers(score: Any, level: float) -> float:
+    """``score`` over its peers' median ``level`` of the same score when that is below 1 (at
+    most 1): a dip every rank shares (individual scores in a loaded report) is no one rank's."""
+    if not _finite(score):
+        return math.nan
+    return min(1.0, score / level) if _finite(level) and 0 < level < 1 else float(score)
+
+
+def _scores(report: Any, rank: int, rules: CauseRules = CauseRules(),
+            levels: Mapping[tuple[str, str], float] | None = None) -> tuple[float, float, str]:
+    """(lowest GPU score, lowest section score, that section's name), each against its peers'
+    ``levels`` (`_peer_levels`), negligible sections left out (`_negligible`); NaN when
+    absent."""
+    levels = levels or {}
+    gpu = [_against_peers(getattr(report, kind).get(rank), levels.get((kind, ""), math.nan))
+           for kind in _GPU_KINDS]
     gpu = [g for g in gpu if _finite(g)]
     worst_sec, worst_name = math.nan, ""
-    for kind in (report.section_relative_perf_scores, report.section_individual_perf_scores):
-        for name, by_rank in kind.items():
-            s = by_rank.get(rank)
+    for kind in _SECTION_KINDS:
+        for name, by_rank in getattr(report, kind).items():
+            if _negligible(report, name, rank, rules.min_section_share):
+                continue
+            s = _against_peers(by_rank.get(rank), levels.get((kind, name), math.nan))
             if _finite(s) and not (s >= worst_sec):
                 worst_sec, worst_name = s, name
     return (min(gpu) if gpu else math.nan), worst_sec, worst_name
@@ -262,9 +324,9 @@ def _share(t: Mapping[str, float], *keys: str) -> float:
 
 def _diagnose_rank(report: Any, rank: int, t: Mapping[str, float],
                    peers: PeerMedians, probe: float | None,
-                   rules: CauseRules,
+                   rules: CauseRules, scores: tuple[float, float, str],
                    no_gpu_timers: str | None = None) -> tuple[Cause, str, dict[str, float]]:
-    gpu_score, sec_score, sec_name = _scores(report, rank)
+    gpu_score, sec_score, sec_name = scores
     values: dict[str, float] = {"gpu_score": gpu_score, "section_score": sec_score}
     gpu_known = _finite(gpu_score)
     gpu_slow = gpu_known and gpu_score < rules.slow_score

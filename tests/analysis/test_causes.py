@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from straggler.analysis.causes import Cause, CauseRules, Diagnosis, diagnose, flagged_ranks
+from straggler.analysis.waits import Culprit
 from straggler.reporting.report import Report
 from straggler.telemetry.nvml import GpuIdentity
 
@@ -193,3 +196,60 @@ def test_a_slow_data_loading_section_is_host_side_with_or_without_gpu_timers():
     gpu = _report(gpu={2: 0.3})
     gpu_slow = Report(**{**gpu.__dict__, "section_relative_perf_scores": {"dataloader": {2: 0.25}}})
     assert _cause(gpu_slow, 2) is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+
+
+def _with_tiny_section(report, individual, medians_ms=None):
+    """``report`` plus a long `step` (50 ms) and a `zero_grad` of microseconds (10 us) whose
+    individual scores are ``individual`` (a user trial: such a section's job-wide dips labelled
+    a slow GPU `host_side` and listed healthy ranks with causes)."""
+    ranks = list(report.rank_to_node)
+    step = {r: 50.0 for r in ranks}
+    return Report(**{**report.__dict__,
+                     "section_individual_perf_scores": {"zero_grad": individual},
+                     "section_medians_ms": {"step": step,
+                                            "zero_grad": medians_ms or {r: 0.01 for r in ranks}}})
+
+
+def test_a_negligible_section_neither_flags_a_rank_nor_drives_its_cause():
+    dipped = {0: 0.45, 1: 0.4, 2: 0.42, 3: 0.45}  # microseconds: every rank dips
+    healthy = _with_tiny_section(_report(), dipped)
+    assert flagged_ranks(healthy) == set()
+    assert diagnose(healthy) == {}  # no healthy rank listed with a cause
+    # A GPU clearly slower than its peers, its sections not slower: a GPU cause, not host_side.
+    slow_gpu = _with_tiny_section(_report(gpu={1: 0.7}), dipped)
+    assert flagged_ranks(slow_gpu) == {1}
+    assert _cause(slow_gpu, 1) is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+    # The same section grown to matter on the rank (6 ms of 50 ms) counts again.
+    grown = _with_tiny_section(_report(gpu={1: 0.7}), {0: 1.0, 1: 0.002, 2: 1.0, 3: 1.0},
+                               {0: 0.01, 1: 6.0, 2: 0.01, 3: 0.01})
+    assert _cause(grown, 1) is Cause.HOST_SIDE
+    assert _cause(grown, 1, rules=CauseRules(min_section_share=0.2)) \
+        is Cause.GPU_SLOW_HEALTHY_TELEMETRY
+    with pytest.raises(ValueError, match=r"`min_section_share=1\.5`"):
+        CauseRules(min_section_share=1.5)
+
+
+def test_a_section_dip_the_peers_share_is_not_host_side():
+    """A 1.1x slower GPU (score 0.909) confirmed by the policy in a report where every rank's
+    `step` individual score dipped to 0.8 (a loaded machine): its host is no slower than its
+    peers', so it is not `host_side` (it was)."""
+    report = _report(gpu={1: 0.909}, confirmed=[1])
+    dipped = Report(**{**report.__dict__, "section_relative_perf_scores": {},
+                       "section_individual_perf_scores": {"step": {0: 0.8, 1: 0.79, 2: 0.8,
+                                                                   3: 0.81}}})
+    d = diagnose(dipped, flagged=[1])[1]
+    assert d.cause is Cause.UNKNOWN and "no score of this report is below" in d.evidence, d
+    # Slower than its peers in the section: host_side as before.
+    alone = Report(**{**dipped.__dict__, "section_individual_perf_scores": {
+        "step": {0: 0.8, 1: 0.5, 2: 0.8, 3: 0.81}}})
+    assert _cause(alone, 1, flagged=[1]) is Cause.HOST_SIDE
+
+
+def test_a_culprit_stays_late_outside_compute_when_a_negligible_section_dips():
+    """A rank sleeping outside its sections (a culprit at the collectives) kept its label only
+    while no section of microseconds happened to dip below slow_score."""
+    report = dataclasses.replace(
+        _with_tiny_section(_report(), {0: 0.95, 1: 0.4, 2: 0.97, 3: 0.96}),
+        culprits=(Culprit(1, 0.77, 0.07, ()),))
+    d = diagnose(report)[1]
+    assert d.cause is Cause.LATE_OUTSIDE_COMPUTE, d
