@@ -156,8 +156,8 @@ def diagnose(report: Any, probe: Mapping[int, float] | None = None,
     ranks |= set(culprits)
     between = {s.rank: s for s in confirmed_between(report)}  # own time: analysis/own_time.py
     ranks |= set(between)
-    # The scores a flagged rank's are judged against: the unflagged ranks' median, else (every
-    # rank flagged: a job-wide dip) every rank's.
+    # The individual scores a flagged rank's are judged against: the unflagged ranks' median,
+    # else (every rank flagged: a job-wide dip) every rank's.
     everyone = set(getattr(report, "rank_to_node", {}) or {})
     levels = _peer_levels(report, (everyone - ranks) or everyone)
     telemetry = TelemetryTable.of(getattr(report, "rank_telemetry", {}) or {})
@@ -275,18 +275,17 @@ _SECTION_KINDS = ("section_relative_perf_scores", "section_individual_perf_score
 
 
 def _peer_levels(report: Any, peers: Iterable[int]) -> dict[tuple[str, str], float]:
-    """(score field, section name or "") -> the median score of ``peers`` (NaN without any)."""
+    """(individual score field, section name or "") -> the median score of ``peers`` (NaN
+    without any). Relative scores need none: they compare the ranks already."""
     peers = list(peers)
 
     def median(by_rank: Mapping[int, float]) -> float:
         values = [x for p in peers if _finite(x := by_rank.get(p))]
         return float(np.median(values)) if values else math.nan
 
-    levels = {(kind, ""): median(getattr(report, kind)) for kind in _GPU_KINDS}
-    for kind in _SECTION_KINDS:
-        levels |= {(kind, name): median(by_rank)
-                   for name, by_rank in getattr(report, kind).items()}
-    return levels
+    levels = {("gpu_individual_perf_scores", ""): median(report.gpu_individual_perf_scores)}
+    return levels | {("section_individual_perf_scores", name): median(by_rank)
+                     for name, by_rank in report.section_individual_perf_scores.items()}
 
 
 def _against_peers(score: Any, level: float) -> float:
@@ -299,9 +298,9 @@ def _against_peers(score: Any, level: float) -> float:
 
 def _scores(report: Any, rank: int, rules: CauseRules = CauseRules(),
             levels: Mapping[tuple[str, str], float] | None = None) -> tuple[float, float, str]:
-    """(lowest GPU score, lowest section score, that section's name), each against its peers'
-    ``levels`` (`_peer_levels`), negligible sections left out (`_negligible`); NaN when
-    absent."""
+    """(lowest GPU score, lowest section score, that section's name), individual scores against
+    the peers' ``levels`` (`_peer_levels`), negligible sections left out (`_negligible`); NaN
+    when absent."""
     levels = levels or {}
     gpu = [_against_peers(getattr(report, kind).get(rank), levels.get((kind, ""), math.nan))
            for kind in _GPU_KINDS]
