@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import replay
 from straggler.analysis.policy import PolicyConfig, StragglerPolicy
+from test_policy_early_windows import _windows
 
 TRACES = {t.name: t for t in replay.traces()}
 INTERVAL_S = 3.0
@@ -63,21 +64,6 @@ def test_a_straggler_is_still_confirmed_with_early_reports_at_3_s(kind):
     assert got[2] - onset_s <= 2.5 * INTERVAL_S, got
 
 
-def _windows(policy, plan, seed=7):
-    """Feed (steps, rank 2's slowdown) windows with their within-window evidence (1 % noise
-    between reports, fast steps as slow as the median); the confirmed set after each."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for n, slow in plan:
-        times = 100.0 * np.exp(0.01 * rng.standard_normal(3))
-        times[2] *= slow
-        se = np.full(3, 1.25 * np.log(1.1 / 0.9) / 1.349 / np.sqrt(n))
-        out.append(policy.update([0, 1, 2], {"section:f": times}, steps={"section:f": n},
-                                 spread={"section:f": se},
-                                 low={"section:f": 0.8 * times}).confirmed)
-    return out
-
-
 @pytest.mark.parametrize(("full", "early", "without", "with_it"), [(800, 120, 1, 1),
                                                               (150, 50, 1, 2)])
 def test_the_minimum_holds_back_chains_of_short_windows_only(full, early, without, with_it):
@@ -88,5 +74,6 @@ def test_the_minimum_holds_back_chains_of_short_windows_only(full, early, withou
     plan = [(full, 1.0)] * 6 + [(full, 1.2)] + [(early, 1.2)] * 4
     for config, first in ((PolicyConfig(early_finish_min_s=0.0), without),
                           (PolicyConfig(), with_it)):
-        got = _windows(StragglerPolicy(config, interval_s=INTERVAL_S), plan)
+        got = _windows(StragglerPolicy(config, interval_s=INTERVAL_S),
+                       np.random.default_rng(7), plan)
         assert not any(got[:7 + first - 1]) and got[7 + first - 1] == {2}, (config, got)
