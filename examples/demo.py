@@ -240,6 +240,7 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
         sim = SimulatedGpu()
     from straggler import Detector
     from straggler.telemetry import TelemetryOptions
+    from straggler.telemetry.options import MIN_PERIOD_S
 
     is_slow = rank == args.slow_rank and args.slowdown > 1.0
     slow = is_slow and sim is None and not args.gpu  # the CPU mode's injected sleep
@@ -248,11 +249,12 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
     data_s = GPU_DATA_S * (args.slowdown if is_slow and args.gpu_slow == "host" else 1.0)
     # GPU timers on a GPU (real or simulated); on a CPU-only machine host time, and no warning.
     gpu = args.gpu or sim is not None
-    if sim is not None:  # several NVML samples per report (the default period is 1 s)
-        telemetry = TelemetryOptions(period_s=min(1.0, max(0.01, args.report_interval / 10)))
+    # Several NVML samples per report (the default period is 1 s).
+    period_s = min(1.0, max(MIN_PERIOD_S, args.report_interval / 10))
+    if sim is not None:
+        telemetry = TelemetryOptions(period_s=period_s)
     elif args.gpu:  # a slow GPU with healthy telemetry: the probe tells more work from a bad board
-        telemetry = TelemetryOptions(period_s=min(1.0, max(0.01, args.report_interval / 10)),
-                                     probe_suspects=True)
+        telemetry = TelemetryOptions(period_s=period_s, probe_suspects=True)
     else:
         telemetry = True
     # gpu_sample_interval=1: GPU-time every step. The demo's windows hold a few dozen steps,
