@@ -197,9 +197,23 @@ def evaluate_report(report: Any, relative_threshold: float, individual_threshold
         logger.warning("straggler detection: causes:\n%s", format_causes(report))
     if getattr(report, "culprits", None):  # who the job waits for (docs/culprits.md)
         logger.warning("straggler detection: %s", report.format_culprits())
-    if decision is not None:
-        logger.log(logging.WARNING if acted else logging.INFO, decision_line(report, decision))
+    log_decision(report, decision, logger, causes_logged=True)
     return ev
+
+
+def log_decision(report: Any, decision: Any, logger: logging.Logger, *,
+                 causes_logged: bool) -> None:
+    """Log `decision`'s line (`decision_line`: WARNING when it acts, else INFO), after the
+    report's causes when it names a rank and they were not logged yet (``causes_logged``: a
+    threshold flagged a rank); nothing without a decision."""
+    if decision is None:
+        return
+    acted = bool(decision.act)
+    if acted and not causes_logged and getattr(report, "causes", None):
+        from straggler.analysis.causes import format_causes
+
+        logger.warning("straggler detection: causes:\n%s", format_causes(report))
+    logger.log(logging.WARNING if acted else logging.INFO, decision_line(report, decision))
 
 
 def decision_line(report: Any, decision: Any) -> str:

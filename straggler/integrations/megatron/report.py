@@ -31,13 +31,7 @@ def read_report(report: Any, iteration: int, config: StragglerDetectionConfig,
     for line in megatron_lines(report, iteration, config.straggler_minmax_count,
                                ev.relative, ev.individual):
         log.info(line)
-    if decision is not None:  # the causes when only the verdict names a rank, then its line
-        if decision.act and not ev.found and getattr(report, "causes", None):
-            from straggler.analysis.causes import format_causes
-
-            log.warning("straggler detection: causes:\n%s", format_causes(report))
-        log.log(logging.WARNING if decision.act else logging.INFO,
-                _common.decision_line(report, decision))
+    _common.log_decision(report, decision, log, causes_logged=ev.found)
     stats = ev.stats()
     if config.enable_logging:
         for prefix in ("gpu_relative_perf", "gpu_individual_perf"):
