@@ -48,9 +48,9 @@ _CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.co
 Recent = tuple[np.ndarray, np.ndarray]
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
 # the window's steps, the within-window standard errors, the fast steps (`fast_step_ratio`), the
-# recent part (`straggler.analysis.recent`).
+# recent part (`straggler.analysis.recent`), the ranks on which the section is negligible.
 Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray,
-                np.ndarray | None, Recent | None]
+                np.ndarray | None, Recent | None, np.ndarray | None]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -326,7 +326,7 @@ class MetricState:
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
               groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None,
               low: np.ndarray | None = None, recent: Recent | None = None,
-              no_reference: np.ndarray | None = None
+              no_reference: np.ndarray | None = None, negligible: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
@@ -345,9 +345,14 @@ class MetricState:
         (`straggler.analysis.peers.only_confirmed_peers`): their ratio to a straggler is no
         evidence (it drains theirs) and no health either: they are not judged on this metric
         (not against their own past either: a job-wide slowdown would look like one).
+        ``negligible``: ranks on which this section is negligible (under
+        `PolicyConfig.min_section_share` of their longest section: a section of microseconds
+        cannot make a rank a straggler): not judged on this metric either, as ``no_reference``.
         """
         has = ~np.isnan(x)
         no_ref = np.zeros(x.shape, dtype=bool) if no_reference is None else no_reference
+        if negligible is not None:
+            no_ref = no_ref | negligible
         med = median_of_others(x, groups)
         ref = med if cfg.reference == "median" else group_min(x, groups)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -423,6 +428,8 @@ class MetricState:
             use_ind = np.full(x.shape, cfg.individual == "always")
             if cfg.individual == "no_peers":
                 use_ind = np.isnan(med)
+            if negligible is not None:  # nor against its own past
+                use_ind &= ~negligible
             ind_slow = (use_ind & (ind < cfg.individual_threshold)
                         & (1.0 / ind - 1.0 >= self._min_effect(cfg)) & ind_above_noise)
             # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
@@ -534,7 +541,7 @@ class MetricState:
         return culprit, culprit
 
     def provisional_suspects(self, cfg: PolicyConfig, slots: np.ndarray, x: np.ndarray,
-                             se: np.ndarray) -> None:
+                             se: np.ndarray, negligible: np.ndarray | None = None) -> None:
         """Name suspects in a warm-up report (no groups yet): a rank whose window is slower than
         the median of all the others by the effect-size gate and by ``slow_z`` times its
         within-window noise (`window_noise`). Only the early-report signal: no evidence, no
@@ -550,6 +557,8 @@ class MetricState:
             noise = np.maximum(cfg.window_noise_factor * window_noise(se, one), cfg.noise_floor)
             gate = math.log1p(self._min_effect(cfg))
             slow = (log_ratio >= gate) & (log_ratio / noise >= cfg.slow_z) & np.isfinite(noise)
+        if negligible is not None:  # a negligible section names no suspect
+            slow &= ~negligible
         self.provisional[slots[slow]] += 1
 
     def _report_noise(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray,

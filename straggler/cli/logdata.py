@@ -50,7 +50,8 @@ class ReportRow:
     step_ms: np.ndarray
     """Each rank's step time (ms; NaN: no section): the median of its section `STEP_SECTION`
     when the record has one (the attach's step boundary section, which holds the others), else
-    the sum of its section medians."""
+    its largest section median (the outermost when sections nest, which a record does not
+    say; less than the step when they follow each other)."""
     flagged: frozenset[int]
     confirmed: frozenset[int]
     causes: dict[int, tuple[str, str]]
@@ -67,6 +68,8 @@ class ReportRow:
     slow_between: list[tuple[int, float, float, float]] = field(default_factory=list)
     """(rank, its own time a step in ms, its peers' in ms, time the others lost to it in s) per
     rank confirmed slow between collectives (version 4; docs/culprits.md)."""
+    step_sections: int = 1
+    """Sections `step_ms` was chosen among (more than one: the step is at least that)."""
     waited_s: float = math.nan
     """Rank time the ranks waited at collectives for each other in the window, summed over the
     ranks (``waits.waited_s``, s); NaN when the record has no waits (collectives not observed,
@@ -132,16 +135,17 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
     for name, sec in sections.items():
         rel.append(_column(sec["relative"], n, f"sections.{name}.relative"))
         ind.append(_column(sec["individual"], n, f"sections.{name}.individual"))
-    step = np.zeros(n)
-    has = np.zeros(n, dtype=bool)
+    # A rank's step: the `step` section, else its largest section. Summing the sections
+    # counted nested ones twice (a "train_step" holding "forward" and "backward"), and a record
+    # does not say how its sections nest; the largest is the outermost when they do.
+    step = np.full(n, np.nan)
     steps = {STEP_SECTION: sections[STEP_SECTION]} if STEP_SECTION in sections else sections
     for name, sec in steps.items():
         a = np.array([np.nan if v is None else v
                       for v in _column(sec["median_ms"], n, f"sections.{name}.median_ms")],
                      dtype=np.float64)
-        step += np.nan_to_num(a)
-        has |= ~np.isnan(a)
-    step[~has] = np.nan
+        step = np.fmax(step, a)  # fmax ignores NaN
+    timed = sum(1 for sec in steps.values() if any(v is not None for v in sec["median_ms"]))
     window_s = record.get("window_s")
     overhead = record["overhead"]
     return ReportRow(
@@ -150,7 +154,7 @@ def _reduce(record: dict[str, Any]) -> ReportRow:
         window_iterations=_count(record, "window_iterations"),
         iteration=_count(record, "iteration"),
         ranks=ranks, score=_nanmin_columns(rel, n), individual=_nanmin_columns(ind, n),
-        step_ms=step,
+        step_ms=step, step_sections=timed,
         flagged=frozenset(_rank_list([f["rank"] for f in record["flagged"]]).tolist()),
         confirmed=frozenset(_rank_list(record["confirmed"]).tolist()),
         causes={int(r): (str(c["cause"]), str(c.get("evidence", "")))

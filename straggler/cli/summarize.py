@@ -6,8 +6,9 @@ lost is measured: the time the ranks waited at collectives for each other, summe
 ranks (``waits.waited_s``). Otherwise it is estimated: ``ranks x (slowest step - median step) x
 steps`` of rank time over a job where every rank ran at the median. A rank's step is its
 ``step`` section's median when the record has that section (the attach's step boundary, which
-holds its ``dataloader`` section), else the sum of its section medians (communication sections
-are not timed); steps are the window's iterations, or ``window_s / slowest step`` when the log
+holds its ``dataloader`` section), else its largest section median (the outermost when sections
+nest, which the record does not say: their sum counted nested sections twice); steps are the
+window's iterations, or ``window_s / slowest step`` when the log
 has no iteration counts (reports generated without `generate_report_if_interval_elapsed`).
 
 Two jobs that wrote one log are two runs (their records' ``run_id``): each gets its own
@@ -113,6 +114,9 @@ class Summary:
     first, docs/hang.md)."""
     lost_measured: int = 0
     """Reports whose time lost was measured at the collectives (their record has waits)."""
+    lost_largest_section: int = 0
+    """Estimated reports whose step is the largest of several sections (no ``step`` section):
+    exact when those nest, less than the time lost when they follow each other."""
 
 
 def _window_lost_s(row: Any) -> float:
@@ -135,9 +139,10 @@ def summarize(data: LogData, top: int = 10) -> Summary:
     waited: dict[int, WaitedFor] = {}
     between: dict[int, SlowBetween] = {}
     lost = run = 0.0
-    measured = 0
+    measured = largest = 0
     for row in data.reports:
         measured += math.isfinite(row.waited_s)
+        largest += not math.isfinite(row.waited_s) and row.step_sections > 1
         for rank, own_ms, peers_ms, lost_s in row.slow_between:
             b = between.setdefault(rank, SlowBetween(rank, data.nodes.get(rank, "<unknown>")))
             b.reports += 1
@@ -182,7 +187,8 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                    waited_for=sorted(waited.values(), key=lambda w: -w.lost_s)[:top],
                    skipped_lines=len(data.bad_lines),
                    slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top],
-                   hangs=list(data.hangs), lost_measured=measured)
+                   hangs=list(data.hangs), lost_measured=measured,
+                   lost_largest_section=largest)
 
 
 def _median(values: list[float]) -> float:
@@ -258,6 +264,10 @@ def _lost_source(s: Summary) -> str:
     if s.lost_measured >= s.reports:
         return "measured at the collectives"
     estimated = "estimated from the section times (no collective waits in the log)"
+    if s.lost_largest_section:
+        estimated += (", a step taken as each rank's largest section: the log does not say "
+                      "how sections nest, so sections that follow each other count at their "
+                      "largest only")
     if not s.lost_measured:
         return estimated
     return (f"measured at the collectives in {s.lost_measured} of {s.reports} report(s), "

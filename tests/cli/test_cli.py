@@ -526,3 +526,21 @@ def test_a_log_measured_in_part_says_which_reports_were_estimated(tmp_path, caps
     assert main(["summarize", str(log)]) == 0
     assert (f"measured at the collectives in {len(recs) - 2} of {len(recs)} report(s), "
             "estimated from the section times in the others") in capsys.readouterr().out
+
+
+def test_without_waits_or_a_step_section_nested_sections_are_not_summed(tmp_path, capsys):
+    """A hand-instrumented loop: `train_step` holds `forward`; rank 5's forward is 100 ms slower,
+    so its train_step is too. The time lost is 8 ranks x 100 ms x 100 iterations a window;
+    summing the two sections counted it twice (160 rank-s per window, 1.6 x 10 x 8)."""
+    log = synthetic_log(tmp_path / "r.jsonl", 8, 3, {5: 2.0})
+    recs = _real_records(log)
+    for r in recs:
+        step = r["sections"].pop("step")
+        forward = [m - 50.0 for m in step["median_ms"]]  # 50 ms, rank 5's 150 ms
+        r["sections"] = {"train_step": step, "forward": {**step, "median_ms": forward}}
+    s = summarize(load_log([_write(log, recs)]))
+    assert s.lost_rank_s == pytest.approx(3 * 8 * 0.1 * 100, rel=0.05)
+    assert s.lost_largest_section == 3
+    assert main(["summarize", str(log)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("time lost"))
+    assert "a step taken as each rank's largest section" in line, line
