@@ -254,6 +254,10 @@ def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
         "confirmed": confirmed,
         "suspects": sorted(s.rank for s in getattr(report, "suspects", ())),
         "policy": states,
+        # Why each suspect is watched (RankState.suspected_on): metric -> rule.
+        "suspected_on": {str(rank): dict(st.suspected_on)
+                         for rank, st in sorted(report.straggler_states.items())
+                         if getattr(st, "suspected_on", None)},
         "causes": causes,
         "waits": _waits(report.waits, ranks),
         "culprits": [_culprit(c) for c in report.culprits],
