@@ -70,6 +70,8 @@ RULES = {
     "k_of_n": "k_of_n rule",
     "early_run_off": "early windows finish any evidence left since it was last 0 "
                      "(early_confirm_run=False, the previous rule)",
+    "sections_all": "every section judged, however short (min_section_share=0, the previous "
+                    "rule)",
 }
 
 
@@ -85,6 +87,7 @@ def _rules(names: list[str] | None = None) -> dict:
         "no_minimum": PolicyConfig(min_slow_s=0.0),
         "k_of_n": PolicyConfig(rule="k_of_n"),
         "early_run_off": PolicyConfig(early_confirm_run=False),
+        "sections_all": PolicyConfig(min_section_share=0.0),
     }
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
 

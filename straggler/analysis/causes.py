@@ -24,6 +24,7 @@ import numpy as np
 from .._checks import check_fraction
 from .._constants import DATA_LOADING_SECTION
 from .own_time import SlowBetween, confirmed_between
+from .policy_config import MIN_SECTION_SHARE
 from .telemetry_table import PeerMedians, TelemetryTable
 from .waits import WaitsTable
 
@@ -83,7 +84,7 @@ class CauseRules:
     """A slow section scoring below this times the rank's GPU score is a host-side slowdown even
     when the GPU score is below ``slow_score`` too: the host lost far more than the GPU (ranks
     time-slicing one GPU dip each other's GPU scores while one of them stalls on its host)."""
-    min_section_share: float = 0.05
+    min_section_share: float = MIN_SECTION_SHARE
     """A section whose median time on a rank (``Report.section_medians_ms``) is below this share
     of that rank's longest section median is negligible there: its scores neither flag the rank
     nor drive its cause (a section of microseconds on the host dips with scheduler noise and

@@ -48,9 +48,9 @@ _CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.co
 Recent = tuple[np.ndarray, np.ndarray]
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
 # the window's steps, the within-window standard errors, the fast steps (`fast_step_ratio`), the
-# recent part (`straggler.analysis.recent`).
+# recent part (`straggler.analysis.recent`), the ranks on which the section is negligible.
 Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray,
-                np.ndarray | None, Recent | None]
+                np.ndarray | None, Recent | None, np.ndarray | None]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -194,8 +194,9 @@ class MetricState:
         self.short_windows = 0  # early reports' windows in a row (not saved: transient)
         self.groups: np.ndarray | None = None
         # Suspects named during the structure warm-up from the window's own evidence (against
-        # every other rank), so an early report can follow before the groups are known.
-        self.provisional = np.zeros(size, dtype=bool)
+        # every other rank), so an early report can follow before the groups are known: the
+        # warm-up reports that named each rank (0: not a suspect).
+        self.provisional = np.zeros(size, dtype=np.int32)
         self.warmup_levels: list[np.ndarray] = []
         self.pending: list[Pending] = []
 
@@ -210,7 +211,7 @@ class MetricState:
         self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
         for name in ("rel_prev", "ind_prev", "ratio_prev"):
             setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
-        self.provisional = np.concatenate([self.provisional, np.zeros(extra, bool)])
+        self.provisional = np.concatenate([self.provisional, np.zeros(extra, np.int32)])
         self.full_evidence = np.concatenate([self.full_evidence, np.zeros(extra, bool)])
         self.early_evidence = np.concatenate([self.early_evidence, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence", "slow_span",
@@ -234,13 +235,27 @@ class MetricState:
 
     def marks(self, slot: int) -> tuple[str | None, int]:
         """The rule that confirmed ``slot`` ("relative", "individual" or None) and its slow
-        reports among the last ``n`` (the larger count of the two rules)."""
+        reports among the last ``n`` (the larger count of the two rules; during the structure
+        warm-up, the warm-up reports that named it a suspect)."""
         if slot >= self.confirmed_by.size:
             return None, 0
         reason = _CONFIRMED_BY.get(int(self.confirmed_by[slot]))
         slow = max(bin(int(self.rel_window[slot])).count("1"),
-                   bin(int(self.ind_window[slot])).count("1"))
+                   bin(int(self.ind_window[slot])).count("1"), int(self.provisional[slot]))
         return reason, slow
+
+    def suspected_by(self, slot: int) -> str | None:
+        """Why ``slot`` looks slow on this metric without being confirmed on it: the rules whose
+        window holds a slow report ("relative", "individual", both joined by ", "), or
+        "warm-up" (slower than the median of the others while the peer groups are learned);
+        None when neither."""
+        if slot >= self.confirmed_by.size:
+            return None
+        rules = [name for name, window in (("relative", self.rel_window),
+                                           ("individual", self.ind_window)) if window[slot]]
+        if self.provisional[slot]:
+            rules.append("warm-up")
+        return ", ".join(rules) or None
 
     # -- saving and restoring ------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -311,7 +326,7 @@ class MetricState:
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
               groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None,
               low: np.ndarray | None = None, recent: Recent | None = None,
-              no_reference: np.ndarray | None = None
+              no_reference: np.ndarray | None = None, negligible: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
@@ -330,9 +345,14 @@ class MetricState:
         (`straggler.analysis.peers.only_confirmed_peers`): their ratio to a straggler is no
         evidence (it drains theirs) and no health either: they are not judged on this metric
         (not against their own past either: a job-wide slowdown would look like one).
+        ``negligible``: ranks on which this section is negligible (under
+        `PolicyConfig.min_section_share` of their longest section: a section of microseconds
+        cannot make a rank a straggler): not judged on this metric either, as ``no_reference``.
         """
         has = ~np.isnan(x)
         no_ref = np.zeros(x.shape, dtype=bool) if no_reference is None else no_reference
+        if negligible is not None:
+            no_ref = no_ref | negligible
         med = median_of_others(x, groups)
         ref = med if cfg.reference == "median" else group_min(x, groups)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -408,6 +428,8 @@ class MetricState:
             use_ind = np.full(x.shape, cfg.individual == "always")
             if cfg.individual == "no_peers":
                 use_ind = np.isnan(med)
+            if negligible is not None:  # nor against its own past
+                use_ind &= ~negligible
             ind_slow = (use_ind & (ind < cfg.individual_threshold)
                         & (1.0 / ind - 1.0 >= self._min_effect(cfg)) & ind_above_noise)
             # Unhealthy (for clearing): below clear_threshold and beyond one sigma of the
@@ -519,7 +541,7 @@ class MetricState:
         return culprit, culprit
 
     def provisional_suspects(self, cfg: PolicyConfig, slots: np.ndarray, x: np.ndarray,
-                             se: np.ndarray) -> None:
+                             se: np.ndarray, negligible: np.ndarray | None = None) -> None:
         """Name suspects in a warm-up report (no groups yet): a rank whose window is slower than
         the median of all the others by the effect-size gate and by ``slow_z`` times its
         within-window noise (`window_noise`). Only the early-report signal: no evidence, no
@@ -535,7 +557,9 @@ class MetricState:
             noise = np.maximum(cfg.window_noise_factor * window_noise(se, one), cfg.noise_floor)
             gate = math.log1p(self._min_effect(cfg))
             slow = (log_ratio >= gate) & (log_ratio / noise >= cfg.slow_z) & np.isfinite(noise)
-        self.provisional[slots[slow]] = True
+        if negligible is not None:  # a negligible section names no suspect
+            slow &= ~negligible
+        self.provisional[slots[slow]] += 1
 
     def _report_noise(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray,
                       log_ratio: np.ndarray, steps: float) -> float:

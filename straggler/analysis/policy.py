@@ -45,16 +45,18 @@ from .persistence import MetricState
 from .policy_config import PolicyConfig
 from .statistics import Statistic
 
-__all__ = ["CULPRIT_METRIC", "GPU_METRIC", "TAIL_SUFFIX", "PolicyConfig", "PolicyDecision",
-           "RankState", "StragglerPolicy", "culprit_shares", "make_policy",
-           "observation_from_report", "window_low", "window_recent", "window_spread",
-           "window_steps"]
+__all__ = ["CULPRIT_METRIC", "GPU_METRIC", "SECTION_PREFIX", "TAIL_SUFFIX", "PolicyConfig",
+           "PolicyDecision", "RankState", "StragglerPolicy", "culprit_shares", "make_policy",
+           "negligible_sections", "observation_from_report", "window_low", "window_recent",
+           "window_spread", "window_steps"]
 
 #: The metric key the detector uses for the per-rank GPU score (sections use their name).
 GPU_METRIC = "gpu"
 #: The metric of the collective waits: who the job waits for (`straggler.analysis.waits`).
 CULPRIT_METRIC = "culprit"
 
+#: A section's metric is ``f"{SECTION_PREFIX}{name}"`` (its window median per rank).
+SECTION_PREFIX = "section:"
 #: A section's upper-quartile metric is ``f"section:{name}{TAIL_SUFFIX}"``: a rank slow in one
 #: step in a few (a heavy upper tail) moves it far more than its median.
 TAIL_SUFFIX = ":p75"
@@ -77,6 +79,11 @@ class RankState:
     slow_reports: Mapping[str, int]
     #: Consecutive healthy reports (on every metric) since the rank was last slow.
     healthy_streak: int
+    #: Why a rank not confirmed is watched (a suspect): the metrics on which it looks slow, with
+    #: the rules that counted it slow: "relative", "individual" (joined by ", " when both), or
+    #: "warm-up" (slower than the median of the others while the peer groups are learned).
+    #: Empty for a confirmed rank (see ``reasons``).
+    suspected_on: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -218,6 +225,9 @@ class StragglerPolicy:
         (`straggler.analysis.recent`, `window_recent`; NaN: unknown): a rank whose recent steps
         are slower than its peers' is slow in this report, so a straggler that starts inside a
         window is seen in that window's report. Absent: the whole window alone.
+        A section metric (``"section:<name>"``, times in one unit across sections) whose
+        median on a rank is under `PolicyConfig.min_section_share` of the rank's longest
+        section is not judged for that rank (`negligible_sections`).
         """
         ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
                                dtype=np.int64)
@@ -236,6 +246,7 @@ class StragglerPolicy:
         peer_out: dict[str, np.ndarray] = {}
         ind_out: dict[str, np.ndarray] = {}
         ready = True
+        negligible = negligible_sections(times, ranks_arr.size, cfg.min_section_share)
         for metric, values in times.items():
             x = np.asarray(values, dtype=np.float64)
             if x.shape != ranks_arr.shape:
@@ -271,7 +282,8 @@ class StragglerPolicy:
             groups = self._groups_for(ms)
             if groups is None:  # still learning the structure of this metric
                 judged = self._warm_up(ms, slots, x, logx, ind, ind_above_noise,
-                                       ind_within_noise, n_steps, se, lo, rec)
+                                       ind_within_noise, n_steps, se, lo, rec,
+                                       negligible.get(metric))
                 ready = judged is not None
                 if judged is None:
                     peer_out[metric] = np.full(x.shape, np.nan)
@@ -282,7 +294,8 @@ class StragglerPolicy:
                 peers = groups[slots]
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
                                   ind_within_noise, peers, n_steps, se, lo, rec,
-                                  only_confirmed_peers(x, peers, before[slots]))
+                                  only_confirmed_peers(x, peers, before[slots]),
+                                  negligible.get(metric))
             peer, slow, bad = judged
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
@@ -361,7 +374,8 @@ class StragglerPolicy:
     def _warm_up(self, ms: MetricState, slots: np.ndarray, x: np.ndarray, logx: np.ndarray,
                  ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
                  n_steps: float, se: np.ndarray, low: np.ndarray | None = None,
-                 recent: tuple[np.ndarray, np.ndarray] | None = None
+                 recent: tuple[np.ndarray, np.ndarray] | None = None,
+                 negligible: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Keep one report of a metric whose peer groups are not learned yet.
 
@@ -370,14 +384,15 @@ class StragglerPolicy:
         """
         cfg = self.config
         ms.grow(self._ranks.size)
-        ms.provisional_suspects(cfg, slots, x, se)
+        ms.provisional_suspects(cfg, slots, x, se, negligible)
         med_all = np.nanmedian(x) if (~np.isnan(x)).any() else np.nan
         level = logx - math.log(med_all) if np.isfinite(med_all) else logx
         full = np.full(self._ranks.size, np.nan)
         full[slots] = level
         ms.warmup_levels.append(full)
         ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise, ind_within_noise,
-                           n_steps, se.copy(), None if low is None else low.copy(), recent))
+                           n_steps, se.copy(), None if low is None else low.copy(), recent,
+                           negligible))
         if len(ms.warmup_levels) < cfg.structure_warmup:
             return None
         ms.grow(self._ranks.size)
@@ -385,12 +400,14 @@ class StragglerPolicy:
                                    cfg.cluster_gap, cfg.cluster_min_fraction,
                                    cfg.cluster_min_size)
         ms.warmup_levels = []
-        ms.provisional[:] = False
+        ms.provisional[:] = 0
         pending, ms.pending = ms.pending, []
         judged = None
-        for p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se, p_low, p_recent in pending:
+        for (p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se, p_low, p_recent,
+             p_negligible) in pending:
             judged = ms.judge(cfg, self._alpha, p_slots, p_x, p_ind, p_above, p_within,
-                              ms.groups[p_slots], p_steps, p_se, p_low, p_recent)
+                              ms.groups[p_slots], p_steps, p_se, p_low, p_recent,
+                              negligible=p_negligible)
         return judged
 
     # ------------------------------------------------------------------------------- helpers
@@ -442,7 +459,7 @@ class StragglerPolicy:
         mask = np.zeros(self._ranks.size, dtype=bool)
         for ms in (self._metrics[m] for m in self._flagged):
             size = ms.rel_window.size
-            mask[:size] |= ((ms.rel_window | ms.ind_window) > 0) | ms.provisional
+            mask[:size] |= ((ms.rel_window | ms.ind_window) > 0) | (ms.provisional > 0)
         return mask
 
     def _states(self, mask: np.ndarray) -> dict[int, RankState]:
@@ -450,11 +467,42 @@ class StragglerPolicy:
         for s in np.flatnonzero(mask).tolist():
             marks = {m: self._metrics[m].marks(s) for m in sorted(self._flagged)}  # others: none
             reasons = {m: reason for m, (reason, _) in marks.items() if reason}
+            suspected: dict[str, str] = {}
+            if not reasons:  # a suspect: why it looks slow, so no watched rank lacks a reason
+                whys = {m: self._metrics[m].suspected_by(s) for m in marks}
+                suspected = {m: why for m, why in whys.items() if why}
             rank = int(self._ranks.rank[s])
             out[rank] = RankState(rank=rank, confirmed=bool(reasons), reasons=reasons,
                                   slow_reports={m: n for m, (_, n) in marks.items() if n},
-                                  healthy_streak=int(self._healthy_streak[s]))
+                                  healthy_streak=int(self._healthy_streak[s]),
+                                  suspected_on=suspected)
         return out
+
+
+def negligible_sections(times: Mapping[str, Iterable[float] | np.ndarray], size: int,
+                        share: float) -> dict[str, np.ndarray]:
+    """Where each section is negligible: ``{metric: mask over the ranks}`` for the section
+    metrics (``"section:<name>"`` and its upper quartile) whose median on a rank is under
+    ``share`` of that rank's longest section median in ``times`` (`PolicyConfig.min_section_share`;
+    the sections' times must share a unit, as a report's medians in ms do). Metrics negligible
+    on no rank, other metrics and values of another length than ``size`` are left out."""
+    medians: dict[str, np.ndarray] = {}
+    if share > 0:
+        for metric, values in times.items():
+            if metric.startswith(SECTION_PREFIX) and not metric.endswith(TAIL_SUFFIX):
+                x = np.asarray(values, dtype=np.float64)
+                if x.shape == (size,):
+                    medians[metric] = np.where(x > 0, x, np.nan)
+    if len(medians) < 2:
+        return {}
+    longest = np.fmax.reduce(np.stack(list(medians.values())), axis=0)  # NaN: none
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(invalid="ignore"):
+        for metric, x in medians.items():
+            mask = x < share * longest
+            if mask.any():
+                out[metric] = out[metric + TAIL_SUFFIX] = mask
+    return out
 
 
 def observation_from_report(report: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -600,7 +648,8 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | Mapping[str, Any] | boo
     defaults; None and False: none), with the report interval ``interval_s`` (s; None:
     unknown). A `StragglerPolicy` without an interval gets ``interval_s``.
 
-    ``roles`` alone (with ``policy=None``) turns the default policy on with those roles.
+    ``roles`` alone (with ``policy=None``) turns the default policy on with those roles;
+    ``roles`` with ``policy=False`` raise `ValueError` (roles are the policy's only input).
     """
     if isinstance(policy, StragglerPolicy):
         if roles is not None:
@@ -610,7 +659,11 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | Mapping[str, Any] | boo
             policy.interval_s = check_seconds("interval_s", interval_s, allow_zero=True)
         return policy
     config = to_options(PolicyConfig, policy, "policy")
-    if config is None and policy is None and roles is not None:
+    if config is None and roles is not None:
+        if policy is not None:  # False: the user turned off what roles are for
+            raise ValueError(f"`roles={roles!r:.200}` given with `policy={policy!r}`: "
+                             "roles only choose the policy's peer groups, and the policy is "
+                             "off; drop `roles` or turn the policy on (`policy=True`)")
         config = PolicyConfig()
     return None if config is None else StragglerPolicy(config, roles=roles,
                                                        interval_s=interval_s)

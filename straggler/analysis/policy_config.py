@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from .._checks import check_bool, check_choice, check_fraction, check_int, check_number
 from ..options import NOT_A_SHORTHAND
 
-__all__ = ["INDIVIDUAL_MODES", "PolicyConfig", "REFERENCES", "RULES"]
+__all__ = ["INDIVIDUAL_MODES", "MIN_SECTION_SHARE", "PolicyConfig", "REFERENCES", "RULES"]
 
 #: What a rank's peer score divides by: the peers' median time, or the group's fastest (NVRx).
 REFERENCES = ("median", "fastest")
@@ -22,6 +22,10 @@ REFERENCES = ("median", "fastest")
 RULES = ("evidence", "k_of_n")
 #: When a rank is compared with its own decaying baseline.
 INDIVIDUAL_MODES = ("no_peers", "always", "off")
+#: A section whose median on a rank is under this share of that rank's longest section median
+#: is negligible there: the policy (`PolicyConfig.min_section_share`) and the cause rules
+#: (`straggler.analysis.causes.CauseRules.min_section_share`) leave it out for that rank.
+MIN_SECTION_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,15 @@ class PolicyConfig:
     #: ... and a window of ``n`` steps adds at most ``evidence_z_cap * sqrt(n /
     #: tail_full_steps)`` (0: no cap): a short window's upper quartile is no clear evidence.
     tail_full_steps: float = 150.0
+    #: A section (``"section:<name>"`` and its upper quartile) whose median on a rank is under
+    #: this share of that rank's longest section median in the report (its step, when a section
+    #: wraps the step) is negligible there: it builds no evidence, names no suspect and shows
+    #: no ill health for that rank (its evidence drains), as the cause rules leave it out. A
+    #: section of microseconds dips 20-30 % with the scheduler whatever the rank's speed: a
+    #: healthy rank 0 was confirmed on a ``zero_grad`` of 10 us beside a 30 ms step. Judged on
+    #: the rank's own time: a section a slowdown makes long enough to matter counts again.
+    #: 0: every section counts (docs/policy.md, "Negligible sections").
+    min_section_share: float = MIN_SECTION_SHARE
     #: ``"median"`` (median of the peers, robust) or ``"fastest"`` (NVRx: the group's fastest).
     reference: str = "median"
     #: ``"evidence"`` (the sequential test) or ``"k_of_n"`` (the earlier rule, for comparison).
@@ -202,6 +215,7 @@ class PolicyConfig:
         check_fraction("threshold", self.threshold)
         check_number("min_effect", self.min_effect, 0.0, 10.0)
         check_number("tail_min_effect", self.tail_min_effect, 0.0, 10.0)
+        check_fraction("min_section_share", self.min_section_share, allow_zero=True)
         check_bool("tail_slow_only", self.tail_slow_only)
         check_number("tail_full_steps", self.tail_full_steps, 0.0)
         check_choice("reference", self.reference, REFERENCES)

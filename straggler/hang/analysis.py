@@ -58,11 +58,15 @@ class Culprit:
     location: str = ""
     last_seen_s: float = float("nan")  # age of its latest record
     stack: str = ""
+    blocked_by: tuple[int, ...] = ()
+    """The members of the group of `waiting_in` that have not reached that collective (gone
+    ones included): the ranks this culprit waits for, where it waits itself."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``hang`` record's ``culprits`` items)."""
         d = dataclasses.asdict(self)
         d["waiting_in"] = dataclasses.asdict(self.waiting_in) if self.waiting_in else None
+        d["blocked_by"] = list(self.blocked_by)
         seen = d["last_seen_s"]
         d["last_seen_s"] = None if math.isnan(seen) else round(seen, 3)  # never published
         return d
@@ -88,6 +92,9 @@ class HangFinding:
     mismatch: tuple[tuple[CollectiveWait, tuple[int, ...]], ...] = ()
     """A collective mismatch (the ranks wait in different collectives, nobody is behind): every
     collective waited in, with its ranks, most ranks first; empty otherwise."""
+    waiting_at: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Where in their code the waiting ranks that are not culprits wait (`Culprit.location`'s
+    form), with their ranks, most ranks first."""
 
     @property
     def culprit_ranks(self) -> list[int]:
@@ -116,7 +123,8 @@ class HangFinding:
                     str(c.get("gpu", "")), int(c.get("step", -1)), str(c.get("section", "")),
                     float(c.get("section_s", 0.0)), int(c.get("seq", -1)),
                     wait(c.get("waiting_in")), str(c.get("location", "")),
-                    seen(c.get("last_seen_s")), str(c.get("stack", "")))
+                    seen(c.get("last_seen_s")), str(c.get("stack", "")),
+                    tuple(int(r) for r in c.get("blocked_by") or ()))
             for c in d.get("culprits", []))
         return cls(str(d["kind"]), int(d["world_size"]), float(d["stalled_s"]),
                    float(d["timeout_s"]), wait(d.get("wait")),
@@ -126,7 +134,9 @@ class HangFinding:
                    tuple(int(r) for r in d.get("waiting_later", [])),
                    tuple((CollectiveWait(str(m["op"]), str(m["group"]), int(m["seq"])),
                           tuple(int(r) for r in m["ranks"]))
-                         for m in d.get("mismatch", [])))
+                         for m in d.get("mismatch", [])),
+                   tuple((str(w["location"]), tuple(int(r) for r in w["ranks"]))
+                         for w in d.get("waiting_at", [])))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields of the ``hang`` record (docs/reportlog.md)."""
@@ -141,6 +151,8 @@ class HangFinding:
             "waiting_later": list(self.waiting_later),
             "mismatch": [{**dataclasses.asdict(w), "ranks": list(ranks)}
                          for w, ranks in self.mismatch],
+            "waiting_at": [{"location": loc, "ranks": list(ranks)}
+                           for loc, ranks in self.waiting_at],
         }
 
     def format(self) -> str:
@@ -149,8 +161,9 @@ class HangFinding:
             where = ", ".join(f"{s!r} ({n} rank{'s' if n != 1 else ''})" if s else
                               f"no section ({n} rank{'s' if n != 1 else ''})"
                               for s, n in self.sections[:8])
-            inside = (f"all inside {_wait_text(self.wait)}, none behind" if self.wait is not None
-                      and self.waiting else "none inside a collective")
+            inside = (f"all inside {_wait_text(self.wait)}{self._where(self.waiting)}, none "
+                      "behind" if self.wait is not None and self.waiting
+                      else "none inside a collective")
             return (f"straggler: whole-job stall: all {self.world_size} ranks have made no "
                     f"progress for {self.stalled_s:.1f} s (hang timeout {self.timeout_s:.0f} s)"
                     f", {inside}; in {where}. No rank is blamed.")
@@ -172,15 +185,48 @@ class HangFinding:
             head = (f"straggler: HANG: the job has made no progress for {self.stalled_s:.1f} s "
                     f"(hang timeout {self.timeout_s:.0f} s); rank(s) {names} gone")
         lines = [head]
-        lines += [f"  in {_wait_text(w)}: rank(s) {_ranks_text(ranks)}"
+        lines += [f"  in {_wait_text(w)}: rank(s) {_ranks_text(ranks)}{self._where(ranks)}"
                   for w, ranks in self.mismatch[:MAX_CULPRITS_SHOWN]]
         for c in self.culprits[:MAX_CULPRITS_SHOWN]:
-            lines += _culprit_lines(c, self.wait)
+            lines += _culprit_lines(c, self.wait, self._blocker_text(c))
         if self.waiting and not self.mismatch:
             later = (f"; further on, in later collectives of that group: rank(s) "
                      f"{_ranks_text(self.waiting_later)}" if self.waiting_later else "")
-            lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}{later}")
+            lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}"
+                         f"{self._where(self.waiting)}{later}")
         return "\n".join(lines)
+
+    def _where(self, ranks: tuple[int, ...]) -> str:
+        """Where `ranks` wait in their code: ``, at LOC`` when they all wait at one place, else
+        the places with their ranks (the 3 most common); "" when not known."""
+        wanted = set(ranks)
+        places = [(loc, tuple(r for r in rs if r in wanted)) for loc, rs in self.waiting_at]
+        places = [(loc, rs) for loc, rs in places if rs]
+        if not places:
+            return ""
+        if len(places) == 1 and len(places[0][1]) == len(wanted):
+            return f", at {places[0][0]}"
+        shown = "; ".join(f"rank(s) {_ranks_text(rs)} at {loc}" for loc, rs in places[:3])
+        return f" ({shown}{'; ...' if len(places) > 3 else ''})"
+
+    def _blocker_text(self, c: Culprit) -> str:
+        """Who `c` waits for where it waits itself, and where they are (for its second line)."""
+        if c.waiting_in is None or c.state == MISMATCHED or self.wait is None:
+            return ""
+        if c.waiting_in == self.wait:
+            return ""
+        text = f"it waits instead in {_wait_text(c.waiting_in)}"
+        if not c.blocked_by:
+            return text
+        gone = {x.rank for x in self.culprits if x.state in (GONE, EXITED)}
+        text += f", for rank(s) {_ranks_text(c.blocked_by)}"
+        if set(c.blocked_by) <= set(self.waiting):
+            return (f"{text}, which wait in {_op_text(self.wait.op)} #{self.wait.seq} for "
+                    f"rank {c.rank}: a deadlock, each waits for the other (their code calls "
+                    f"these collectives in a different order, or skips one)")
+        if set(c.blocked_by) <= gone:
+            return f"{text} (gone)"
+        return f"{text}, which have not reached it either"
 
 
 # The collective observer names ops as c10d's ProcessGroup does; people know the Python API's.
@@ -211,7 +257,7 @@ def _ranks_text(ranks: tuple[int, ...] | list[int]) -> str:
     return shown + (f",... ({len(ranks)} ranks)" if len(ranks) > 32 else "")
 
 
-def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
+def _culprit_lines(c: Culprit, wait: CollectiveWait | None, blocker: str = "") -> list[str]:
     where = f"node {c.node or '?'}" + (f", GPU {c.gpu}" if c.gpu else "")
     if c.state == NOT_ARRIVED and wait is not None:
         at = f" (it has issued #{c.seq} there)" if c.seq >= 0 else ""
@@ -227,11 +273,13 @@ def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
     else:
         what = "is not in any collective"
     lines = [f"  rank {c.rank} ({where}) {what}"]
+    if blocker:
+        lines.append(f"    {blocker}")
     doing = (f"in section {c.section!r} for {c.section_s:.1f} s" if c.section
              else "in no section")
-    lines.append(f"    doing: {doing}, step {c.step}"
-                 + (f", waiting itself in {_wait_text(c.waiting_in)}"
-                    if c.waiting_in and c.state != MISMATCHED else "")
+    inside = (f", inside {_wait_text(c.waiting_in)}" if c.waiting_in and not blocker
+              and c.state != MISMATCHED else "")
+    lines.append(f"    doing: {doing}, step {c.step}{inside}"
                  + (f", at {c.location}" if c.location else ""))
     if c.stack:
         lines.append("    Python stack of its training thread (innermost last):")
@@ -242,12 +290,19 @@ def _culprit_lines(c: Culprit, wait: CollectiveWait | None) -> list[str]:
 
 
 def _culprit(rank: int, rec: ProgressRecord | None, state: str, now: float,
-             group: str | None) -> Culprit:
+             group: str | None, records: Mapping[int, ProgressRecord] | None = None
+             ) -> Culprit:
     if rec is None:
         return Culprit(rank, state)
+    w = rec.waiting
+    blocked_by: tuple[int, ...] = ()
+    if w is not None and w.seq >= 0 and records is not None:
+        # the members of its group (the ranks that publish it) that have not reached it
+        blocked_by = tuple(sorted(r for r, other in records.items() if r != rank
+                                  and w.group in other.g and other.g[w.group] < w.seq))
     return Culprit(rank, state, rec.node, rec.gpu, rec.step, rec.sec, rec.sec_s,
-                   rec.g.get(group, -1) if group is not None else -1, rec.waiting, rec.loc,
-                   max(0.0, now - rec.t))
+                   rec.g.get(group, -1) if group is not None else -1, w, rec.loc,
+                   max(0.0, now - rec.t), blocked_by=blocked_by)
 
 
 def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, *,
@@ -290,7 +345,8 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
     else:
         group_of_wait = None
     culprits = [_culprit(r, records.get(r), gone[r], now, group_of_wait) for r in sorted(gone)]
-    culprits += [_culprit(r, alive[r], NOT_ARRIVED, now, group_of_wait) for r in behind]
+    culprits += [_culprit(r, alive[r], NOT_ARRIVED, now, group_of_wait, records)
+                 for r in behind]
     if mismatch:
         top = mismatch[0][1]
         if len(mismatch) > 1 and len(mismatch[1][1]) == len(top):
@@ -300,13 +356,21 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
         culprits += [_culprit(r, alive[r], MISMATCHED, now, group_of_wait)
                      for r in sorted(waiters) if r not in top]
     culprits.sort(key=lambda c: c.rank)
+    named = {c.rank for c in culprits}
+    places: dict[str, list[int]] = {}
+    for r in sorted(waiters):
+        if r not in named and alive[r].loc:
+            places.setdefault(alive[r].loc, []).append(r)
+    waiting_at = tuple(sorted(((loc, tuple(rs)) for loc, rs in places.items()),
+                              key=lambda kv: (-len(kv[1]), kv[1][0])))
     if not culprits:
         sections = Counter(rec.sec for rec in alive.values())
         return HangFinding(STALL, world_size, stalled_s, timeout_s, wait, waiting,
                            sections=tuple(sorted(sections.items(), key=lambda kv: -kv[1])),
-                           reporter=reporter)
+                           reporter=reporter, waiting_at=waiting_at)
     return HangFinding(HANG, world_size, stalled_s, timeout_s, wait, waiting, tuple(culprits),
-                       reporter=reporter, waiting_later=later, mismatch=mismatch)
+                       reporter=reporter, waiting_later=later, mismatch=mismatch,
+                       waiting_at=waiting_at)
 
 
 def _same_collective(w: CollectiveWait) -> CollectiveWait:

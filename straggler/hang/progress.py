@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .stacks import CollectiveWait, collective_wait, innermost_location, thread_frame
+from .stacks import CollectiveWait, collective_wait, thread_frame, user_location
 
 __all__ = ["ProgressRecord", "LocalProgress", "GroupState", "GroupSeqs", "torch_group_seqs",
            "observed_groups"]
@@ -48,7 +48,8 @@ class ProgressRecord:
     (when the collective observer runs); ``stall_s``: seconds since this rank's progress last
     changed;
     ``wait``: the collective its main thread is in (``op``, ``group``, ``seq``), when stalled;
-    ``loc``: the innermost frame of its main thread, when stalled.
+    ``loc``: where its main thread is, when stalled: its own innermost frame outside torch,
+    straggler and the standard library, then the innermost one (`stacks.user_location`).
     """
 
     r: int
@@ -109,8 +110,30 @@ def observed_groups() -> dict[str, GroupState] | None:
     if not collectives.is_observing():
         return None
     groups = sorted(collectives.progress().values(), key=lambda p: -p.index)[:MAX_GROUPS]
-    return {p.group: GroupState(p.index, p.op, p.inside_since_s if p.inside else None)
-            for p in groups}
+    out = {p.group: GroupState(p.index, p.op, p.inside_since_s if p.inside else None)
+           for p in groups}
+    # The groups of this rank it has run no collective on yet: at index 0 (none), so that a
+    # member that never reached a group's first collective shows as behind there.
+    for name in _member_groups():
+        if len(out) >= MAX_GROUPS:
+            break
+        out.setdefault(name, GroupState(0))
+    return out
+
+
+def _member_groups() -> list[str]:
+    """The names of the process groups this rank belongs to."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return []
+    out = []
+    for pg in list(dist.distributed_c10d._world.pg_map):
+        try:
+            out.append(str(pg.group_name))
+        except Exception:  # noqa: BLE001 - a group without a name: left out
+            continue
+    return out
 
 
 def job_groups() -> dict[str, GroupState]:
@@ -186,7 +209,7 @@ class LocalProgress:
             frame = thread_frame(self.thread) if self.thread is not None else None
             w = collective_wait(frame) if frame is not None else None
             if frame is not None:
-                record.loc = innermost_location(frame)
+                record.loc = user_location(frame)
             if w is not None:
                 # The group's number from the same source as ``g``, so ranks compare.
                 seq = seqs.get(w.group, w.seq) if w.group in groups else w.seq

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 import traceback
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 __all__ = ["CollectiveWait", "thread_frame", "format_stack", "innermost_location",
-           "collective_wait", "group_name"]
+           "user_location", "collective_wait", "group_name"]
 
 # The module whose public functions are the torch.distributed collectives.
 _C10D_FILE = os.path.join("torch", "distributed", "distributed_c10d.py")
@@ -59,6 +60,77 @@ def innermost_location(frame: FrameType) -> str:
     """``file:line in function`` of the innermost frame."""
     code = frame.f_code
     return f"{code.co_filename}:{frame.f_lineno} in {code.co_name}"
+
+
+_SITE_DIRS = ("site-packages", "dist-packages")
+
+
+def _roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(straggler's and torch's folders, the standard library's folders), each ending in a
+    separator."""
+    core = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # straggler/
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if torch_file:
+        core.append(os.path.dirname(os.path.abspath(torch_file)))
+    paths = sysconfig.get_paths()
+    stdlib = {os.path.abspath(paths[k]) for k in ("stdlib", "platstdlib") if paths.get(k)}
+    return (tuple(os.path.join(d, "") for d in core),
+            tuple(os.path.join(d, "") for d in sorted(stdlib)))
+
+
+def _in_package(filename: str) -> bool:
+    return any(d in filename.split(os.sep) for d in _SITE_DIRS)
+
+
+def _is_library(filename: str, packages: bool) -> bool:
+    """Whether `filename` belongs to torch, straggler or the standard library (with `packages`:
+    to any installed package as well), rather than to the job's own code."""
+    if filename.startswith("<"):  # <frozen runpy> is the standard library; <string> is a -c
+        return filename.startswith("<frozen ")
+    core, stdlib = _roots()
+    if filename.startswith(core):
+        return True
+    if _in_package(filename):  # site-packages may lie inside the standard library's folder
+        return packages
+    return filename.startswith(stdlib)
+
+
+def _short(filename: str) -> str:
+    """A library file's path from its package folder (``torch/distributed/...``)."""
+    parts = filename.split(os.sep)
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in _SITE_DIRS:
+            return os.sep.join(parts[i + 1:])
+    core, stdlib = _roots()
+    for root in core:
+        if filename.startswith(root):
+            return os.path.relpath(filename, os.path.dirname(root.rstrip(os.sep)))
+    for root in stdlib:
+        if filename.startswith(root):
+            return os.path.relpath(filename, root)
+    return filename
+
+
+def user_location(frame: FrameType) -> str:
+    """Where the job's own code is in `frame`'s stack: ``file:line in function`` of the
+    innermost frame outside torch, straggler, the standard library and (when some frame is)
+    the installed packages; followed by ``(innermost: ...)`` when the stack goes deeper. The
+    innermost frame alone when every frame is a library's."""
+    frames: list[FrameType] = []
+    f: FrameType | None = frame
+    while f is not None and len(frames) < 200:
+        frames.append(f)
+        f = f.f_back
+    for packages in (True, False):
+        own = next((f for f in frames if not _is_library(f.f_code.co_filename, packages)),
+                   None)
+        if own is not None:
+            break
+    if own is None or own is frame:
+        return innermost_location(frame)
+    code = frame.f_code
+    return (f"{innermost_location(own)} (innermost: {_short(code.co_filename)}:"
+            f"{frame.f_lineno} in {code.co_name})")
 
 
 def group_name(group: Any) -> str:

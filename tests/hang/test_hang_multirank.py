@@ -221,7 +221,7 @@ def test_rank_blocked_in_a_pipe_read_is_named_with_its_stack(job: Any) -> None:
 
 
 def test_rank_that_skipped_a_collective_is_named(job: Any) -> None:
-    finding, _ = _phase(job, "skip")
+    finding, text = _phase(job, "skip")
     c = _only_culprit(finding)
     assert c["state"] == "not arrived"
     assert c["section"] == "step"
@@ -229,6 +229,12 @@ def test_rank_that_skipped_a_collective_is_named(job: Any) -> None:
     assert c["waiting_in"]["op"] == "barrier"  # where it went instead
     assert finding["wait"]["op"] == "all_reduce"
     assert c["seq"] < finding["wait"]["seq"]
+    # whom it waits for there: rank 3, which never reached the subgroup's barrier (it had run
+    # no collective on that group, so its record did not list the group)
+    assert c["blocked_by"] == [3], finding
+    assert "for rank(s) 3, which wait in all_reduce" in text and "a deadlock" in text, text
+    # the test's own frame, not torch's, with torch's after it
+    assert "at " + __file__ in text and "in stuck_in_other_barrier (innermost: torch" in text
 
 
 def test_whole_job_stall_blames_nobody(job: Any) -> None:
