@@ -195,11 +195,11 @@ def _estimator(path: Path | None):
     return module
 
 
-def table(folder: Path, before: Path | None = None, skip: int = 1) -> str:
+def table(folder: Path, before: Path | None = None, skip: int = 0) -> str:
     """Per condition: reports, the reports naming the slow rank (recall) and a healthy rank
     (false culprits), the slow rank's time lost (median, % of the window), the load range;
     with ``before``, that estimator's numbers first (before -> now). The first ``skip`` reports
-    of a run are left out (the detector's first window starts before the job's first step)."""
+    of a run are left out (the first window holds the start-up)."""
     estimators = [_estimator(before), _estimator(None)] if before else [_estimator(None)]
     acc: dict[tuple, dict] = defaultdict(lambda: defaultdict(list))
     for f in sorted(folder.glob("*.npz")):

@@ -352,7 +352,11 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     # member's latency beyond the floor (the culprit's own waits included), which scaling up
     # would hand to the culprit (on a loaded host, DDP's 4 buckets a step: 1.5x its peers').
     mean = wsum / count
-    spread2 = _spread(quantiles) ** 2 / count  # the variance of a member's mean wait
+    # The variance of a member's mean wait: its spread over the count, and its largest wait's
+    # share of the mean (one stall, such as the first collective waiting for a rank that
+    # started late, moves the mean by itself and is not a straggler).
+    top = quantiles[:, QUANTILES.index(1.0)] - median
+    spread2 = _spread(quantiles) ** 2 / count + (top / count) ** 2
     others = np.maximum(members[group] - 1, 1)
     ahead = (np.bincount(group, weights=mean, minlength=n_groups)[group] - mean) / others - mean
     noise = np.sqrt(spread2 + (np.bincount(group, weights=spread2, minlength=n_groups)[group]
