@@ -477,3 +477,71 @@ def test_a_report_log_deleted_or_renamed_mid_run_is_recreated_and_runs_stay_one(
     runs = {rec["run_id"] for r in range(3)
             for _, _, rec in read_records(tmp_path / f"log-{r}.jsonl")}
     assert runs == {"job-7"}
+
+
+# -- a rank that skips a report (its loop did not make the call) -------------------------------
+
+def _log_records(level):
+    """The `straggler` logger's records at `level` and above, as (level name, message)."""
+    import logging
+
+    got = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            got.append((record.levelname, record.getMessage()))
+
+    logging.getLogger("straggler").addHandler(Keep(level))
+    return got
+
+
+def _skipping(rank, world_size, skip_rank, skip_at, via_interval):
+    import logging
+
+    import torch
+    import torch.distributed as dist
+    from straggler import Detector
+
+    logged = _log_records(logging.WARNING)
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    took, total = [], 0.0
+    start = time.monotonic()
+    for it in range(8):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)  # the training's own collective: the skipper waits here for the others
+        total += t.item()
+        if rank == skip_rank and it == skip_at:
+            continue  # this rank's loop skips the report
+        began = time.monotonic()
+        if via_interval:
+            Detector.generate_report_if_interval_elapsed()
+        else:
+            Detector.generate_report()
+        took.append(time.monotonic() - began)
+    result = {"took": max(took), "elapsed": time.monotonic() - start, "total": total,
+              "enabled": core.enabled, "logged": list(logged)}
+    Detector.shutdown()
+    return result
+
+
+@pytest.mark.parametrize("via_interval", [True, False])
+def test_a_rank_that_skips_a_report_costs_its_peers_no_timeout(via_interval):
+    # Rank 1 skips the report of iteration 2 and goes on to its next training all_reduce, where
+    # it waits for its peers, who wait for it in the report: before, a deadlock of
+    # comm_timeout_s (60 s here) for the whole job. Its record in the hang watchdog's store
+    # shows it past the report; the peers ask it to leave, and its watchdog closes its group.
+    results = run_ranks(_skipping, 3, 1, 2, via_interval, timeout_s=200)
+    for rank, r in enumerate(results):
+        assert r["total"] == 3.0 * 8, (rank, r)  # the training went on, every step
+        assert not r["enabled"], (rank, r)  # every rank turned off ...
+        assert len(r["logged"]) == 1, (rank, r)  # ... and said so once
+        assert r["took"] < LONG_TIMEOUT_S / 3, (rank, r)  # nobody waited comm_timeout_s
+        assert r["elapsed"] < LONG_TIMEOUT_S / 3, (rank, r)
+    for rank in (0, 2):
+        level, message = results[rank]["logged"][0]
+        assert level == "ERROR" and "rank 1 is past it" in message, message
+    level, message = results[1]["logged"][0]
+    assert level == "WARNING" and "did not join" in message, message
