@@ -312,15 +312,18 @@ class DetectorCore:
         """Collective: the GPU health probe on every rank (see `Detector.run_probe`)."""
         if not self.enabled:
             return None
-        try:
-            from .telemetry.device import current_cuda_device
-            from .telemetry.probe import probe_group
+        with self.cycle.exclusive("Detector.run_probe()") as alone:
+            if not alone:
+                return None
+            try:
+                from .telemetry.device import current_cuda_device
+                from .telemetry.probe import probe_group
 
-            with self.comm.during("Detector.run_probe()"):
-                return probe_group(self.comm, current_cuda_device())
-        except Exception as exc:  # noqa: BLE001 - fail open
-            self.fail(exc)
-            return None
+                with self.comm.during("Detector.run_probe()"):
+                    return probe_group(self.comm, current_cuda_device())
+            except Exception as exc:  # noqa: BLE001 - fail open
+                self.fail(exc)
+                return None
 
     # -- lifetime ----------------------------------------------------------------------------
     def fail(self, exc: BaseException, *, in_report: bool = False) -> None:

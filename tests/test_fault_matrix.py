@@ -545,3 +545,65 @@ def test_a_rank_that_skips_a_report_costs_its_peers_no_timeout(via_interval):
         assert level == "ERROR" and "rank 1 is past it" in message, message
     level, message = results[1]["logged"][0]
     assert level == "WARNING" and "did not join" in message, message
+
+
+# -- the detector used from two threads ------------------------------------------------------
+
+def _two_threads(rank, world_size):
+    import logging
+    import threading
+
+    import torch
+    import torch.distributed as dist
+    from straggler import Detector
+
+    logged = _log_records(logging.WARNING)
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    other = {}
+    if rank == 0:  # inside its report 3, a second thread of rank 0 asks for a report too
+        annotate = core.cycle.annotator
+
+        def annotate_and_call_from_a_thread(report):
+            def call():
+                began = time.monotonic()
+                other["report"] = Detector.generate_report()
+                other["took"] = time.monotonic() - began
+
+            if core.cycle._calls == 3:
+                thread = threading.Thread(target=call)
+                thread.start()
+                thread.join(timeout=2 * LONG_TIMEOUT_S)
+                other["alive"] = thread.is_alive()
+            return annotate(report)
+
+        core.cycle.annotator = annotate_and_call_from_a_thread
+    took, total = [], 0.0
+    for _ in range(6):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        total += t.item()
+        began = time.monotonic()
+        Detector.generate_report()
+        took.append(time.monotonic() - began)
+    result = {"took": max(took), "total": total, "enabled": core.enabled,
+              "logged": list(logged), "other": other}
+    Detector.shutdown()
+    return result
+
+
+def test_a_report_called_from_a_second_thread_during_a_report_is_ignored_and_costs_nothing():
+    # Before: the second thread's collectives interleaved with the report's on rank 0 only;
+    # the group mismatched, every rank waited comm_timeout_s and turned off.
+    results = run_ranks(_two_threads, 3, timeout_s=200)
+    other = results[0]["other"]
+    assert other["report"] is None and not other["alive"], other
+    assert other["took"] < LONG_TIMEOUT_S / 3, other  # refused at once, not queued
+    for rank, r in enumerate(results):
+        assert r["enabled"] and r["total"] == 3.0 * 6, (rank, r)
+        assert r["took"] < LONG_TIMEOUT_S / 3, (rank, r)
+    assert len(results[0]["logged"]) == 1, results[0]["logged"]
+    assert "called in thread" in results[0]["logged"][0][1], results[0]["logged"]
+    assert results[1]["logged"] == results[2]["logged"] == []

@@ -99,9 +99,11 @@ class PeersPast:
                 continue
             op = rec.op.get(name, "") or "collective"
             why = (f"rank {r} is past it, in its {op} #{rec.g[name]} of process group "
-                   f"{name!r} while rank {self.rank} waits at #{own[name].seq} there: rank {r} "
-                   "skipped this call (or made it on another iteration) and waits for the "
-                   "others in its training; straggler detection turns off on every rank")
+                   f"{name!r} while rank {self.rank} waits at #{own[name].seq} there: the "
+                   f"ranks did not make the same detector calls (rank {r} skipped this one or "
+                   "made it on another iteration, or the waiting ranks made one more) and it "
+                   "waits for them in its training; straggler detection turns off on every "
+                   "rank")
             self.store.put(leave_key(r), why)  # its watchdog reads it: it leaves (see below)
             return why
         return None
