@@ -607,3 +607,62 @@ def test_a_report_called_from_a_second_thread_during_a_report_is_ignored_and_cos
     assert len(results[0]["logged"]) == 1, results[0]["logged"]
     assert "called in thread" in results[0]["logged"][0][1], results[0]["logged"]
     assert results[1]["logged"] == results[2]["logged"] == []
+
+
+# -- waits that are no skip; the job's group destroyed before the detector ---------------------
+
+def _late_peers_then_destroy(rank, world_size):
+    import logging
+
+    import torch
+    import torch.distributed as dist
+    from straggler import Detector
+
+    logged = _log_records(logging.WARNING)
+    sub = dist.new_group([1, 2])
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    took, total = [], 0.0
+    for it in range(6):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        total += t.item()
+        if rank in (1, 2):
+            if rank == 2 and it == 4:
+                time.sleep(2.5)  # rank 1 waits for it in the subgroup, rank 0 in the report
+            dist.all_reduce(torch.ones(1), group=sub)
+        if rank == 2 and it == 2:
+            time.sleep(2.5)  # a straggler late for the report, past the 1 s grace
+        began = time.monotonic()
+        Detector.generate_report()
+        took.append(time.monotonic() - began)
+    waits = {"enabled": core.enabled, "took": took, "total": total}
+    # The job destroys its process group first; the detector's group is its own.
+    dist.destroy_process_group()
+    dist.destroy_process_group = lambda *args, **kwargs: None  # run_ranks would call it again
+    with Detector.detection_section("step", profile_cuda=False):
+        time.sleep(0.005)
+    after = Detector.generate_report()
+    enabled_after = core.enabled
+    began = time.monotonic()
+    Detector.shutdown()
+    return {**waits, "report_after": after is not None, "enabled_after": enabled_after,
+            "shutdown_s": time.monotonic() - began, "logged": list(logged)}
+
+
+def test_late_peers_are_waited_for_and_a_destroyed_job_group_leaves_the_detector_working():
+    # Peers 2.5 s late (a straggler at the report; a partner late in a subgroup collective the
+    # reporting rank is not in) are waited for: the absent check (past its 1 s grace) must not
+    # take them for ranks that skipped. Then destroy_process_group() before shutdown().
+    results = run_ranks(_late_peers_then_destroy, 3, timeout_s=200)
+    for rank, r in enumerate(results):
+        assert r["enabled"] and r["total"] == 3.0 * 6, (rank, r)
+        assert r["logged"] == [], (rank, r)
+        assert max(r["took"]) < LONG_TIMEOUT_S / 3, (rank, r)
+        assert r["enabled_after"] and r["shutdown_s"] < LONG_TIMEOUT_S / 3, (rank, r)
+    assert results[0]["report_after"]  # the gathering rank still got its report
+    # The waits were real (the check ran): the reporting rank waited for the straggler and
+    # for rank 1, stuck behind its late partner.
+    assert results[0]["took"][2] > 1.5 and results[0]["took"][4] > 1.5, results[0]["took"]
