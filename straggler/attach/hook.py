@@ -139,6 +139,9 @@ def start() -> None:
         except ValueError as exc:
             _bad_settings.append(exc)
         install()
+        from . import launcher
+
+        launcher.install()  # torchrun stopped by a signal: no traceback (launcher.py)
     except Exception as exc:  # noqa: BLE001 - fail open: the job runs unattached
         report_failure("reading the environment", exc)
 
