@@ -24,7 +24,9 @@ reporting rank's start line names (readable by you only)::
          -d '{"gpu_relative_perf_threshold": 0.9}' localhost:65535
 
 On a stop the script saves a checkpoint and exits with status ``--exit-code-on-straggler``
-(default 1, so a restarting launcher restarts the job without the slow node).
+(default 1, so a restarting launcher restarts the job without the slow node) on every rank:
+from the stop on, each rank ignores SIGTERM, which torchrun sends to the ranks still running
+once the first one exited.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 import torch
@@ -118,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
                 logging.getLogger("train").info("iteration %d/%d | loss %.4f", iteration,
                                                 args.train_iters, loss.item())
             if manager.check_stragglers(iteration):  # the same answer on every rank
+                # torchrun stops the whole job (SIGTERM) as soon as one rank exits non-zero:
+                # the others, still saving or tearing down, died by that signal. Ignored from
+                # here, they end with this status too (torchrun's SIGKILL after 30 s remains).
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 if args.save and rank == 0:
                     os.makedirs(args.save, exist_ok=True)
                     path = os.path.join(args.save, f"iter_{iteration:07d}.pt")

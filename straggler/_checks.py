@@ -109,11 +109,13 @@ def check_choice(name: str, value: T, choices: Collection[T]) -> T:
 
 
 def check_name(name: str, value: Any, *, optional: bool = False,
-               strip: bool = False) -> str | None:
+               strip: bool = False, printable: bool = False) -> str | None:
     """`value` if it is a non-empty string (or None with `optional`).
 
     With `strip`, surrounding whitespace does not count: a blank string is refused ("a non-blank
-    string") and the stripped string is returned.
+    string") and the stripped string is returned. With `printable`, a string holding a line
+    break, a tab or another character that `str.isprintable` refuses is refused: such a name
+    (a node name) would split the report table and the log lines it is written into.
     """
     if value is None and optional:
         return None
@@ -122,6 +124,11 @@ def check_name(name: str, value: Any, *, optional: bool = False,
         what = "a non-blank string" if strip else "a non-empty string"
         error = ValueError if isinstance(text, str) else OptionTypeError
         raise error(f"`{name}={value!r}` must be {what}" + (" or None" if optional else ""))
+    if printable and not text.isprintable():
+        bad = next(ch for ch in text if not ch.isprintable())
+        raise ValueError(f"`{name}={value!r}` holds {bad!r}: it must be printable, without line "
+                         "breaks, tabs or other control characters (it is written into report "
+                         "tables and log lines)")
     return text
 
 

@@ -21,6 +21,7 @@ child's detector is inert (forksafe.py). `STRAGGLER_DISABLE=1` turns the whole A
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import sys
@@ -154,6 +155,13 @@ class DetectorCore:
                 self.registry.hooks.append(self.ft_bridge)
                 self.cycle.on_report = self.ft_bridge.on_report
             self.hang = self._create_hang_watchdog()
+            if self.hang is not None:  # a peer already past a report: give up at once
+                from .hang.absent import PeersPast
+
+                comm = self.comm
+                comm.stall_check = PeersPast(self.hang.store, comm.global_ranks[comm.rank],
+                                             comm.global_ranks)
+                self.hang.on_leave = self._leave_for_peers
             self.gpu.prepare_observer()  # may build the C++ op observer once (never raises)
         except BaseException:
             Lifecycle.close_quietly(self._closing_steps())
@@ -304,20 +312,40 @@ class DetectorCore:
         """Collective: the GPU health probe on every rank (see `Detector.run_probe`)."""
         if not self.enabled:
             return None
-        try:
-            from .telemetry.device import current_cuda_device
-            from .telemetry.probe import probe_group
+        with self.cycle.exclusive("Detector.run_probe()") as alone:
+            if not alone:
+                return None
+            try:
+                from .telemetry.device import current_cuda_device
+                from .telemetry.probe import probe_group
 
-            with self.comm.during("Detector.run_probe()"):
-                return probe_group(self.comm, current_cuda_device())
-        except Exception as exc:  # noqa: BLE001 - fail open
-            self.fail(exc)
-            return None
+                with self.comm.during("Detector.run_probe()"):
+                    return probe_group(self.comm, current_cuda_device())
+            except Exception as exc:  # noqa: BLE001 - fail open
+                self.fail(exc)
+                return None
 
     # -- lifetime ----------------------------------------------------------------------------
     def fail(self, exc: BaseException, *, in_report: bool = False) -> None:
         """Log once, then disable (see `Lifecycle.fail`)."""
         self.lifecycle.fail(exc, in_report=in_report)
+
+    def _leave_for_peers(self, why: str) -> None:
+        """On the hang watchdog's thread: the peers wait for this rank in a report it did not
+        join (straggler/hang/absent.py). Close the communicator, so that their collective fails
+        at once; the training thread turns off at its next detector call (logged here, once).
+        """
+        life = self.lifecycle
+        if life.done or life.forked:
+            return
+        if not life.failed:
+            life.failed = True
+            log.warning("straggler: the other ranks of its group waited for rank %d in a "
+                        "detector report it did not join (%s); straggler detection is off on "
+                        "this rank for the rest of this run (training continues)",
+                        self.comm.global_ranks[self.comm.rank], why)
+        with contextlib.suppress(Exception):  # best effort: the peers time out otherwise
+            self.comm.close()
 
     def _disable(self) -> None:
         if self.collectives_observed:

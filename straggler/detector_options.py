@@ -138,7 +138,7 @@ class DetectorOptions:
         put("profiling_interval", check_int("profiling_interval", profiling_interval))
         put("report_time_interval", check_seconds("report_time_interval", report_time_interval,
                                                   allow_zero=True))
-        put("node_name", check_name("node_name", node_name, optional=True)
+        put("node_name", check_name("node_name", node_name, optional=True, printable=True)
             or socket.gethostname())
         put("per_op_capture", check_bool("per_op_capture", per_op_capture))
         put("collective_waits", check_bool("collective_waits", collective_waits))

@@ -76,8 +76,11 @@ class Lifecycle:
                 log.warning("straggler: %s inside the detector; straggler detection is off on "
                             "this rank for the rest of this run", type(exc).__name__)
                 return
-            log.error("straggler: internal error, straggler detection is disabled for the rest "
-                      "of this run (training continues): %s: %s", type(exc).__name__, exc,
+            # A collective that failed is the group's doing (a peer skipped, left, died or
+            # stalled; its message says which), not a fault inside this rank's detector.
+            what = "the detector's group failed" if _is_comm_error(exc) else "internal error"
+            log.error("straggler: %s, straggler detection is disabled for the rest of this run "
+                      "(training continues): %s: %s", what, type(exc).__name__, exc,
                       exc_info=exc)
 
     def stop_reporting(self) -> None:
@@ -147,3 +150,9 @@ class Lifecycle:
                 step()
             except Exception as exc:  # noqa: BLE001 - shutdown must finish
                 log.warning("straggler: closing the %s failed: %s", what, exc)
+
+
+def _is_comm_error(exc: BaseException) -> bool:
+    """Whether `exc` is the communicator's `CommError` (without importing torch for it)."""
+    return any(cls.__name__ == "CommError" and cls.__module__ == "straggler.dist.comm"
+               for cls in type(exc).__mro__)

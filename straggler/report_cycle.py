@@ -10,10 +10,12 @@ re-agreed on the report's own collective. Any failure fails the detector open (l
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .detector_options import DetectorOptions
@@ -121,6 +123,10 @@ class ReportCycle:
             reduce_max=self._reduce_max if self.agree_by_comm else None)
         self.gate = ReportGate(comm)
         self._calls = 0  # reports attempted, named when a collective times out
+        # Held by the thread in a report call: a second thread's call (or one from inside a
+        # report) would interleave its collectives with the report's on this rank only.
+        self.busy = threading.Lock()
+        self._busy_owner = self._busy_thread = ""
         # The one decision (reporting/decision.py): the rule integrations set, and the decision
         # of the last report, agreed on every rank inside the report.
         self.decision_rule = DecisionRule()
@@ -168,6 +174,31 @@ class ReportCycle:
         """Collective: every rank of the group calls it on the same iteration."""
         if not self._in_reports():
             return None
+        with self.exclusive(call) as alone:
+            return self._generate_report(call) if alone else None
+
+    @contextlib.contextmanager
+    def exclusive(self, call: str) -> Iterator[bool]:
+        """Whether this thread may run `call` (a collective, or the iteration count) now: not
+        while another thread, or this one further up, is in a report call of this rank; that
+        call is ignored (None), logged once, and the protocol stays the peers'."""
+        if not self.busy.acquire(blocking=False):
+            self.lifecycle.warn_once(
+                "report-concurrent", "straggler: %s called in thread %r while %s runs in "
+                "thread %r on this rank; the call is ignored and returns None (reports are "
+                "collectives: call them from one thread, once per iteration)", call,
+                threading.current_thread().name, self._busy_owner or "a report",
+                self._busy_thread)
+            yield False
+            return
+        self._busy_owner, self._busy_thread = call, threading.current_thread().name
+        try:
+            yield True
+        finally:
+            self._busy_owner = ""
+            self.busy.release()
+
+    def _generate_report(self, call: str) -> Report | None:
         self._calls += 1
         self.comm.call = f"{call} (report {self._calls})"  # named if a collective fails
         start_s = time.perf_counter()
@@ -341,6 +372,10 @@ class ReportCycle:
         """
         if not self._in_reports():
             return None
+        with self.exclusive("Detector.generate_report_if_interval_elapsed()") as alone:
+            return self._count_iteration() if alone else None
+
+    def _count_iteration(self) -> Report | None:
         try:
             if self._mark_step is not None:
                 self._mark_step()  # a step ended: its own time (analysis/own_time.py)
@@ -358,8 +393,8 @@ class ReportCycle:
             self.lifecycle.fail(exc, in_report=True)
             return None
         if self.tracker.is_interval_elapsed():
-            return self.generate_report("Detector.generate_report_if_interval_elapsed() on "
-                                        f"iteration {self.tracker.current_iter}")
+            return self._generate_report("Detector.generate_report_if_interval_elapsed() on "
+                                         f"iteration {self.tracker.current_iter}")
         return None
 
     def restart_interval(self) -> None:

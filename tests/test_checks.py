@@ -100,6 +100,23 @@ def test_check_name_is_one_rule_for_names_and_optional_names():
         check_name("name", "", optional=True)
 
 
+def test_check_name_with_printable_refuses_control_characters_naming_the_value():
+    assert check_name("node_name", "node-7.cluster (a100)", printable=True) == \
+        "node-7.cluster (a100)"
+    for bad in ("n0\nfake line", "n0\r", "tab\there", "nul\x00", "sep\u2028"):
+        with pytest.raises(ValueError) as info:
+            check_name("node_name", bad, printable=True)
+        assert str(info.value).startswith(f"`node_name={bad!r}` holds "), info.value
+    assert check_name("host", " h0\n", strip=True, printable=True) == "h0"  # stripped first
+
+
+def test_the_report_generator_refuses_a_node_name_with_a_line_break():
+    from straggler.reporting.generator import ReportGenerator
+
+    with pytest.raises(ValueError, match=r"node_name='a\\nb'"):
+        ReportGenerator(node_name="a\nb")
+
+
 def test_check_name_with_strip_refuses_blank_names_and_returns_the_stripped_name():
     assert check_name("host", " h0\n", strip=True) == "h0"
     assert check_name("host", None, optional=True, strip=True) is None

@@ -212,6 +212,10 @@ def test_a_rank_says_why_it_has_no_gpu_timers(monkeypatch):
     ({"scores_to_compute": "relative_perf_scores"}, "scores_to_compute"),
     ({"gather_on_rank0": "yes"}, "gather_on_rank0"),
     ({"node_name": ""}, "node_name"),
+    # A line break would forge a line of the report table and of the logs it is printed into.
+    ({"node_name": "n0\nstragglers: rank 3 (node n3)"}, "node_name"),
+    ({"node_name": "n\t0"}, "node_name"),
+    ({"roles": {0: "stage0"}, "policy": False}, "roles"),  # nothing would use the roles
     ({"per_op_capture": 1}, "per_op_capture"),
     ({"comm_timeout_s": 0}, "comm_timeout_s"),
     ({"ft_sections": "sometimes"}, "ft_sections"),

@@ -477,3 +477,192 @@ def test_a_report_log_deleted_or_renamed_mid_run_is_recreated_and_runs_stay_one(
     runs = {rec["run_id"] for r in range(3)
             for _, _, rec in read_records(tmp_path / f"log-{r}.jsonl")}
     assert runs == {"job-7"}
+
+
+# -- a rank that skips a report (its loop did not make the call) -------------------------------
+
+def _log_records(level):
+    """The `straggler` logger's records at `level` and above, as (level name, message)."""
+    import logging
+
+    got = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            got.append((record.levelname, record.getMessage()))
+
+    logging.getLogger("straggler").addHandler(Keep(level))
+    return got
+
+
+def _skipping(rank, world_size, skip_rank, skip_at, via_interval):
+    import logging
+
+    import torch
+    import torch.distributed as dist
+    from straggler import Detector
+
+    logged = _log_records(logging.WARNING)
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    took, total = [], 0.0
+    start = time.monotonic()
+    for it in range(8):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)  # the training's own collective: the skipper waits here for the others
+        total += t.item()
+        if rank == skip_rank and it == skip_at:
+            continue  # this rank's loop skips the report
+        began = time.monotonic()
+        if via_interval:
+            Detector.generate_report_if_interval_elapsed()
+        else:
+            Detector.generate_report()
+        took.append(time.monotonic() - began)
+    result = {"took": max(took), "elapsed": time.monotonic() - start, "total": total,
+              "enabled": core.enabled, "logged": list(logged)}
+    Detector.shutdown()
+    return result
+
+
+@pytest.mark.parametrize("via_interval", [True, False])
+def test_a_rank_that_skips_a_report_costs_its_peers_no_timeout(via_interval):
+    # Rank 1 skips the report of iteration 2 and goes on to its next training all_reduce, where
+    # it waits for its peers, who wait for it in the report: before, a deadlock of
+    # comm_timeout_s (60 s here) for the whole job. Its record in the hang watchdog's store
+    # shows it past the report; the peers ask it to leave, and its watchdog closes its group.
+    results = run_ranks(_skipping, 3, 1, 2, via_interval, timeout_s=200)
+    for rank, r in enumerate(results):
+        assert r["total"] == 3.0 * 8, (rank, r)  # the training went on, every step
+        assert not r["enabled"], (rank, r)  # every rank turned off ...
+        assert len(r["logged"]) == 1, (rank, r)  # ... and said so once
+        assert r["took"] < LONG_TIMEOUT_S / 3, (rank, r)  # nobody waited comm_timeout_s
+        assert r["elapsed"] < LONG_TIMEOUT_S / 3, (rank, r)
+    for rank in (0, 2):
+        level, message = results[rank]["logged"][0]
+        assert level == "ERROR" and "rank 1 is past it" in message, message
+    level, message = results[1]["logged"][0]
+    assert level == "WARNING" and "did not join" in message, message
+
+
+# -- the detector used from two threads ------------------------------------------------------
+
+def _two_threads(rank, world_size):
+    import logging
+    import threading
+
+    import torch
+    import torch.distributed as dist
+    from straggler import Detector
+
+    logged = _log_records(logging.WARNING)
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    other = {}
+    if rank == 0:  # inside its report 3, a second thread of rank 0 asks for a report too
+        annotate = core.cycle.annotator
+
+        def annotate_and_call_from_a_thread(report):
+            def call():
+                began = time.monotonic()
+                other["report"] = Detector.generate_report()
+                other["took"] = time.monotonic() - began
+
+            if core.cycle._calls == 3:
+                thread = threading.Thread(target=call)
+                thread.start()
+                thread.join(timeout=2 * LONG_TIMEOUT_S)
+                other["alive"] = thread.is_alive()
+            return annotate(report)
+
+        core.cycle.annotator = annotate_and_call_from_a_thread
+    took, total = [], 0.0
+    for _ in range(6):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        total += t.item()
+        began = time.monotonic()
+        Detector.generate_report()
+        took.append(time.monotonic() - began)
+    result = {"took": max(took), "total": total, "enabled": core.enabled,
+              "logged": list(logged), "other": other}
+    Detector.shutdown()
+    return result
+
+
+def test_a_report_called_from_a_second_thread_during_a_report_is_ignored_and_costs_nothing():
+    # Before: the second thread's collectives interleaved with the report's on rank 0 only;
+    # the group mismatched, every rank waited comm_timeout_s and turned off.
+    results = run_ranks(_two_threads, 3, timeout_s=200)
+    other = results[0]["other"]
+    assert other["report"] is None and not other["alive"], other
+    assert other["took"] < LONG_TIMEOUT_S / 3, other  # refused at once, not queued
+    for rank, r in enumerate(results):
+        assert r["enabled"] and r["total"] == 3.0 * 6, (rank, r)
+        assert r["took"] < LONG_TIMEOUT_S / 3, (rank, r)
+    assert len(results[0]["logged"]) == 1, results[0]["logged"]
+    assert "called in thread" in results[0]["logged"][0][1], results[0]["logged"]
+    assert results[1]["logged"] == results[2]["logged"] == []
+
+
+# -- waits that are no skip; the job's group destroyed before the detector ---------------------
+
+def _late_peers_then_destroy(rank, world_size):
+    import logging
+
+    import torch
+    import torch.distributed as dist
+    from straggler import Detector
+
+    logged = _log_records(logging.WARNING)
+    sub = dist.new_group([1, 2])
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    took, total = [], 0.0
+    for it in range(6):
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        total += t.item()
+        if rank in (1, 2):
+            if rank == 2 and it == 4:
+                time.sleep(2.5)  # rank 1 waits for it in the subgroup, rank 0 in the report
+            dist.all_reduce(torch.ones(1), group=sub)
+        if rank == 2 and it == 2:
+            time.sleep(2.5)  # a straggler late for the report, past the 1 s grace
+        began = time.monotonic()
+        Detector.generate_report()
+        took.append(time.monotonic() - began)
+    waits = {"enabled": core.enabled, "took": took, "total": total}
+    # The job destroys its process group first; the detector's group is its own.
+    dist.destroy_process_group()
+    dist.destroy_process_group = lambda *args, **kwargs: None  # run_ranks would call it again
+    with Detector.detection_section("step", profile_cuda=False):
+        time.sleep(0.005)
+    after = Detector.generate_report()
+    enabled_after = core.enabled
+    began = time.monotonic()
+    Detector.shutdown()
+    return {**waits, "report_after": after is not None, "enabled_after": enabled_after,
+            "shutdown_s": time.monotonic() - began, "logged": list(logged)}
+
+
+def test_late_peers_are_waited_for_and_a_destroyed_job_group_leaves_the_detector_working():
+    # Peers 2.5 s late (a straggler at the report; a partner late in a subgroup collective the
+    # reporting rank is not in) are waited for: the absent check (past its 1 s grace) must not
+    # take them for ranks that skipped. Then destroy_process_group() before shutdown().
+    results = run_ranks(_late_peers_then_destroy, 3, timeout_s=200)
+    for rank, r in enumerate(results):
+        assert r["enabled"] and r["total"] == 3.0 * 6, (rank, r)
+        assert r["logged"] == [], (rank, r)
+        assert max(r["took"]) < LONG_TIMEOUT_S / 3, (rank, r)
+        assert r["enabled_after"] and r["shutdown_s"] < LONG_TIMEOUT_S / 3, (rank, r)
+    assert results[0]["report_after"]  # the gathering rank still got its report
+    # The waits were real (the check ran): the reporting rank waited for the straggler and
+    # for rank 1, stuck behind its late partner.
+    assert results[0]["took"][2] > 1.5 and results[0]["took"][4] > 1.5, results[0]["took"]

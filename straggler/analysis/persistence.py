@@ -195,8 +195,9 @@ class MetricState:
         self.short_windows = 0  # early reports' windows in a row (not saved: transient)
         self.groups: np.ndarray | None = None
         # Suspects named during the structure warm-up from the window's own evidence (against
-        # every other rank), so an early report can follow before the groups are known.
-        self.provisional = np.zeros(size, dtype=bool)
+        # every other rank), so an early report can follow before the groups are known: the
+        # warm-up reports that named each rank (0: not a suspect).
+        self.provisional = np.zeros(size, dtype=np.int32)
         self.warmup_levels: list[np.ndarray] = []
         self.pending: list[Pending] = []
 
@@ -211,7 +212,7 @@ class MetricState:
         self.confirmed_by = np.concatenate([self.confirmed_by, np.zeros(extra, np.int8)])
         for name in ("rel_prev", "ind_prev", "ratio_prev"):
             setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, np.nan)]))
-        self.provisional = np.concatenate([self.provisional, np.zeros(extra, bool)])
+        self.provisional = np.concatenate([self.provisional, np.zeros(extra, np.int32)])
         self.full_evidence = np.concatenate([self.full_evidence, np.zeros(extra, bool)])
         self.early_evidence = np.concatenate([self.early_evidence, np.zeros(extra, bool)])
         for name in ("rel_sigma", "ind_sigma", "rel_obs", "ind_obs", "evidence", "slow_span",
@@ -235,13 +236,27 @@ class MetricState:
 
     def marks(self, slot: int) -> tuple[str | None, int]:
         """The rule that confirmed ``slot`` ("relative", "individual" or None) and its slow
-        reports among the last ``n`` (the larger count of the two rules)."""
+        reports among the last ``n`` (the larger count of the two rules; during the structure
+        warm-up, the warm-up reports that named it a suspect)."""
         if slot >= self.confirmed_by.size:
             return None, 0
         reason = _CONFIRMED_BY.get(int(self.confirmed_by[slot]))
         slow = max(bin(int(self.rel_window[slot])).count("1"),
-                   bin(int(self.ind_window[slot])).count("1"))
+                   bin(int(self.ind_window[slot])).count("1"), int(self.provisional[slot]))
         return reason, slow
+
+    def suspected_by(self, slot: int) -> str | None:
+        """Why ``slot`` looks slow on this metric without being confirmed on it: the rules whose
+        window holds a slow report ("relative", "individual", both joined by ", "), or
+        "warm-up" (slower than the median of the others while the peer groups are learned);
+        None when neither."""
+        if slot >= self.confirmed_by.size:
+            return None
+        rules = [name for name, window in (("relative", self.rel_window),
+                                           ("individual", self.ind_window)) if window[slot]]
+        if self.provisional[slot]:
+            rules.append("warm-up")
+        return ", ".join(rules) or None
 
     # -- saving and restoring ------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -549,7 +564,7 @@ class MetricState:
             slow = (log_ratio >= gate) & (log_ratio / noise >= cfg.slow_z) & np.isfinite(noise)
         if negligible is not None:  # a negligible section names no suspect
             slow &= ~negligible
-        self.provisional[slots[slow]] = True
+        self.provisional[slots[slow]] += 1
 
     def _report_noise(self, cfg: PolicyConfig, alpha: float, slots: np.ndarray,
                       log_ratio: np.ndarray, steps: float) -> float:

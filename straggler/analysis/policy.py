@@ -79,6 +79,11 @@ class RankState:
     slow_reports: Mapping[str, int]
     #: Consecutive healthy reports (on every metric) since the rank was last slow.
     healthy_streak: int
+    #: Why a rank not confirmed is watched (a suspect): the metrics on which it looks slow, with
+    #: the rules that counted it slow: "relative", "individual" (joined by ", " when both), or
+    #: "warm-up" (slower than the median of the others while the peer groups are learned).
+    #: Empty for a confirmed rank (see ``reasons``).
+    suspected_on: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -398,7 +403,7 @@ class StragglerPolicy:
                                    cfg.cluster_gap, cfg.cluster_min_fraction,
                                    cfg.cluster_min_size)
         ms.warmup_levels = []
-        ms.provisional[:] = False
+        ms.provisional[:] = 0
         pending, ms.pending = ms.pending, []
         judged = None
         for (p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se, p_low, p_recent,
@@ -457,7 +462,7 @@ class StragglerPolicy:
         mask = np.zeros(self._ranks.size, dtype=bool)
         for ms in (self._metrics[m] for m in self._flagged):
             size = ms.rel_window.size
-            mask[:size] |= ((ms.rel_window | ms.ind_window) > 0) | ms.provisional
+            mask[:size] |= ((ms.rel_window | ms.ind_window) > 0) | (ms.provisional > 0)
         return mask
 
     def _states(self, mask: np.ndarray) -> dict[int, RankState]:
@@ -465,10 +470,15 @@ class StragglerPolicy:
         for s in np.flatnonzero(mask).tolist():
             marks = {m: self._metrics[m].marks(s) for m in sorted(self._flagged)}  # others: none
             reasons = {m: reason for m, (reason, _) in marks.items() if reason}
+            suspected: dict[str, str] = {}
+            if not reasons:  # a suspect: why it looks slow, so no watched rank lacks a reason
+                whys = {m: self._metrics[m].suspected_by(s) for m in marks}
+                suspected = {m: why for m, why in whys.items() if why}
             rank = int(self._ranks.rank[s])
             out[rank] = RankState(rank=rank, confirmed=bool(reasons), reasons=reasons,
                                   slow_reports={m: n for m, (_, n) in marks.items() if n},
-                                  healthy_streak=int(self._healthy_streak[s]))
+                                  healthy_streak=int(self._healthy_streak[s]),
+                                  suspected_on=suspected)
         return out
 
 
@@ -641,7 +651,8 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | Mapping[str, Any] | boo
     defaults; None and False: none), with the report interval ``interval_s`` (s; None:
     unknown). A `StragglerPolicy` without an interval gets ``interval_s``.
 
-    ``roles`` alone (with ``policy=None``) turns the default policy on with those roles.
+    ``roles`` alone (with ``policy=None``) turns the default policy on with those roles;
+    ``roles`` with ``policy=False`` raise `ValueError` (roles are the policy's only input).
     """
     if isinstance(policy, StragglerPolicy):
         if roles is not None:
@@ -651,7 +662,11 @@ def make_policy(policy: StragglerPolicy | PolicyConfig | Mapping[str, Any] | boo
             policy.interval_s = check_seconds("interval_s", interval_s, allow_zero=True)
         return policy
     config = to_options(PolicyConfig, policy, "policy")
-    if config is None and policy is None and roles is not None:
+    if config is None and roles is not None:
+        if policy is not None:  # False: the user turned off what roles are for
+            raise ValueError(f"`roles={roles!r:.200}` given with `policy={policy!r}`: "
+                             "roles only choose the policy's peer groups, and the policy is "
+                             "off; drop `roles` or turn the policy on (`policy=True`)")
         config = PolicyConfig()
     return None if config is None else StragglerPolicy(config, roles=roles,
                                                        interval_s=interval_s)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..sinks.reportlog import log_files, read_records
 
-__all__ = ["STEP_SECTION", "LogData", "ReportRow", "load_log", "load_runs"]
+__all__ = ["STEP_SECTION", "LogData", "ReportRow", "load_log", "load_runs", "select_runs"]
 
 STEP_SECTION = "step"
 """The section from one step boundary to the next (`straggler run`'s workers time it, with the
@@ -89,6 +89,21 @@ class LogData:
     """``FILE:LINE: reason`` of each line skipped (``skip_bad``), over all the files read."""
     hangs: list[dict[str, Any]] = field(default_factory=list)
     """The hang findings' records (docs/hang.md) written during this run, oldest first."""
+    attempt: int = 1
+    """Which start of the run this is (1: the first): a run restarted (torchrun
+    ``--max-restarts``, an elastic restart, a second job appending with the same run id) is
+    read as one `LogData` per start, told apart by the reporting rank's process id."""
+    attempts: int = 1
+    """How many starts the run's records hold."""
+    restart_count: int | None = None
+    """torchrun's restart count of this start (None: not recorded, or not under torchrun)."""
+    pid: int = 0
+    """The reporting rank's process id in this start (0: not recorded)."""
+
+    @property
+    def label(self) -> str:
+        """The run id, with ``#N`` for the N-th start of a restarted run (``--run`` takes it)."""
+        return self.run_id if self.attempts == 1 else f"{self.run_id}#{self.attempt}"
 
     @property
     def ranks(self) -> list[int]:
@@ -220,7 +235,8 @@ def load_runs(paths: Sequence[str | Path], skip_bad: bool = False,
     def skip(exc: Exception) -> None:
         bad.append(str(exc))
 
-    runs: dict[str, LogData] = {}
+    runs: dict[str, list[tuple[float, int, int, int | None, dict[int, str], ReportRow]]] = {}
+
     def hang(_f: Path, _number: int, record: dict[str, Any]) -> None:
         if hangs is not None:
             hangs.append(record)
@@ -232,16 +248,17 @@ def load_runs(paths: Sequence[str | Path], skip_bad: bool = False,
             row = _reduce(record)
             nodes = _column(record["nodes"], len(row.ranks), "nodes")
             run_id = str(record.get("run_id", ""))
+            pid = _count(record, "pid")
+            restarts = record.get("restart_count")
+            restarts = None if restarts is None else _count(record, "restart_count")
         except _MALFORMED as exc:
             message = f"{f}:{number}: malformed report record ({type(exc).__name__}: {exc})"
             if not skip_bad:
                 raise ValueError(message) from None
             bad.append(message)
             continue
-        data = runs.setdefault(run_id, LogData(files, run_id=run_id, bad_lines=bad))
-        for r, node in zip(row.ranks.tolist(), nodes, strict=True):
-            data.nodes[r] = str(node)
-        data.reports.append(row)
+        runs.setdefault(run_id, []).append((row.time_s, number, pid, restarts, {
+            r: str(node) for r, node in zip(row.ranks.tolist(), nodes, strict=True)}, row))
     if hangs:
         hangs.sort(key=lambda h: float(h.get("time_s") or 0.0))
     if not runs and hangs:
@@ -249,9 +266,34 @@ def load_runs(paths: Sequence[str | Path], skip_bad: bool = False,
     if not runs:
         skipped = f" ({len(bad)} bad line(s) skipped)" if bad else ""
         raise ValueError(f"{', '.join(map(str, files))}: no report records{skipped}")
-    for data in runs.values():
-        data.reports.sort(key=lambda r: r.time_s)
-    return sorted(runs.values(), key=lambda d: d.reports[0].time_s)
+    out: list[LogData] = []
+    for run_id, rows in runs.items():
+        rows.sort(key=lambda x: (x[0], x[1]))
+        starts: list[LogData] = []
+        for _, _, pid, restarts, rank_nodes, row in rows:
+            last = starts[-1] if starts else None
+            if last is None or _restarted(last, pid, restarts, row):
+                last = LogData(files, run_id=run_id, bad_lines=bad, restart_count=restarts,
+                               pid=pid)
+                starts.append(last)
+            last.nodes.update(rank_nodes)
+            last.reports.append(row)
+        for i, data in enumerate(starts):
+            data.attempt, data.attempts = i + 1, len(starts)
+        out += starts
+    return sorted(out, key=lambda d: d.reports[0].time_s)
+
+
+def _restarted(current: LogData, pid: int, restarts: int | None, row: ReportRow) -> bool:
+    """Whether `row` (with its record's `pid` and `restarts`) begins a new start of the run
+    `current` is the latest start of: another reporting process, another torchrun restart
+    count, or (records without them) an iteration count that went back."""
+    if pid and current.pid and pid != current.pid:
+        return True
+    if restarts is not None and restarts != current.restart_count:
+        return True
+    previous = current.reports[-1].iteration
+    return 0 < row.iteration < previous
 
 
 def load_log(paths: Sequence[str | Path], skip_bad: bool = False,
@@ -260,15 +302,26 @@ def load_log(paths: Sequence[str | Path], skip_bad: bool = False,
     the runs when there are several and `run` is None."""
     runs = load_runs(paths, skip_bad)
     if run is not None:
-        chosen = [d for d in runs if d.run_id == run]
-        if not chosen:
-            raise ValueError(f"`--run={run!r}` is not in the log; its runs: "
-                             f"{', '.join(repr(d.run_id) for d in runs)}")
+        chosen = select_runs(runs, run)
+        if len(chosen) > 1:
+            raise ValueError(f"`--run={run!r}` restarted {len(chosen) - 1} time(s); choose "
+                             f"one start: {', '.join(repr(d.label) for d in chosen)}")
         return chosen[0]
     if len(runs) > 1:
-        raise ValueError(f"the log holds {len(runs)} runs "
-                         f"({', '.join(repr(d.run_id) for d in runs)}); choose one with --run")
+        what = "runs" if all(d.attempts == 1 for d in runs) else "runs or starts of a run"
+        raise ValueError(f"the log holds {len(runs)} {what} "
+                         f"({', '.join(repr(d.label) for d in runs)}); choose one with --run")
     return runs[0]
+
+
+def select_runs(runs: Sequence[LogData], run: str) -> list[LogData]:
+    """The runs `run` names: a run id (every start of it) or a label (``ID#2``: one start);
+    ValueError naming the runs when none matches."""
+    chosen = [d for d in runs if d.label == run] or [d for d in runs if d.run_id == run]
+    if not chosen:
+        raise ValueError(f"`--run={run!r}` is not in the log; its runs: "
+                         f"{', '.join(repr(d.label) for d in runs)}")
+    return chosen
 
 
 def _group_label(group: dict[str, Any]) -> str:

@@ -164,22 +164,49 @@ def run_attached(args: argparse.Namespace) -> int:
 
 
 def _wait(child: subprocess.Popen[Any]) -> int:
-    """Wait for `child`; SIGTERM and SIGHUP are passed on, SIGINT reaches it from the
-    terminal (same process group), so here it is ignored while the child runs."""
+    """Wait for `child`: its status, or minus the signal that stopped this command.
+
+    SIGTERM and SIGHUP are passed on. A Ctrl-C at the terminal reaches every process of the
+    foreground group, the child's included, so SIGINT is passed on only when this process is
+    not in the terminal's foreground group (``kill -INT``, a supervisor): as SIGTERM, which
+    stops torchrun's workers without a KeyboardInterrupt traceback each. Stopped by a signal
+    and the child ended by it (or by the SIGTERM standing for SIGINT): minus that signal.
+    """
+    received: list[int] = []
+
     def forward(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        if signum == signal.SIGINT and _in_terminal_foreground():
+            return  # the terminal's Ctrl-C reached the child too
         with contextlib.suppress(OSError):
-            child.send_signal(signum)
+            child.send_signal(signal.SIGTERM if signum == signal.SIGINT else signum)
 
     previous: dict[int, Any] = {}
-    for sig, handler in ((signal.SIGTERM, forward), (signal.SIGHUP, forward),
-                         (signal.SIGINT, signal.SIG_IGN)):
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         with contextlib.suppress(ValueError, OSError):  # not the main thread: leave them
-            previous[sig] = signal.signal(sig, handler)
+            previous[sig] = signal.signal(sig, forward)
     try:
-        return child.wait()
+        status = child.wait()
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
+    if received and status < 0 and -status in (received[0], signal.SIGTERM):
+        return -received[0]
+    return status
+
+
+def _in_terminal_foreground() -> bool:
+    """Whether this process is in its terminal's foreground process group."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False  # no controlling terminal
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _summary(log: str) -> None:

@@ -12,7 +12,9 @@ window's iterations, or ``window_s / slowest step`` when the log
 has no iteration counts (reports generated without `generate_report_if_interval_elapsed`).
 
 Two jobs that wrote one log are two runs (their records' ``run_id``): each gets its own
-summary, oldest first.
+summary, oldest first. A run that restarted (torchrun ``--max-restarts``, an elastic restart, a
+second job appending with the same run id: another reporting process) gets one summary per
+start, and the first line says so.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .logdata import LogData, load_runs
+from .logdata import LogData, load_runs, select_runs
 
 __all__ = ["RankSummary", "SlowBetween", "Summary", "WaitedFor", "format_summary", "run_summarize",
            "summarize"]
@@ -114,6 +116,12 @@ class Summary:
     first, docs/hang.md)."""
     lost_measured: int = 0
     """Reports whose time lost was measured at the collectives (their record has waits)."""
+    attempt: int = 1
+    """Which start of its run this summary covers (a restarted run: one summary per start)."""
+    attempts: int = 1
+    """How many starts its run had in the log (more than 1: the run restarted)."""
+    restart_count: int | None = None
+    """torchrun's restart count of this start (None: not recorded)."""
     lost_largest_section: int = 0
     """Estimated reports whose step is the largest of several sections (no ``step`` section):
     exact when those nest, less than the time lost when they follow each other."""
@@ -188,7 +196,8 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                    skipped_lines=len(data.bad_lines),
                    slow_between=sorted(between.values(), key=lambda b: -b.lost_s)[:top],
                    hangs=list(data.hangs), lost_measured=measured,
-                   lost_largest_section=largest)
+                   lost_largest_section=largest, attempt=data.attempt,
+                   attempts=data.attempts, restart_count=data.restart_count)
 
 
 def _median(values: list[float]) -> float:
@@ -214,7 +223,12 @@ def _duration(seconds: float) -> str:
 def format_summary(s: Summary) -> str:
     """The text `straggler summarize` prints."""
     share = f" ({100 * s.lost_rank_s / s.run_rank_s:.1f} % of rank time)" if s.run_rank_s else ""
-    run = f"run {s.run_id}: " if s.run_id else ""
+    run = f"run {s.run_id}" if s.run_id else "the run"
+    if s.attempts > 1:
+        restart = f", torchrun restart {s.restart_count}" if s.restart_count else ""
+        run += f", start {s.attempt} of {s.attempts}{restart}: "
+    else:
+        run = f"{run}: " if s.run_id else ""
     lines = [
         f"{run}{s.reports} report(s) of {s.ranks} rank(s) over "
         f"{_duration(s.end_s - s.start_s)} ({len(s.files)} file(s))",
@@ -329,9 +343,7 @@ def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False,
         started = [d for d in runs if _start(d.reports[0]) <= at]
         (started[-1] if started else runs[0]).hangs.append(hang)
     if run is not None:
-        runs = [d for d in runs if d.run_id == run]
-        if not runs:
-            raise ValueError(f"`--run={run!r}` is not in the log")
+        runs = select_runs(runs, run)
     summaries = [summarize(d, top) for d in runs]
     _say_skipped(runs[0].bad_lines if runs else [])
     if as_json:
@@ -340,9 +352,24 @@ def run_summarize(logs: Sequence[str], top: int = 10, as_json: bool = False,
         print(json.dumps(payload, indent=1, default=str, allow_nan=True))
     else:
         if len(summaries) > 1:
-            print(f"{len(summaries)} runs in the log (told apart by their run id)\n")
+            print(_runs_line(runs) + "\n")
         print("\n\n".join(format_summary(x) for x in summaries))
     return 0
+
+
+def _runs_line(runs: Sequence[LogData]) -> str:
+    """What the log holds when it is more than one run: the runs, and which ones restarted."""
+    ids = list(dict.fromkeys(d.run_id for d in runs))
+    restarted = [d for d in runs if d.attempt == d.attempts > 1]
+    parts = []
+    if len(ids) > 1:
+        parts.append(f"{len(ids)} runs in the log (told apart by their run id)")
+    for d in restarted:
+        torchrun = f", torchrun restart {d.restart_count}" if d.restart_count else ""
+        parts.append(f"run {d.run_id or '(no id)'} restarted {d.attempts - 1} time(s) (a new "
+                     f"reporting process{torchrun}): {d.attempts} starts, summarized apart "
+                     "(their ranks and windows differ)")
+    return "; ".join(parts)
 
 
 def _say_skipped(bad: list[str]) -> None:

@@ -17,7 +17,8 @@ A collective that fails (a peer that did not make the same call within the timeo
 raises `CommError`, which names the detector call the peers did not make: set it with
 `Comm.during`. A member that will not run the detector (``STRAGGLER_DISABLE=1`` on that rank
 only) calls `Comm.decline` instead of `Comm.create`: the others' `create` then raises
-`CommDeclined` at once, instead of waiting the whole timeout for it.
+`CommDeclined` at once, instead of waiting the whole timeout for it. A member that skipped a
+report and went on is found by the communicator's `stall_check` (`straggler.hang.absent`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ import hashlib
 import io
 import os
 import pickle
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -43,6 +45,12 @@ _READY = "ready"  # set to _JOINED by the last member to join, or to a member's 
 _JOINED = b"joined"
 
 _OPS = {"min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX, "sum": dist.ReduceOp.SUM}
+
+#: With a `Comm.stall_check`, a collective that has waited this long asks it, then about every
+#: `STALL_CHECK_EVERY_S`, whether to give up (in lockstep a report's collectives take
+#: milliseconds; a peer's step running late is not a stall).
+STALL_GRACE_S = 1.0
+STALL_CHECK_EVERY_S = 1.0
 
 
 class CommError(RuntimeError):
@@ -62,6 +70,13 @@ class Comm:
     name. Every method is a collective: all ranks of the group call it, in the same order.
     Without an initialized ``torch.distributed`` the world is this process alone and every method
     returns at once. ``call`` names the API call of the next collectives (see `during`).
+
+    ``stall_check``: None, or called with the collective's serial number (the count of this
+    communicator's collectives so far, the same on every rank) while a collective has waited
+    more than `STALL_GRACE_S`, then about every `STALL_CHECK_EVERY_S` until it gives a reason
+    (why a peer will not come: `straggler.hang.absent.PeersPast`, which also asks that peer to
+    leave, failing the collective at once); the `CommError` then gives that reason. Called with
+    minus the serial when the collective failed without one: only a reason already known.
     """
 
     def __init__(self, backend: Any, rank: int, global_ranks: list[int],
@@ -72,6 +87,8 @@ class Comm:
         self.world_size = len(global_ranks)
         self.global_ranks = list(global_ranks)
         self.calls: Counter[str] = Counter()
+        self.serial = 0  # collectives started, every kind: the same count on every rank
+        self.stall_check: Callable[[int], str | None] | None = None
         self._closed = False
         # The API call the next collectives belong to, named by a `CommError`.
         self.call = "a straggler collective"
@@ -140,13 +157,52 @@ class Comm:
         if self._closed:
             raise RuntimeError(f"Comm.{name}() called after close()")
         self.calls[name] += 1
+        self.serial += 1
 
     def _wait(self, work: Any) -> None:
+        timeout, why = self._timeout, None
+        check = self.stall_check
+        if check is not None:
+            timeout, why = self._wait_checked(work, check)
         try:
-            work.wait(self._timeout)
+            work.wait(timeout)
         except RuntimeError as error:
-            raise _comm_error(error, self.call, self.global_ranks[self.rank], self._timeout,
-                              self.world_size) from error
+            me = self.global_ranks[self.rank]
+            if check is not None and why is None:  # the peer may have left at another's word
+                why = check(-self.serial)
+            if why:
+                raise CommError(f"straggler: rank {me} gave up {self.call} with the other "
+                                f"ranks of its group ({self.world_size} ranks): {why}") from error
+            raise _comm_error(error, self.call, me, self._timeout, self.world_size) from error
+
+    def _wait_checked(self, work: Any, check: Callable[[int], str | None]
+                      ) -> tuple[datetime.timedelta, str | None]:
+        """Wait for `work` in slices (`STALL_GRACE_S`, then `STALL_CHECK_EVERY_S`), asking
+        `check` between them; returns the time left of the timeout and the reason `check` gave
+        (None: none). A slice that ends leaves the collective pending (gloo's timed wait only
+        raises), and each returns the moment the collective completes.
+
+        A reason does not end the wait here: gloo cannot cancel a pending collective (neither
+        ``abort()`` nor ``shutdown()`` does; releasing the backend then blocks until the
+        collective's timeout). The peer it names leaves (`straggler.hang.absent`), which fails
+        the collective at once; the reason then names it in the `CommError`.
+        """
+        end = time.monotonic() + self._timeout.total_seconds()
+        why, serial, piece = None, self.serial, STALL_GRACE_S
+        while True:
+            left = end - time.monotonic()
+            if left <= piece:
+                break
+            try:
+                work.wait(datetime.timedelta(seconds=piece))
+                break  # completed
+            except RuntimeError:
+                if work.is_completed():
+                    break  # failed: the caller's wait raises it
+            if why is None:
+                why = check(serial)
+            piece = STALL_CHECK_EVERY_S
+        return datetime.timedelta(seconds=max(end - time.monotonic(), 0.001)), why
 
     def all_reduce(self, t: torch.Tensor, op: Any = dist.ReduceOp.SUM) -> torch.Tensor:
         """Reduce ``t`` over the group (``op``: a ``ReduceOp`` or "min"/"max"/"sum").

@@ -92,6 +92,9 @@ class HangFinding:
     mismatch: tuple[tuple[CollectiveWait, tuple[int, ...]], ...] = ()
     """A collective mismatch (the ranks wait in different collectives, nobody is behind): every
     collective waited in, with its ranks, most ranks first; empty otherwise."""
+    waiting_at: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Where in their code the waiting ranks that are not culprits wait (`Culprit.location`'s
+    form), with their ranks, most ranks first."""
 
     @property
     def culprit_ranks(self) -> list[int]:
@@ -131,7 +134,9 @@ class HangFinding:
                    tuple(int(r) for r in d.get("waiting_later", [])),
                    tuple((CollectiveWait(str(m["op"]), str(m["group"]), int(m["seq"])),
                           tuple(int(r) for r in m["ranks"]))
-                         for m in d.get("mismatch", [])))
+                         for m in d.get("mismatch", [])),
+                   tuple((str(w["location"]), tuple(int(r) for r in w["ranks"]))
+                         for w in d.get("waiting_at", [])))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields of the ``hang`` record (docs/reportlog.md)."""
@@ -146,6 +151,8 @@ class HangFinding:
             "waiting_later": list(self.waiting_later),
             "mismatch": [{**dataclasses.asdict(w), "ranks": list(ranks)}
                          for w, ranks in self.mismatch],
+            "waiting_at": [{"location": loc, "ranks": list(ranks)}
+                           for loc, ranks in self.waiting_at],
         }
 
     def format(self) -> str:
@@ -154,8 +161,9 @@ class HangFinding:
             where = ", ".join(f"{s!r} ({n} rank{'s' if n != 1 else ''})" if s else
                               f"no section ({n} rank{'s' if n != 1 else ''})"
                               for s, n in self.sections[:8])
-            inside = (f"all inside {_wait_text(self.wait)}, none behind" if self.wait is not None
-                      and self.waiting else "none inside a collective")
+            inside = (f"all inside {_wait_text(self.wait)}{self._where(self.waiting)}, none "
+                      "behind" if self.wait is not None and self.waiting
+                      else "none inside a collective")
             return (f"straggler: whole-job stall: all {self.world_size} ranks have made no "
                     f"progress for {self.stalled_s:.1f} s (hang timeout {self.timeout_s:.0f} s)"
                     f", {inside}; in {where}. No rank is blamed.")
@@ -177,15 +185,29 @@ class HangFinding:
             head = (f"straggler: HANG: the job has made no progress for {self.stalled_s:.1f} s "
                     f"(hang timeout {self.timeout_s:.0f} s); rank(s) {names} gone")
         lines = [head]
-        lines += [f"  in {_wait_text(w)}: rank(s) {_ranks_text(ranks)}"
+        lines += [f"  in {_wait_text(w)}: rank(s) {_ranks_text(ranks)}{self._where(ranks)}"
                   for w, ranks in self.mismatch[:MAX_CULPRITS_SHOWN]]
         for c in self.culprits[:MAX_CULPRITS_SHOWN]:
             lines += _culprit_lines(c, self.wait, self._blocker_text(c))
         if self.waiting and not self.mismatch:
             later = (f"; further on, in later collectives of that group: rank(s) "
                      f"{_ranks_text(self.waiting_later)}" if self.waiting_later else "")
-            lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}{later}")
+            lines.append(f"  waiting: rank(s) {_ranks_text(self.waiting)}"
+                         f"{self._where(self.waiting)}{later}")
         return "\n".join(lines)
+
+    def _where(self, ranks: tuple[int, ...]) -> str:
+        """Where `ranks` wait in their code: ``, at LOC`` when they all wait at one place, else
+        the places with their ranks (the 3 most common); "" when not known."""
+        wanted = set(ranks)
+        places = [(loc, tuple(r for r in rs if r in wanted)) for loc, rs in self.waiting_at]
+        places = [(loc, rs) for loc, rs in places if rs]
+        if not places:
+            return ""
+        if len(places) == 1 and len(places[0][1]) == len(wanted):
+            return f", at {places[0][0]}"
+        shown = "; ".join(f"rank(s) {_ranks_text(rs)} at {loc}" for loc, rs in places[:3])
+        return f" ({shown}{'; ...' if len(places) > 3 else ''})"
 
     def _blocker_text(self, c: Culprit) -> str:
         """Who `c` waits for where it waits itself, and where they are (for its second line)."""
@@ -334,13 +356,21 @@ def analyse(records: Mapping[int, ProgressRecord], world_size: int, now: float, 
         culprits += [_culprit(r, alive[r], MISMATCHED, now, group_of_wait)
                      for r in sorted(waiters) if r not in top]
     culprits.sort(key=lambda c: c.rank)
+    named = {c.rank for c in culprits}
+    places: dict[str, list[int]] = {}
+    for r in sorted(waiters):
+        if r not in named and alive[r].loc:
+            places.setdefault(alive[r].loc, []).append(r)
+    waiting_at = tuple(sorted(((loc, tuple(rs)) for loc, rs in places.items()),
+                              key=lambda kv: (-len(kv[1]), kv[1][0])))
     if not culprits:
         sections = Counter(rec.sec for rec in alive.values())
         return HangFinding(STALL, world_size, stalled_s, timeout_s, wait, waiting,
                            sections=tuple(sorted(sections.items(), key=lambda kv: -kv[1])),
-                           reporter=reporter)
+                           reporter=reporter, waiting_at=waiting_at)
     return HangFinding(HANG, world_size, stalled_s, timeout_s, wait, waiting, tuple(culprits),
-                       reporter=reporter, waiting_later=later, mismatch=mismatch)
+                       reporter=reporter, waiting_later=later, mismatch=mismatch,
+                       waiting_at=waiting_at)
 
 
 def _same_collective(w: CollectiveWait) -> CollectiveWait:

@@ -106,6 +106,10 @@ class HangWatchdog:
         self._acted = False
         self._step = (0, clock())
         self._reported = False  # a finding is out and this rank has not progressed since
+        # Called (once) with the reason when the peers ask this rank to leave the detector's
+        # group: it is past a report they wait in (absent.py); polled while no progress.
+        self.on_leave: Callable[[str], None] | None = None
+        self._last_leave_poll = -float("inf")
 
     # -- lifetime ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -164,6 +168,10 @@ class HangWatchdog:
             self._last_publish = now
             self.store.put(f"p/{self.rank}", rec.to_json())
         self._suspect = suspect
+        if self.on_leave is not None and stalled >= self.interval_s \
+                and now - self._last_leave_poll >= self.interval_s:
+            self._last_leave_poll = now
+            self._poll_leave()
         if rec.stall_s >= timeout and not self._alarmed:
             self._alarmed = True
             self.store.add("alarm", 1)
@@ -172,6 +180,16 @@ class HangWatchdog:
             self._answer()
         if self.rank in self.candidates:
             self._maybe_report(timeout)
+
+    def _poll_leave(self) -> None:
+        """Whether the peers asked this rank to leave (`absent.leave_key`); then `on_leave`."""
+        from .absent import leave_key
+
+        raw = self.store.get(leave_key(self.rank))
+        on_leave = self.on_leave
+        if raw and on_leave is not None:
+            self.on_leave = None
+            on_leave(raw.decode(errors="replace"))
 
     def _learn(self, step: int, now: float) -> None:
         last_step, since = self._step

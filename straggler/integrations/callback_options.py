@@ -93,7 +93,7 @@ class CallbackOptions:
         if code is not None and (isinstance(code, bool) or not isinstance(code, int)
                                  or not 0 <= code <= 255):
             raise ValueError(f"`exit_code={code!r}` must be an integer in 0..255 or None")
-        check_name("node_name", self.node_name, optional=True)
+        check_name("node_name", self.node_name, optional=True, printable=True)
         check_process_group("process_group", self.process_group)  # not at fit, failing open
         self._set("sync_timeout_s", check_seconds("sync_timeout_s", self.sync_timeout_s))
         check_choice("ft_sections", self.ft_sections, FT_SECTIONS_MODES)

@@ -93,7 +93,8 @@ class ReportGenerator:
             `straggler.analysis.policy.PolicyConfig`, a `StragglerPolicy`, True for the defaults, or
             None/False for none); it runs where the report lands and keeps its state here.
         roles: global rank -> role (any hashable key, e.g. the pipeline stage) for the policy;
-            ranks are compared only within their role. Implies the default policy.
+            ranks are compared only within their role. Implies the default policy (with
+            ``policy=None``); `ValueError` with ``policy=False``.
 
     Per report, with relative scores and gathering, the group exchanges: one all_reduce(MAX) of
     ``2 + len(extra)`` floats (a "new names" flag, the count of names in use and ``extra``);
@@ -129,7 +130,7 @@ class ReportGenerator:
         _check_pg(pg, comm)
         self.policy = make_policy(policy, roles)
         check_bool("gather_on_rank0", gather_on_rank0)
-        check_name("node_name", node_name)
+        check_name("node_name", node_name, printable=True)
         fields = check_names("telemetry_fields", telemetry_fields, distinct=True)
         check_choice("relative_reference", relative_reference, scoring.REFERENCES)
         markers = check_names("communication_markers", communication_markers)

@@ -12,12 +12,13 @@ error, and detection goes on.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
 from .prometheus import PrometheusExporter, PrometheusOptions
-from .record import ReportContext, default_run_id, report_record
+from .record import ReportContext, default_run_id, report_record, restart_count
 from .reportlog import ReportLog, ReportLogOptions
 
 __all__ = ["ReportSink", "ReportLogSink", "PrometheusSink", "ReportObservers", "make_observers"]
@@ -104,6 +105,8 @@ class ReportObservers:
         self.sinks: list[ReportSink] = list(sinks)
         self.run_id = run_id if run_id is not None else default_run_id()
         """Every record's ``run_id`` (`record.default_run_id`)."""
+        self.pid, self.restart_count = os.getpid(), restart_count()
+        """Every record's ``pid`` and ``restart_count``: a restart within a run shows."""
         self.threshold = threshold
         self._clock = clock
         self._last_time = clock()  # until `start_window`: reports made without the loop's calls
@@ -128,7 +131,8 @@ class ReportObservers:
                                 window_iterations=max(0, iteration - self._last_iteration),
                                 window_s=now - self._last_time, report_ms=report_ms,
                                 threshold=self.threshold, sections=sections,
-                                gpu_timers=gpu_timers, run_id=self.run_id)
+                                gpu_timers=gpu_timers, run_id=self.run_id, pid=self.pid,
+                                restart_count=self.restart_count)
         self._last_time, self._last_iteration = now, iteration
         try:
             record = report_record(report, context)

@@ -24,7 +24,7 @@ from ..analysis.telemetry_table import TelemetryTable
 from ..analysis.waits import WaitsTable
 
 __all__ = ["ENV_RUN_ID", "READ_VERSIONS", "SCHEMA", "SCHEMA_VERSION", "ReportContext",
-           "default_run_id", "report_record"]
+           "default_run_id", "report_record", "restart_count"]
 
 SCHEMA = "straggler.report"
 SCHEMA_VERSION = 4
@@ -66,6 +66,18 @@ class ReportContext:
     """GPU timers feeding GPU scores on this rank in the window."""
     run_id: str = ""
     """The job's run id (`default_run_id`): separates two jobs writing one log."""
+    pid: int = 0
+    """The reporting rank's process id: a new one within a run id is a restart."""
+    restart_count: int | None = None
+    """torchrun's ``TORCHELASTIC_RESTART_COUNT`` on the reporting rank (None: not set)."""
+
+
+def restart_count() -> int | None:
+    """torchrun's restart count of this worker (``$TORCHELASTIC_RESTART_COUNT``), or None."""
+    try:
+        return int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+    except (KeyError, ValueError):
+        return None
 
 
 def _num(value: Any) -> float | None:
@@ -225,6 +237,8 @@ def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
         "schema": SCHEMA,
         "version": SCHEMA_VERSION,
         "run_id": context.run_id,
+        "pid": context.pid,
+        "restart_count": context.restart_count,
         "time": context.time_s,
         "iteration": context.iteration,
         "window_iterations": context.window_iterations,
@@ -240,6 +254,10 @@ def report_record(report: Any, context: ReportContext) -> dict[str, Any]:
         "confirmed": confirmed,
         "suspects": sorted(s.rank for s in getattr(report, "suspects", ())),
         "policy": states,
+        # Why each suspect is watched (RankState.suspected_on): metric -> rule.
+        "suspected_on": {str(rank): dict(st.suspected_on)
+                         for rank, st in sorted(report.straggler_states.items())
+                         if getattr(st, "suspected_on", None)},
         "causes": causes,
         "waits": _waits(report.waits, ranks),
         "culprits": [_culprit(c) for c in report.culprits],

@@ -65,6 +65,33 @@ def test_a_10_percent_straggler_in_tight_windows_is_a_suspect_at_once_and_confir
     assert decisions[2].states[2].reasons == {"section:step": "relative"}
 
 
+def test_a_warm_up_suspect_carries_its_reasons_and_slow_reports():
+    # A suspect with no reason reads as a bug: every watched rank says why it is watched.
+    policy = StragglerPolicy()
+    medians = np.array([10.0, 10.05, 11.0, 9.95])
+    first, second = (_feed(policy, medians, spread=0.1) for _ in range(2))
+    for decision, count in ((first, 1), (second, 2)):
+        state = decision.states[2]
+        assert decision.suspects == {2} and not state.confirmed and state.reasons == {}
+        assert state.suspected_on == {"section:step": "warm-up"}
+        assert state.slow_reports == {"section:step": count}
+    third = _feed(policy, medians, spread=0.1)  # the groups are learned: confirmed
+    assert third.states[2].confirmed and third.states[2].reasons == {"section:step": "relative"}
+    assert third.states[2].suspected_on == {}
+
+
+def test_a_suspect_after_the_warm_up_names_the_rule_that_counted_it_slow():
+    policy = StragglerPolicy()
+    healthy = np.array([10.0, 10.05, 10.0, 9.95])
+    for _ in range(4):
+        _feed(policy, healthy, spread=0.1)
+    decision = _feed(policy, np.array([10.0, 10.05, 11.0, 9.95]), spread=0.1)
+    assert decision.suspects == {2}, decision
+    state = decision.states[2]
+    assert not state.confirmed and state.suspected_on == {"section:step": "relative"}
+    assert state.slow_reports == {"section:step": 1}
+
+
 def test_the_same_shift_in_wide_windows_is_not_enough():
     policy = StragglerPolicy()
     medians = np.array([10.0, 10.05, 11.0, 9.95])

@@ -8,9 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from _jobs import PY, SCRIPTS, job_env, launch, records, straggler_run
+from _jobs import PY, SCRIPTS, _kill_job, job_env, launch, records, straggler_run, torchrun
 
 
 def _one_rank(**extra: str) -> dict[str, str]:
@@ -171,3 +172,52 @@ def test_straggler_env_attaches_a_command_line_of_its_own(tmp_path):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
+
+
+@pytest.mark.multirank
+@pytest.mark.parametrize(("signum", "group"), [(signal.SIGTERM, False), (signal.SIGINT, False),
+                                             (signal.SIGINT, True)])
+def test_stopped_by_a_signal_torchrun_stops_its_workers_without_a_traceback(signum, group,
+                                                                            tmp_path):
+    """SIGTERM (or a SIGINT sent to `straggler run` alone, not from the terminal) stops the
+    job: torchrun printed a traceback of its own frames (SignalException) and exited 1, and a
+    SIGINT was ignored while the job ran on. Now the workers end, torchrun dies by the signal it
+    got and `straggler run` by the one it got (130 or 143 in a shell). A signal to the whole
+    process group (`timeout`, a scheduler) reached torchrun twice, directly and passed on: the
+    second (SIGTERM for the SIGINT) raised inside its shutdown, which began again (SIGTERM to
+    every worker once more; once "--- Logging error ---" and two tracebacks)."""
+    import os
+    import time
+
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    with open(out_path, "w") as out, open(err_path, "w") as err, \
+            subprocess.Popen([PY, "-m", "straggler.cli", "run", *QUIET, "--",
+                              *torchrun(2, "sleeper.py")], cwd=SCRIPTS, env=job_env(),
+                             stdout=out, stderr=err, text=True,
+                             start_new_session=True) as proc:
+        try:
+            end = time.monotonic() + 150
+            while out_path.read_text().count(" ready pid ") < 2:
+                if time.monotonic() > end or proc.poll() is not None:
+                    pytest.fail(f"the workers did not start: {out_path.read_text()}"
+                                f"{err_path.read_text()}")
+                time.sleep(0.2)
+            if group:
+                os.killpg(proc.pid, signum)
+            else:
+                proc.send_signal(signum)
+            proc.wait(timeout=60)
+        except BaseException:
+            _kill_job(proc)
+            raise
+    text = err_path.read_text()
+    assert proc.returncode == -signum, text
+    if group:  # the workers got the SIGINT too: their KeyboardInterrupt is their own
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("[rank"))
+        assert "closing signal SIGTERM" not in text, text  # one stop, one shutdown
+    assert "Traceback" not in text and "Logging error" not in text, text
+    assert "closing signal SIG" in text, text  # torchrun stopped them
+    for line in out_path.read_text().splitlines():
+        pid = int(line.split()[-1])
+        stat = Path(f"/proc/{pid}/stat")
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"

@@ -544,3 +544,39 @@ def test_without_waits_or_a_step_section_nested_sections_are_not_summed(tmp_path
     assert main(["summarize", str(log)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("time lost"))
     assert "a step taken as each rank's largest section" in line, line
+
+
+def test_a_restarted_run_is_said_so_and_its_starts_are_summarized_apart(tmp_path, capsys):
+    """torchrun --standalone keeps TORCHELASTIC_RUN_ID across --max-restarts: the restarted
+    job's records carried the same run id, and the summary added both starts' numbers up as one
+    run (6 reports, the 40 s of downtime inside its span) without a word of the restart."""
+    first = [_good_line(time=1000.0 + 10 * i, iteration=10 * (i + 1), pid=700,
+                        restart_count=0) for i in range(3)]
+    second = [_good_line(time=1060.0 + 10 * i, iteration=10 * (i + 1), pid=900,
+                         restart_count=1, ranks=[0, 1], nodes=["c", "d"]) for i in range(3)]
+    log = tmp_path / "restarted.jsonl"
+    log.write_text("".join(line + "\n" for line in first + second))
+    assert main(["summarize", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("run r1 restarted 1 time(s) (a new reporting process, torchrun "
+                          "restart 1): 2 starts, summarized apart"), out
+    assert "run r1, start 1 of 2: 3 report(s) of 2 rank(s) over 30.0 s" in out
+    assert "run r1, start 2 of 2, torchrun restart 1: 3 report(s) of 2 rank(s) over 30.0 s" \
+        in out
+    rows = [line.split()[:2] for line in out.splitlines() if line.strip().startswith("1 ")]
+    assert rows == [["1", "b"], ["1", "d"]], out  # each start's own node for rank 1
+    assert main(["summarize", "--run", "r1#2", "--json", str(log)]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert (one["reports"], one["attempt"], one["restart_count"]) == (3, 2, 1)
+    assert main(["plot", str(log), "-o", str(tmp_path / "x.png")]) == 1
+    assert "choose one with --run" in capsys.readouterr().err
+
+
+def test_records_without_a_process_id_tell_a_restart_by_their_iterations_going_back(tmp_path):
+    lines = [_good_line(time=1000.0 + 10 * i, iteration=it)
+             for i, it in enumerate((10, 20, 30, 10, 20))]
+    log = tmp_path / "old.jsonl"
+    log.write_text("".join(line + "\n" for line in lines))
+    from straggler.cli.logdata import load_runs
+
+    assert [(d.attempt, len(d.reports)) for d in load_runs([log])] == [(1, 3), (2, 2)]

@@ -197,3 +197,28 @@ def test_a_rank_behind_that_waits_for_a_gone_rank_in_another_group_says_so() -> 
     recs[2].g["0"] = 6
     text = _analyse(recs).format()
     assert "it waits instead in barrier on group 1, collective #1, for rank(s) 3 (gone)" in text
+
+
+def test_the_report_says_where_in_their_code_the_waiting_ranks_wait() -> None:
+    # A DDP job: ranks 0, 1 in a barrier of their own code, rank 2 in the backward's
+    # all-reduce. The report named rank 2's line only; where ranks 0 and 1 waited was not said.
+    from straggler.hang import HangFinding
+
+    recs = {r: _rec(r, seq=14, op="barrier") for r in (0, 1)}
+    recs[2] = _rec(2, seq=14, op="allreduce_")
+    for r in (0, 1):
+        recs[r].loc = "/job/train.py:44 in main (innermost: torch/distributed/c10d.py:9 in x)"
+    recs[2].loc = "/job/train.py:50 in main"
+    f = _analyse(recs, world=3)
+    text = f.format()
+    assert ("  in barrier on WORLD (group 0), collective #14: rank(s) 0,1, at /job/train.py:44 "
+            "in main (innermost: ") in text, text
+    assert HangFinding.from_dict(f.to_dict()).format() == text
+    # ranks behind: the waiting line says where the others wait, each place with its ranks
+    recs = {r: _rec(r) for r in (0, 1, 3)}
+    recs[2] = _rec(2, seq=4, wait=False)
+    recs[0].loc = recs[1].loc = "/job/train.py:50 in main"
+    recs[3].loc = "/job/train.py:61 in evaluate"
+    text = _analyse(recs).format()
+    assert ("  waiting: rank(s) 0,1,3 (rank(s) 0,1 at /job/train.py:50 in main; rank(s) 3 at "
+            "/job/train.py:61 in evaluate)") in text, text

@@ -114,3 +114,15 @@ def test_the_telemetry_summary_reads_every_rank_whether_or_not_it_has_every_fiel
     assert report_record(report, CONTEXT)["telemetry"] == {
         "gpu_temp_c_max": {"min": 60.0, "median": 62.0, "max": 63.0, "ranks": 3},
         "power_w_mean": {"min": 100.0, "median": 300.0, "max": 400.0, "ranks": 3}}
+
+
+def test_a_suspect_carries_why_it_is_watched_into_the_record():
+    # Before: a suspect's line read "reasons": {}, "slow_reports": {} (tests/data/
+    # reportlog_demo.jsonl, the demo's first reports): watched, with no reason given.
+    report = fixed_report()
+    suspect = RankState(3, False, {}, {"gpu": 1}, 2, suspected_on={"gpu": "warm-up"})
+    report = dataclasses.replace(report, straggler_states={**report.straggler_states,
+                                                           3: suspect})
+    record = report_record(report, CONTEXT)
+    assert record["suspected_on"] == {"3": {"gpu": "warm-up"}}  # the confirmed rank 4: none
+    assert record["policy"]["3"]["reasons"] == {}  # reasons stay the confirming rules

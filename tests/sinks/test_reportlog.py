@@ -73,6 +73,18 @@ def test_the_reporting_rank_appends_one_record_per_report(tmp_path):
     assert [rec for _, _, rec in read_records(path)] == records
 
 
+def test_records_carry_the_reporting_process_and_torchrun_s_restart_count(tmp_path,
+                                                                          monkeypatch):
+    # what tells a restarted run's starts apart in one log (`straggler summarize`)
+    import os
+
+    monkeypatch.setenv("TORCHELASTIC_RESTART_COUNT", "2")
+    path = tmp_path / "report.jsonl"
+    _run(2, report_log=str(path))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert {(r["pid"], r["restart_count"]) for r in records} == {(os.getpid(), 2)}
+
+
 def test_the_environment_variable_turns_the_log_on_and_false_keeps_it_off(tmp_path, monkeypatch):
     path = tmp_path / "env.jsonl"
     monkeypatch.setenv("STRAGGLER_REPORT_LOG", str(path))

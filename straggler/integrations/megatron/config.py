@@ -85,7 +85,7 @@ class StragglerDetectionConfig:
         check_int("straggler_ctrlr_port", self.straggler_ctrlr_port, 0, high=65535)
         for name in ("logger_name", "straggler_ctrlr_host"):
             check_name(name, getattr(self, name), strip=True)
-        check_name("node_name", self.node_name, optional=True, strip=True)
+        check_name("node_name", self.node_name, optional=True, strip=True, printable=True)
         check_choice("verdict", self.verdict, [v.value for v in Verdict])
 
     @property
