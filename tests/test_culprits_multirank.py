@@ -340,6 +340,7 @@ def test_a_rank_waiting_on_a_future_does_not_look_slower_than_ranks_waiting_on_t
 def test_work_done_after_an_async_collective_finished_stays_the_ranks_own(reports):
     steps, median_s = reports["overlap"]
     # 2 ms before the collective, then 40 ms of which the all-reduce takes what the ranks'
-    # arrivals spread (up to about 12 ms at load 10 on 2 cores): well over a quarter of the 40
-    # ms stays its own. Were the gap moved to wait()'s return, it would be the 2 ms alone.
-    assert steps >= OWN_STEPS - 2 and median_s > 0.002 + OVERLAP_S / 4, reports["overlap"]
+    # arrivals spread (up to 33 ms at load 10 on 2 cores: a median of 9.3 ms was seen): some
+    # of the 40 ms stays its own. Were the gap moved to wait()'s return, it would be the 2 ms
+    # alone, so three times that tells the two apart on any load.
+    assert steps >= OWN_STEPS - 2 and median_s > 3 * 0.002, reports["overlap"]

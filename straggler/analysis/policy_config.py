@@ -159,12 +159,11 @@ class PolicyConfig:
     #: Early windows finish a full window's evidence only once the windows since the latest
     #: full window that added nothing (or the evidence was 0; full windows counted whole, early
     #: ones by their steps) have lasted this many seconds, or ``min_slow_windows`` intervals,
-    #: whichever is less. At 3 s per report a full window and one or two early ones (4.4-5.5 s
-    #: of the recorded runs) fell inside healthy ranks' bursts in the replayed runs; at 5 s and
-    #: longer the full window alone lasts as long (docs/policy.md, "Short report intervals").
-    #: 0: no minimum. 6.5 s, as ``min_slow_s``: with 5 s a healthy rank's data loading, 8-17 %
-    #: slower for 6.1 s (a full window and two early ones at 3 s), was confirmed (1 in 2,149
-    #: clean replayed reports; docs/policy.md, "Short report intervals").
+    #: whichever is less: 6.5 s, as ``min_slow_s``, one minimum for every chain a full window
+    #: began. At 3 s per report a full window and one or two early ones (4.4-6.1 s of the
+    #: recorded runs) fell inside healthy ranks' bursts in the replayed runs; with 5 s the
+    #: 6.1 s one was confirmed (1 in 2,149 clean reports; 5 s mid-run 10 % within 1.5
+    #: intervals 0.46 -> 0.45 with 6.5; docs/policy.md, "Short report intervals"). 0: none.
     early_finish_min_s: float = 6.5
     #: ... where the interval's windows hold fewer steps than this (the full windows' learned
     #: steps): longer windows carry more evidence each. Live at 3 s (470-1,260 steps per
