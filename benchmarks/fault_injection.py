@@ -72,6 +72,8 @@ RULES = {
                      "(early_confirm_run=False, the previous rule)",
     "sections_all": "every section judged, however short (min_section_share=0, the previous "
                     "rule)",
+    "early_from_steps": "early windows read from their steps, finished after 5 s "
+                        "(early_from_steps=True, early_finish_min_s=5: the previous rule)",
 }
 
 
@@ -88,6 +90,7 @@ def _rules(names: list[str] | None = None) -> dict:
         "k_of_n": PolicyConfig(rule="k_of_n"),
         "early_run_off": PolicyConfig(early_confirm_run=False),
         "sections_all": PolicyConfig(min_section_share=0.0),
+        "early_from_steps": PolicyConfig(early_from_steps=True, early_finish_min_s=5.0),
     }
     return {RULES[n]: configs[n] for n in (names or list(RULES))}
 

@@ -237,7 +237,8 @@ def reports(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[int, int]
             for a, b in bounds:
                 summaries, quartiles = host_window({s: _Samples(times_ms[rank, a:b, c])
                                                     for s, c in zip(sections, cols, strict=True)})
-                report = gen.generate_report(summaries, {}, section_quartiles=quartiles)
+                report = gen.generate_report(summaries, {}, section_quartiles=quartiles,
+                                             early=False)  # fixed windows: none is early
                 if rank == 0:
                     out.append(report)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
@@ -371,7 +372,7 @@ def direct_verdicts(trace: Trace, times_ms: np.ndarray, bounds: Sequence[tuple[i
     confirmed, suspects = [], []
     for a, b in bounds:
         decision = policy.update(ranks, **window_observation(times_ms, a, b, cols, sections,
-                                                              tails))
+                                                              tails), early=False)
         confirmed.append(decision.confirmed)
         suspects.append(decision.suspects)
     return confirmed, suspects
@@ -406,7 +407,8 @@ def schedule_verdicts(trace: Trace, times_ms: np.ndarray, interval: float, early
             b = a + short
         if b >= trace.steps:
             return out
-        decision = policy.update(ranks, **window_observation(times_ms, a, b, cols))
+        decision = policy.update(ranks, **window_observation(times_ms, a, b, cols),
+                                 early=short is not None)  # as the detector's cadence says
         if observe is not None:
             observe(policy, decision, a, b, short is not None)
         out.append((float(end[b - 1]), decision.confirmed, short is not None))

@@ -26,6 +26,8 @@ policy and interval):
     .venv/bin/python benchmarks/report_schedule.py --only clean --verdict-interval 3
     .venv/bin/python benchmarks/report_schedule.py --only null    # an online null: minutes
     .venv/bin/python benchmarks/report_schedule.py --only pairing   # per-step pairs: seconds
+    .venv/bin/python benchmarks/report_schedule.py --only gap --policy default: \
+        --policy 'threshold 5:evidence_threshold=5.0'   # 10 % within 3 at 3 s: 4 min a policy
 """
 
 from __future__ import annotations
@@ -500,6 +502,103 @@ def _chains(trace: Any, seen: list, behind: Any, prefix: str) -> list[str]:
     return rows
 
 
+def _fixed_recall(make: Any, interval: float, factor: float = 1.1, within: int = 3,
+                  misses: list[str] | None = None) -> tuple[dict[str, list[bool]], int]:
+    """A persistent straggler (rank 2, ``factor``, compute, data and stall) on the recorded
+    runs in fixed windows of ``interval`` s at 2 phases (`fault_injection.py`'s runs): whether
+    each run confirmed it within ``within`` reports, by trace, and the healthy ranks confirmed
+    in them. ``misses``: gets a row per miss with its best metric's evidence after each of the
+    ``within`` windows from the onset (the policy's state: a diagnostic)."""
+    import numpy as np
+    import replay
+    from straggler.analysis.policy import StragglerPolicy
+
+    by: dict[str, list[bool]] = {}
+    false = 0
+    for trace in [v for t in replay.traces() for v in replay.variants(t)]:
+        cols = [trace.sections.index(s) for s in replay.SCORED]
+        for phase in (0.0, interval / 2):
+            bounds = replay.window_bounds(trace, interval, phase)
+            onset = replay.onset_of(len(bounds))
+            for kind in replay.KINDS:
+                inj = replay.Injection(min(2, trace.world - 1), factor, kind, "persistent",
+                                       onset)
+                times = replay.inject(trace, bounds, inj)
+                policy = make()
+                if isinstance(policy, StragglerPolicy) and policy.interval_s is None:
+                    policy.interval_s = interval
+                seen: set[int] = set()
+                hit, cells = False, []
+                for i, (a, b) in enumerate(bounds):
+                    decision = policy.update(np.arange(trace.world),
+                                             **replay.window_observation(times, a, b, cols),
+                                             early=False)
+                    false += len(set(decision.confirmed) - seen - {inj.rank})
+                    seen = set(decision.confirmed)
+                    if onset <= i < onset + within:
+                        hit = hit or inj.rank in decision.confirmed
+                        metric, ms = max(policy._metrics.items(),
+                                         key=lambda kv: kv[1].evidence[inj.rank])
+                        cells.append(f"{b - a}: {ms.evidence[inj.rank]:.1f} "
+                                     f"({metric.split(':', 1)[-1]})")
+                by.setdefault(trace.name, []).append(hit)
+                if not hit and misses is not None:
+                    misses.append(f"| {trace.name} | {phase:g} | {kind} | {'; '.join(cells)} |")
+    return by, false
+
+
+def _gap(intervals: tuple[float, ...], policies: list[str] | None = None) -> str:
+    """Where the recall within 3 reports goes at short intervals: per policy (`--policy`),
+    a persistent 10 % straggler confirmed within 3 reports in fixed windows (per trace), and
+    the false confirmations of the clean runs in fixed windows (6 phases) and with early
+    reports (`CLEAN_PHASES`), at each of ``intervals``; then the default's misses at the
+    first interval, each with its best metric's evidence after each window."""
+    import numpy as np
+    import replay
+
+    runs = [v for t in replay.traces() for v in replay.variants(t)]
+    head = " | ".join(f"10 % within 3 at {i:g} s | clean, fixed windows, {i:g} s | clean, "
+                      f"early reports, {i:g} s" for i in intervals)
+    lines = [f"| policy | {head} | healthy ranks confirmed in the injected runs |",
+             "|---|" + "---:|" * (3 * len(intervals) + 1)]
+    per_trace = ["| policy | interval (s) | " + " | ".join(t.name for t in runs) + " |",
+                 "|---|---:|" + "---:|" * len(runs)]
+    misses: list[str] = []
+    for n, (name, make) in enumerate(_sweep_policies(policies or ["default:"]).items()):
+        cells, injected = [], 0
+        for k, interval in enumerate(intervals):
+            by, false = _fixed_recall(make, interval,
+                                      misses=misses if n == 0 and k == 0 else None)
+            injected += false
+            hits = [h for v in by.values() for h in v]
+            cells.append(f"{np.mean(hits):.2f} ({sum(hits)} of {len(hits)})")
+            per_trace.append(f"| {name} | {interval:g} | "
+                             + " | ".join(f"{np.mean(by[t.name]):.2f}" for t in runs) + " |")
+            reports = confirmed = 0
+            for trace in runs:
+                for phase in (*CLEAN_PHASES, 0.5):
+                    bounds = replay.window_bounds(trace, interval, phase * interval)
+                    got, _ = replay.direct_verdicts(
+                        trace, trace.times_ms, bounds, replay.with_interval(make, interval))
+                    reports += len(got)
+                    confirmed += len(set().union(*got))
+            cells.append(f"{confirmed} in {reports}")
+            reports = confirmed = 0
+            for trace in runs:
+                for phase in CLEAN_PHASES:
+                    got2 = _with_cadence(make.cadence, replay.schedule_verdicts, trace,
+                                         trace.times_ms, interval, True, phase * interval, make)
+                    reports += len(got2)
+                    confirmed += len(set().union(*(c for _, c, _ in got2)))
+            cells.append(f"{confirmed} in {reports}")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {injected} |")
+        print(lines[-1], flush=True)
+    return "\n".join(lines) + "\n\n" + "\n".join(per_trace) + (
+        f"\n\nthe default's misses at {intervals[0]:g} s (run, window phase (s), kind; each "
+        "window from the onset: its steps, the best metric's evidence after it (of 6)):\n\n"
+        "| run | phase | kind | windows |\n|---|---:|---|---|\n" + "\n".join(misses))
+
+
 def _span_statistics(times: Any, bounds: list[tuple[int, int]], cols: list[int]) -> Any:
     """``(windows, ranks, sections)``: each rank's fast-steps statistic per window, the smaller
     of its median's and its 5th percentile's log ratio to the median of its peers' (the
@@ -716,22 +815,22 @@ def _gaps_table(interval: float) -> None:
 
 
 #: ``--only`` choices that replay the recorded traces (no process, no report interval).
-REPLAYED = ("replay", "phases", "bound", "pairing", "clean", "null")
+REPLAYED = ("replay", "phases", "bound", "pairing", "clean", "null", "gap")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=1.0, help="report_time_interval (s)")
     parser.add_argument("--only", choices=("gaps", "verdict", "replay", "phases", "live-phases",
-                                           "bound", "pairing", "clean", "null"),
+                                           "bound", "pairing", "clean", "null", "gap"),
                         help="one table only")
     parser.add_argument("--verdict-interval", type=float, action="append",
                         help="report_time_interval of the time-to-verdict runs and the replays "
                         "(s, default 5; --only clean: repeat it, default 3, 5, 7.5 and 10)")
     parser.add_argument("--policy", action="append", metavar="NAME:SETTING=VALUE,...",
-                        help="--only phases: a policy to compare (repeat it; PolicyConfig "
-                        "settings, e.g. 'early 1.0:early_confirm_span=1.0', and the early "
-                        "cadence's MIN_EARLY_STEPS, MAX_EARLY_REPORTS, EARLY_FRACTION; "
+                        help="--only phases, clean and gap: a policy to compare (repeat it; "
+                        "PolicyConfig settings, e.g. 'early 1.0:early_confirm_span=1.0', and "
+                        "the early cadence's MIN_EARLY_STEPS, MAX_EARLY_REPORTS, EARLY_FRACTION; "
                         "'default:' the defaults); without it, before and after "
                         "early_confirm_span")
     parser.add_argument("--factor", type=float, action="append",
@@ -775,6 +874,10 @@ def main() -> None:
     if args.only == "clean":
         print("false confirmations on the clean recorded runs, early reports on\n", flush=True)
         print(_clean_confirmations(intervals or (3.0, 5.0, 7.5, 10.0), args.policy))
+    if args.only == "gap":
+        print("where 10 % within 3 reports goes, fixed windows (clean: fixed windows and early "
+              "reports)\n", flush=True)
+        print(_gap(intervals or (3.0, 5.0), args.policy))
     if args.only == "null":
         print("an empirical null of 3-window sums learned online, fixed windows\n", flush=True)
         print(_empirical_null(intervals or (3.0, 5.0)))

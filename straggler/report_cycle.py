@@ -277,7 +277,8 @@ class ReportCycle:
         waits = self._waits()
         report = self.reporter.generate_report(sections, gpu, telemetry=telemetry, extra=extra,
                                                waits=waits, wait_groups=self._wait_groups,
-                                               section_quartiles=quartiles)
+                                               section_quartiles=quartiles,
+                                               early=self.next_report_early)
         report = self.annotator(report)  # GPU identities and causes (collective)
         # Agreed on every rank before anything else can fail: a rank that fails later in this
         # report still holds the same decision as its peers.

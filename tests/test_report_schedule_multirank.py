@@ -75,6 +75,16 @@ def _slow_rank(rank, world_size, interval_s, slow_rank, slowdown):
     core = Detector.core()
     step_s = 0.004 * (slowdown if rank == slow_rank else 1.0)
     reports = []  # (iteration, the agreed interval in iterations, suspects, stragglers)
+    told = []  # on rank 0 (where the policy runs): whether each window was an early one
+    policy = core.cycle.reporter.policy
+    if policy is not None:
+        update = policy.update
+
+        def recording(*args, early=None, **kwargs):
+            told.append(early)
+            return update(*args, early=early, **kwargs)
+
+        policy.update = recording
     while True:
         with Detector.detection_section("step", profile_cuda=False):
             time.sleep(step_s)
@@ -86,18 +96,25 @@ def _slow_rank(rank, world_size, interval_s, slow_rank, slowdown):
             if decision.stragglers or len(reports) >= 6:  # the same decision on every rank
                 break
     Detector.shutdown()
-    return reports
+    return reports, told
 
 
 def test_a_suspect_brings_the_next_report_forward_and_is_confirmed_within_1_5_intervals():
-    from straggler.report_cycle import early_window
+    from straggler.report_cycle import MAX_EARLY_REPORTS, early_window
 
     # Rank 2 is 2x slower in its section: a suspect from the first report (its window alone
     # says so), confirmed by the early reports that follow. Counted in iterations (the
     # interval's own unit), so a loaded machine cannot flip the result.
     results = run_ranks(_slow_rank, 3, 2.0, 2, 2.0, timeout_s=180)
-    reports = results[0]
-    assert all(r == reports for r in results), results  # one decision on every rank
+    reports, told = results[0]
+    assert all(r == reports for r, _ in results), results  # one decision on every rank
+    # The policy is told which windows came early: each one after a report with suspects
+    # (at most MAX_EARLY_REPORTS in a row).
+    expected, streak = [False], 0
+    for r in reports[:-1]:
+        streak = streak + 1 if r[2] and streak < MAX_EARLY_REPORTS else 0
+        expected.append(streak > 0)
+    assert told == expected, (told, reports)
     # The first report that names it (the first, nearly always: its window alone says so).
     seen = next(i for i, r in enumerate(reports) if 2 in r[2] or 2 in r[3])
     window_start = reports[seen - 1][0] if seen else 0

@@ -209,7 +209,8 @@ class Observer {
     steps_.clear();
     outside_.clear();
     steps_n_ = 0;
-    step_own_ns_ = 0;
+    step_own_ns_ = step_own_done_ns_ = 0;
+    step_unseen_ = false;
     step_sections_ns_ = open_sections_ns_ = 0;
     step_gaps_ = 0;
     step_started_ = step_valid_ = false;
@@ -229,7 +230,9 @@ class Observer {
   // The rank's own time (docs/culprits.md): a collective of a group of 2+ ranks arrives
   // (`arrived`) or leaves (`left`, at `t`) the set of those in flight.
   void arrived_locked(const Group& g, std::int64_t t);
-  void left_locked(const Group& g, std::int64_t t);
+  // `seq`: the collective leaving; `resumed`: at its caller's resume from wait() (else at its
+  // completion).
+  void left_locked(const Group& g, std::int64_t t, std::uint64_t seq, bool resumed);
   // The part of [start, stop] inside the gaps: the open one (`open`) and the closed ones.
   void in_gaps_locked(std::int64_t start, std::int64_t stop, std::int64_t* open,
                       std::int64_t* closed) const;
@@ -260,6 +263,19 @@ class Observer {
   int in_flight_ = 0;
   std::int64_t idle_since_ns_ = -1;  // -1: not known (nothing finished since the start)
   std::int64_t step_own_ns_ = 0;  // this step's gaps so far
+  // The open gap as the completion began it (before a caller's resume moved it), the
+  // collective whose completion began it, and whether its caller's wait() was seen (a gap
+  // begun at a resume: seen). A caller that waits on the Work's future instead (DDP's reducer)
+  // is not seen resuming: its wake-up stays in the gap. A step with such a gap takes every gap
+  // from the completions (`step_own_done_ns_`), so that each rank's wake-ups count alike: in
+  // DDP with a broadcast a step from rank 0 (Lightning's), rank 0 waits in DDP's all-reduce
+  // (wake-up unseen) and the others in the broadcast (seen), and rank 0 looked slower.
+  std::int64_t idle_done_ns_ = -1;
+  const Group* idle_group_ = nullptr;
+  std::uint64_t idle_seq_ = 0;
+  bool idle_seen_ = true;
+  std::int64_t step_own_done_ns_ = 0;
+  bool step_unseen_ = false;  // a gap of this step began at a completion nobody waited on
   std::uint64_t step_gaps_ = 0;
   // The step's first arrival found nothing in flight. When it did not (a completion callback
   // that ran after the training thread resumed and issued the next collective, or collectives
@@ -619,7 +635,7 @@ void Observer::complete(Group& g, std::uint64_t seq, bool ok) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   Pending p{};
   if (seq <= g.seq_base || !take_pending(g, seq, &p)) return;  // from before a restart
-  if (!p.left) left_locked(g, done);
+  if (!p.left) left_locked(g, done, seq, false);
   ++g.completed;
   // A group's collectives finish in order: time spent before the previous one finished was
   // spent waiting for that one (DDP's bucket all-reduces overlap), so it is counted there once.
@@ -637,6 +653,8 @@ void Observer::arrived_locked(const Group& g, std::int64_t t) {
   }
   if (in_flight_++ > 0 || idle_since_ns_ < 0) return;
   step_own_ns_ += std::max<std::int64_t>(0, t - idle_since_ns_);
+  step_own_done_ns_ += std::max<std::int64_t>(0, t - idle_done_ns_);
+  if (!idle_seen_) step_unseen_ = true;
   ++step_gaps_;
   gaps_[gaps_n_++ % kGapRing] = {idle_since_ns_, t};
   step_sections_ns_ += open_sections_ns_;
@@ -652,29 +670,35 @@ void Observer::mark_step() noexcept {
     // Its sections' time goes with it: carried into the next step, it was taken off that
     // step's own time too (the rank dropping more steps, the non-root of a per-step broadcast
     // such as Lightning's, then looked faster outside its sections than its peers).
-    step_own_ns_ = 0;
+    step_own_ns_ = step_own_done_ns_ = 0;
+    step_unseen_ = false;
     step_sections_ns_ = 0;
     step_gaps_ = 0;
     return;
   }
-  const std::int64_t outside = std::max<std::int64_t>(0, step_own_ns_ - step_sections_ns_);
+  const std::int64_t own = step_unseen_ ? step_own_done_ns_ : step_own_ns_;
+  const std::int64_t outside = std::max<std::int64_t>(0, own - step_sections_ns_);
   step_sections_ns_ = 0;
   if (steps_.size() < kMaxSteps) {
-    steps_.push_back(step_own_ns_);
+    steps_.push_back(own);
     outside_.push_back(outside);
   } else {
-    steps_[steps_n_ % kMaxSteps] = step_own_ns_;
+    steps_[steps_n_ % kMaxSteps] = own;
     outside_[steps_n_ % kMaxSteps] = outside;
   }
   ++steps_n_;
-  step_own_ns_ = 0;
+  step_own_ns_ = step_own_done_ns_ = 0;
+  step_unseen_ = false;
   step_gaps_ = 0;
 }
 
-void Observer::left_locked(const Group& g, std::int64_t t) {
+void Observer::left_locked(const Group& g, std::int64_t t, std::uint64_t seq, bool resumed) {
   if (g.size < 2 || in_flight_ <= 0) return;
   if (--in_flight_ == 0) {
-    idle_since_ns_ = t;
+    idle_since_ns_ = idle_done_ns_ = t;
+    idle_group_ = &g;
+    idle_seq_ = seq;
+    idle_seen_ = resumed;
     open_sections_ns_ = 0;
   }
 }
@@ -792,7 +816,7 @@ void Observer::abandon(Group& g, std::uint64_t seq) noexcept {
   const std::int64_t t = now_ns();
   std::lock_guard<std::mutex> lock(mu_);
   Pending p{};
-  if (take_pending(g, seq, &p) && !p.left) left_locked(g, t);
+  if (take_pending(g, seq, &p) && !p.left) left_locked(g, t, seq, true);
 }
 
 void Observer::resumed(Group& g, std::uint64_t seq, std::int64_t entered, std::int64_t t) noexcept {
@@ -803,13 +827,14 @@ void Observer::resumed(Group& g, std::uint64_t seq, std::int64_t entered, std::i
     // Done for its caller before gloo's worker noted it (the woken caller ran first).
     if (!p.left) {
       p.left = true;
-      left_locked(g, t);
+      left_locked(g, t, seq, true);
     }
     return;
   }
   // Noted already. When the caller was waiting for it, its wake-up is not its own time: the gap
   // starts at the resume. A wait() entered after the completion (an async op waited for after
-  // other work) leaves the gap where it began.
+  // other work) leaves the gap where it began. Either way the gap's caller was seen.
+  if (&g == idle_group_ && seq == idle_seq_) idle_seen_ = true;
   if (g.size >= 2 && in_flight_ == 0 && idle_since_ns_ >= entered && t > idle_since_ns_) {
     idle_since_ns_ = t;
   }
@@ -820,7 +845,7 @@ void Observer::forget(const std::string& name) noexcept {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return;
   for (const Pending& p : it->second->pending) {
-    if (!p.left) left_locked(*it->second, now_ns());
+    if (!p.left) left_locked(*it->second, now_ns(), p.seq, true);
   }
   restart(*it->second);
 }
@@ -857,8 +882,11 @@ void Observer::enable(const std::vector<std::string>& exclude) {
       restart(*g);
     }
     in_flight_ = 0;
-    idle_since_ns_ = -1;
-    step_own_ns_ = 0;
+    idle_since_ns_ = idle_done_ns_ = -1;
+    idle_group_ = nullptr;
+    idle_seen_ = true;
+    step_own_ns_ = step_own_done_ns_ = 0;
+    step_unseen_ = false;
     step_gaps_ = 0;
     step_started_ = step_valid_ = false;
     steps_.clear();

@@ -48,9 +48,10 @@ _CONFIRMED_BY = {1: "relative", 2: "individual", 3: "culprit"}  # MetricState.co
 Recent = tuple[np.ndarray, np.ndarray]
 # A pending warm-up report: slots, times, individual scores, above-noise and within-noise masks,
 # the window's steps, the within-window standard errors, the fast steps (`fast_step_ratio`), the
-# recent part (`straggler.analysis.recent`), the ranks on which the section is negligible.
+# recent part (`straggler.analysis.recent`), the ranks on which the section is negligible,
+# whether the window was an early report's (None: unknown).
 Pending = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray,
-                np.ndarray | None, Recent | None, np.ndarray | None]
+                np.ndarray | None, Recent | None, np.ndarray | None, bool | None]
 
 
 def popcount(bits: np.ndarray, n: int) -> np.ndarray:
@@ -326,8 +327,8 @@ class MetricState:
               ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
               groups: np.ndarray, steps: float = math.nan, se: np.ndarray | None = None,
               low: np.ndarray | None = None, recent: Recent | None = None,
-              no_reference: np.ndarray | None = None, negligible: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              no_reference: np.ndarray | None = None, negligible: np.ndarray | None = None,
+              early: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply the per-report rules; returns the peer scores and the slow and unhealthy masks.
 
         ``steps``: the steps behind each rank's value in this window (NaN: unknown, then the
@@ -348,6 +349,8 @@ class MetricState:
         ``negligible``: ranks on which this section is negligible (under
         `PolicyConfig.min_section_share` of their longest section: a section of microseconds
         cannot make a rank a straggler): not judged on this metric either, as ``no_reference``.
+        ``early``: whether the window was an early report's (the detector's cadence says so);
+        None, or with `PolicyConfig.early_from_steps`: read from its steps (`_early`).
         """
         has = ~np.isnan(x)
         no_ref = np.zeros(x.shape, dtype=bool) if no_reference is None else no_reference
@@ -396,7 +399,7 @@ class MetricState:
                 whole_slow = rel_slow.copy()  # slow as a whole (confirm_slow_only)
                 recent_slow = np.zeros(x.shape, dtype=bool)
                 z_evidence, shows_evidence = z, shows
-                full = not self._early(steps)
+                full = not self._early(steps, None if cfg.early_from_steps else early)
                 span = np.full(x.shape, self._span(steps, full))  # of the interval
                 if recent is not None and cfg.recent_steps and not self.tail:
                     recent_slow, z_recent, shows_recent = self._recent_slow(
@@ -479,6 +482,8 @@ class MetricState:
             if cfg.min_slow_s > 0 and self.interval_s > 0:
                 needed = min(cfg.min_slow_s / self.interval_s, cfg.min_slow_windows)
                 newly_rel &= self.early_evidence | (self.chain_span >= needed - 1e-9)
+            if self.tail and cfg.tail_full_window and not full:
+                newly_rel[:] = False  # a tail is confirmed by a full window's steps
         else:
             newly_rel = (popcount(self.rel_window, cfg.n) >= cfg.k) & (self.confirmed_by == 0)
         self.confirmed_by[newly_rel] = 1
@@ -608,12 +613,21 @@ class MetricState:
         shorter = math.sqrt(typical / n) if n < typical else 1.0
         return max(before * (1.0 + 1.0 / math.sqrt(max(m, 1))) * shorter, cfg.noise_floor)
 
-    def _early(self, steps: float) -> bool:
-        """Whether a window of ``steps`` is an early report's: at most `_EARLY_WINDOW` of the
-        interval's steps (``interval_steps``, learned here from the other windows). More than
-        `_EARLY_STREAK` such windows in a row are the interval's own (its steps got fewer)."""
+    def _early(self, steps: float, given: bool | None = None) -> bool:
+        """Whether a window of ``steps`` is an early report's: ``given`` when the report says
+        (the detector's cadence), else at most `_EARLY_WINDOW` of the interval's steps
+        (``interval_steps``, learned here from the other windows; more than `_EARLY_STREAK` such
+        windows in a row are the interval's own: its steps got fewer). The interval's steps are
+        learned from the full windows."""
         if not (math.isfinite(steps) and steps > 0):
-            return False
+            return bool(given)
+        if given is not None:
+            if not given:
+                known = self.interval_steps
+                self.interval_steps = steps if not math.isfinite(known) \
+                    else known + _INTERVAL_WEIGHT * (steps - known)
+            self.early_windows = 0
+            return given
         known = self.interval_steps
         early = math.isfinite(known) and steps <= _EARLY_WINDOW * known
         self.early_windows = self.early_windows + 1 if early else 0

@@ -205,8 +205,8 @@ class StragglerPolicy:
                culprits: Mapping[int, float] | None = None,
                low: Mapping[str, Iterable[float] | np.ndarray] | None = None,
                recent: Mapping[str, tuple[Iterable[float] | np.ndarray,
-                                          Iterable[float] | np.ndarray]] | None = None
-               ) -> PolicyDecision:
+                                          Iterable[float] | np.ndarray]] | None = None,
+               early: bool | None = None) -> PolicyDecision:
         """Take one report: ``times[metric]`` holds one value per rank of ``ranks`` (NaN: none).
 
         ``steps[metric]``: how many steps each value summarises (the window's sample count);
@@ -228,6 +228,9 @@ class StragglerPolicy:
         A section metric (``"section:<name>"``, times in one unit across sections) whose
         median on a rank is under `PolicyConfig.min_section_share` of the rank's longest
         section is not judged for that rank (`negligible_sections`).
+        ``early``: whether this report's window was an early report's (shorter, after a report
+        with suspects: the detector's cadence knows); None: read from its steps
+        (`PolicyConfig.early_from_steps`).
         """
         ranks_arr = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks,
                                dtype=np.int64)
@@ -283,7 +286,7 @@ class StragglerPolicy:
             if groups is None:  # still learning the structure of this metric
                 judged = self._warm_up(ms, slots, x, logx, ind, ind_above_noise,
                                        ind_within_noise, n_steps, se, lo, rec,
-                                       negligible.get(metric))
+                                       negligible.get(metric), early)
                 ready = judged is not None
                 if judged is None:
                     peer_out[metric] = np.full(x.shape, np.nan)
@@ -295,7 +298,7 @@ class StragglerPolicy:
                 judged = ms.judge(cfg, self._alpha, slots, x, ind, ind_above_noise,
                                   ind_within_noise, peers, n_steps, se, lo, rec,
                                   only_confirmed_peers(x, peers, before[slots]),
-                                  negligible.get(metric))
+                                  negligible.get(metric), early)
             peer, slow, bad = judged
             peer_out[metric] = peer
             slow_any[slots[slow]] = True
@@ -375,7 +378,7 @@ class StragglerPolicy:
                  ind: np.ndarray, ind_above_noise: np.ndarray, ind_within_noise: np.ndarray,
                  n_steps: float, se: np.ndarray, low: np.ndarray | None = None,
                  recent: tuple[np.ndarray, np.ndarray] | None = None,
-                 negligible: np.ndarray | None = None
+                 negligible: np.ndarray | None = None, early: bool | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Keep one report of a metric whose peer groups are not learned yet.
 
@@ -392,7 +395,7 @@ class StragglerPolicy:
         ms.warmup_levels.append(full)
         ms.pending.append((slots.copy(), x.copy(), ind.copy(), ind_above_noise, ind_within_noise,
                            n_steps, se.copy(), None if low is None else low.copy(), recent,
-                           negligible))
+                           negligible, early))
         if len(ms.warmup_levels) < cfg.structure_warmup:
             return None
         ms.grow(self._ranks.size)
@@ -404,10 +407,10 @@ class StragglerPolicy:
         pending, ms.pending = ms.pending, []
         judged = None
         for (p_slots, p_x, p_ind, p_above, p_within, p_steps, p_se, p_low, p_recent,
-             p_negligible) in pending:
+             p_negligible, p_early) in pending:
             judged = ms.judge(cfg, self._alpha, p_slots, p_x, p_ind, p_above, p_within,
                               ms.groups[p_slots], p_steps, p_se, p_low, p_recent,
-                              negligible=p_negligible)
+                              negligible=p_negligible, early=p_early)
         return judged
 
     # ------------------------------------------------------------------------------- helpers

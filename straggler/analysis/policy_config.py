@@ -55,6 +55,11 @@ class PolicyConfig:
     #: ... and a window of ``n`` steps adds at most ``evidence_z_cap * sqrt(n /
     #: tail_full_steps)`` (0: no cap): a short window's upper quartile is no clear evidence.
     tail_full_steps: float = 150.0
+    #: ... and only a full report window confirms an upper quartile, never an early report's:
+    #: a healthy rank's forward tail, 25-148 % behind for 13 s, was confirmed by two early
+    #: windows of 50 steps after one full window at 10 s per report (docs/policy.md, "Short
+    #: report intervals"). False: any window that brings the evidence to the threshold.
+    tail_full_window: bool = True
     #: A section (``"section:<name>"`` and its upper quartile) whose median on a rank is under
     #: this share of that rank's longest section median in the report (its step, when a section
     #: wraps the step) is negligible there: it builds no evidence, names no suspect and shows
@@ -154,16 +159,22 @@ class PolicyConfig:
     #: Early windows finish a full window's evidence only once the windows since the latest
     #: full window that added nothing (or the evidence was 0; full windows counted whole, early
     #: ones by their steps) have lasted this many seconds, or ``min_slow_windows`` intervals,
-    #: whichever is less. At 3 s per report a full window and one or two early ones (4.4-5.5 s
-    #: of the recorded runs) fell inside healthy ranks' bursts in the replayed runs; at 5 s and
-    #: longer the full window alone lasts as long (docs/policy.md, "Short report intervals").
-    #: 0: no minimum (the previous rule).
-    early_finish_min_s: float = 5.0
+    #: whichever is less: 6.5 s, as ``min_slow_s``, one minimum for every chain a full window
+    #: began. At 3 s per report a full window and one or two early ones (4.4-6.1 s of the
+    #: recorded runs) fell inside healthy ranks' bursts in the replayed runs; with 5 s the
+    #: 6.1 s one was confirmed (1 in 2,149 clean reports; 5 s mid-run 10 % within 1.5
+    #: intervals 0.46 -> 0.45 with 6.5; docs/policy.md, "Short report intervals"). 0: none.
+    early_finish_min_s: float = 6.5
     #: ... where the interval's windows hold fewer steps than this (the full windows' learned
     #: steps): longer windows carry more evidence each. Live at 3 s (470-1,260 steps per
     #: window) the minimum put a 10 % straggler's verdict from the third report (3.7-4.7 s) to
     #: the sixth (7.3-8.5 s); the replayed runs' windows hold 26-290 steps. 0: everywhere.
     early_finish_steps: float = 300.0
+    #: Which windows are early reports': False: as the report says (the detector's cadence,
+    #: `StragglerPolicy.update`'s ``early``), read from the window's steps only when it does not
+    #: say; True: always read from the steps (the previous rule). Read from the steps, the 50-step
+    #: early windows of a 3 s interval looked full where the run's first windows were short.
+    early_from_steps: bool = False
     #: Smallest noise (log ratio) a report is judged with, whatever its steps.
     noise_floor: float = 0.005
     #: The collective waits as evidence (the ``"culprit"`` metric): a report where a rank is a
@@ -235,6 +246,8 @@ class PolicyConfig:
         check_bool("confirm_slow_only", self.confirm_slow_only)
         check_number("early_confirm_span", self.early_confirm_span, 0.0, 100.0)
         check_bool("early_confirm_run", self.early_confirm_run)
+        check_bool("early_from_steps", self.early_from_steps)
+        check_bool("tail_full_window", self.tail_full_window)
         check_number("min_slow_s", self.min_slow_s, 0.0, unit="seconds")
         check_number("min_slow_windows", self.min_slow_windows, 0.0)
         check_number("early_confirm_min_s", self.early_confirm_min_s, 0.0, unit="seconds")

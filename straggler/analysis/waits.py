@@ -12,23 +12,30 @@ per-collective timelines), each rank summarises a report window per group in `FI
 - the group's **loss**: the members' waited times summed;
 - a rank's **late count**: its collectives whose wait is at most `LATE_FACTOR` times the floor
   (it arrived last, or about with the last), read off the wait quantiles it sends;
+- a rank's **lateness** in the group: the others' mean wait less its own (how much later than
+  their average it arrived, per collective: the latency, common to all, cancels), with a
+  standard error from the members' spreads of waits (their quantiles);
 - the **time lost** to a rank in the group: the loss less ``(members - 1)`` times its own
-  waited time, for a rank that waited at least ``f`` per collective less than the group's
-  average (none otherwise), scaled down where the shares exceed the loss. Where rank r arrived
-  last by d, each of the others waited d: the members' waits sum to ``(members - 1)`` times
-  everyone's delays and r's to all but its own, so the difference is what the others lost to
-  r, from exact sums. Collectives nobody waited in give nobody anything.
+  waited time, for a rank late beyond the noise (`FALSE_RATE`; none
+  otherwise), scaled down where the shares exceed the loss. Where rank r arrived last by d,
+  each of the others waited d: the members' waits sum to ``(members - 1)`` times everyone's
+  delays and r's to all but its own, so the difference is what the others lost to r, from
+  exact sums. Collectives nobody waited in give nobody anything.
 
 Exact for a rank that is late in every collective of a group (the usual straggler) and for
 ranks taking turns; the approximations (the floor is a median; a rank waiting for a rank that
 arrived before the last one) are in docs/culprits.md.
 
-A rank is a **culprit** when the others lose at least `DOMINANCE` times as much time to it as
-it spends waiting itself (over all its groups: a rank late only because it waited for the
-culprit elsewhere is not one), at least `MIN_LOST_FRACTION` of the window, and in a group it
-arrived last in at least `MIN_LATE_SHARE` of the collectives with the others losing at least
-`MIN_DELAY_FACTOR` floors per such collective (a loaded host's jitter spreads a little loss
-over many collectives); its groups are those where it did.
+A rank is a **culprit** when, over all its groups, its peers waited for it longer than it
+waited for them by at least `MIN_NET_FRACTION` of the window (its net lateness times
+``members - 1``, summed), beyond what the noise gives one of the job's ranks by chance
+(`FALSE_RATE`); when the time lost to it is at least `MIN_LOST_FRACTION` of the window and
+`DOMINANCE` times the time it lost to its peers where it arrived early (a rank late in one
+group only because it waited for the culprit in another is that early there); its groups are
+those with time lost to it. Live (docs/culprits.md, "Recall and false culprits"): the earlier
+rule, a lateness of at least one floor per collective and late in half of a group's
+collectives, named nobody on a loaded 2-core host, where the floor (gloo's latency) was 3 ms and
+a slow rank 1-2 ms late a step.
 
 Pure numpy: no process group, no torch.
 """
@@ -38,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -62,15 +70,21 @@ WIDTH = OWN + own_time.FIELDS
 step (`straggler.analysis.own_time.summarize`)."""
 MIN_LOST_FRACTION = 0.05
 """A culprit costs the others at least this share of the window (in rank-seconds)."""
-MIN_LATE_SHARE = 0.5
-"""A culprit arrived last in at least this share of a group's collectives."""
 LATE_FACTOR = 2.0
-"""A wait within this factor of the group's floor counts as arriving last."""
-MIN_DELAY_FACTOR = 2.0
-"""A culprit's peers lose at least this factor of the group's floor per collective it was last
-in (less is the latency's own spread)."""
+"""A wait within this factor of the group's floor counts as arriving last (`RankWaits.late_share`,
+`CulpritGroup.late_share`: what people read, not what decides)."""
+MIN_NET_FRACTION = 0.1
+"""A culprit's peers waited for it longer than it waited for them, over all its groups, by at
+least this share of the window."""
+FALSE_RATE = 0.1
+"""The chance that noise alone makes one member of a group late against its peers there (time
+lost to it), and one rank of the job a culprit: a lateness of at least the normal deviate of
+``FALSE_RATE / members`` standard errors (1.96 for 2 members, 2.13 for 3, 5.0 for 16,384).
+The errors come from each rank's spread of waits, which also holds the latency all members
+share, so they overstate the noise of a difference."""
 DOMINANCE = 2.0
-"""A culprit costs the others at least this many times the time it waits itself."""
+"""A culprit costs the others at least this many times the time it lost to them (where it
+arrived earlier than their average)."""
 WORLD = "world"
 """`CulpritGroup.name` of the default process group (every rank)."""
 _P2P_BIT = 2 ** 48
@@ -255,6 +269,22 @@ def _share_below(limit: np.ndarray, wait_min: np.ndarray, quantiles: np.ndarray)
 _last_grouping: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
+def _spread(quantiles: np.ndarray) -> np.ndarray:
+    """Per entry, a standard deviation of its waits from its quantiles: the larger of the
+    quartiles' and the upper tail's (waits are skewed: a normal's 90th percentile is 1.28
+    sigmas over the median, an exponential's 1.6 of its sigma)."""
+    q25, q50, q75, q90 = (quantiles[:, QUANTILES.index(q)] for q in (0.25, 0.5, 0.75, 0.9))
+    return np.maximum((q75 - q25) / 1.349, (q90 - q50) / 1.2816)
+
+
+def _z(members: np.ndarray) -> np.ndarray:
+    """The significance threshold for a group of ``members``: the normal deviate that one of
+    them passes by chance with probability `FALSE_RATE` (Bonferroni)."""
+    sizes, at = np.unique(members, return_inverse=True)
+    normal = statistics.NormalDist()
+    return np.array([normal.inv_cdf(1.0 - FALSE_RATE / max(int(m), 2)) for m in sizes])[at]
+
+
 def _grouping(gid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The entries sorted by group (``order``), where each group starts in that order, and each
     entry's group number (0, 1, ... in id order).
@@ -314,17 +344,26 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     # (members - 1) x the delays of all, and r waits all but its own. So the time lost to r,
     # (members - 1) x its delays, is the group's loss less (members - 1) x its own waited time:
     # exact sums, no quantiles. Collectives nobody waited in add nothing to anyone (a DDP step's
-    # later buckets). Only a member that waited at least a floor per collective less than the
-    # group's average gets any: in a large group the noise of the others' sums, multiplied by
-    # (members - 1), would otherwise pass for a delay. The shares are scaled down where they
-    # add up to more than the group's loss, never up: the loss also holds every member's
-    # latency beyond the floor (the culprit's own waits included), which scaling up would
-    # hand to the culprit (on a loaded host, DDP's 4 buckets a step: 1.5x its peers' waits).
-    per_collective = loss / np.maximum(np.bincount(group, weights=count, minlength=n_groups),
-                                       1.0)
-    early = per_collective[group] - waited / count < floor[group]
+    # later buckets). Only a member that arrived significantly later than its peers gets any:
+    # its mean wait is below the others' mean by more than noise gives (`FALSE_RATE`): standard
+    # error, from the members' spreads of waits (before, a floor per collective: on a loaded
+    # host the floor, gloo's latency, was larger than a straggler's delay). The shares are scaled
+    # down where they add up to more than the group's loss, never up: the loss also holds every
+    # member's latency beyond the floor (the culprit's own waits included), which scaling up
+    # would hand to the culprit (on a loaded host, DDP's 4 buckets a step: 1.5x its peers').
+    mean = wsum / count
+    # The variance of a member's mean wait: its spread over the count, and its largest wait's
+    # share of the mean (one stall, such as the first collective waiting for a rank that
+    # started late, moves the mean by itself and is not a straggler).
+    top = quantiles[:, QUANTILES.index(1.0)] - median
+    spread2 = _spread(quantiles) ** 2 / count + (top / count) ** 2
+    others = np.maximum(members[group] - 1, 1)
+    ahead = (np.bincount(group, weights=mean, minlength=n_groups)[group] - mean) / others - mean
+    noise = np.sqrt(spread2 + (np.bincount(group, weights=spread2, minlength=n_groups)[group]
+                               - spread2) / others ** 2)
+    late_vs_peers = ahead > _z(members[group]) * noise
     raw = np.maximum(0.0, loss[group] - (members[group] - 1) * waited)
-    raw[alone | early] = 0.0
+    raw[alone | ~late_vs_peers] = 0.0
     raw_total = np.bincount(group, weights=raw, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         lost = np.where(raw_total[group] > loss[group], raw * loss[group] / raw_total[group],
@@ -333,6 +372,16 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     n_ranks = len(ranks)
     r_count = np.bincount(who, weights=count, minlength=n_ranks)
     r_waited = np.bincount(who, weights=waited, minlength=n_ranks)
+    # The time this rank lost to its peers: (members - 1) x how much earlier than their
+    # average it arrived, in the groups where it did (a rank late in one group only because
+    # it waited for a culprit in another is that much early there).
+    relative = (members[group] - 1) * count * ahead
+    relative[alone] = 0.0
+    r_behind = np.bincount(who, weights=np.maximum(0.0, -relative), minlength=n_ranks)
+    # Over all its groups, how much longer its peers waited for it than it waited for them.
+    r_net = np.bincount(who, weights=relative, minlength=n_ranks)
+    r_net_se = np.sqrt(np.bincount(who, weights=((members[group] - 1) * count * noise) ** 2,
+                                   minlength=n_ranks))
     r_lost = np.bincount(who, weights=lost, minlength=n_ranks)
     r_late = np.bincount(who, weights=late, minlength=n_ranks)
     seen = np.bincount(who, minlength=n_ranks) > 0
@@ -343,15 +392,13 @@ def attribute(rows: np.ndarray, ranks: Sequence[int], names: Mapping[str, str] |
     window_s = float(np.nanmax(rows[:, 0])) if np.isfinite(rows[:, 0]).any() else math.nan
     rank_time = window_s * int(seen.sum())
     floor_lost = MIN_LOST_FRACTION * window_s if math.isfinite(window_s) else 0.0
-    suspects = np.flatnonzero(seen & (r_lost >= DOMINANCE * r_waited) & (r_lost > floor_lost))
-    # The delay each waiting member lost per collective it arrived last in: a scheduler's
-    # jitter on a loaded host spreads a little loss over many collectives, a straggler a lot.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        delay = np.where(late > 0, lost / (np.maximum(members[group] - 1, 1) * late), 0.0)
+    z_job = _z(np.array([int(seen.sum())]))[0]
+    suspects = np.flatnonzero(seen & (r_lost >= DOMINANCE * r_behind) & (r_lost > floor_lost)
+                              & (r_net >= MIN_NET_FRACTION * window_s)
+                              & (r_net >= z_job * r_net_se))
     known = {float(x): "p2p" for x in np.unique(gid[gid >= _P2P_BIT])} if len(suspects) else {}
     known.update({group_id(g): n for g, n in (names or {}).items() if n})
-    qualifying = np.flatnonzero((late >= MIN_LATE_SHARE * count) & (lost > 0)
-                                & (delay >= MIN_DELAY_FACTOR * floor[group]))
+    qualifying = np.flatnonzero(lost > 0)
     culprits = []
     for i in suspects:
         mine = qualifying[who[qualifying] == i]

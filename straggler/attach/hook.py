@@ -52,8 +52,9 @@ def report_failure(what: str, exc: BaseException) -> None:
 class _Loader(importlib.abc.Loader):
     """Runs the real loader, then patches the module (the module's loader stays the real one)."""
 
-    def __init__(self, loader: Any) -> None:
+    def __init__(self, loader: Any, patch: Callable[[ModuleType], None] | None = None) -> None:
         self._loader = loader
+        self._patch = patch if patch is not None else patch_torch_distributed
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         create = getattr(self._loader, "create_module", None)
@@ -65,22 +66,34 @@ class _Loader(importlib.abc.Loader):
             module.__spec__.loader = self._loader
         self._loader.exec_module(module)
         try:
-            patch_torch_distributed(module)
+            self._patch(module)
         except Exception as exc:  # noqa: BLE001 - never into the import
-            report_failure("patching torch.distributed", exc)
+            report_failure(f"patching {module.__name__}", exc)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds ``torch.distributed`` through the other finders and hands back a patching loader."""
+    """Finds ``torch.distributed`` (and torchrun's process module, `launcher`) through the
+    other finders and hands back a patching loader; it leaves ``sys.meta_path`` once both
+    were imported."""
+
+    def __init__(self) -> None:
+        from . import launcher
+
+        self._targets: dict[str, Callable[[ModuleType], None]] = {
+            _TARGET: patch_torch_distributed, launcher.ELASTIC_API: launcher.patch_elastic_api}
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname != _TARGET:
+        patch = self._targets.pop(fullname, None)
+        if patch is None:
             return None
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(self)  # one module, once
+        if not self._targets:
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(self)  # each module, once
         try:
             for finder in sys.meta_path:
+                if finder is self:
+                    continue
                 find = getattr(finder, "find_spec", None)
                 spec = find(fullname, path, target) if find is not None else None
                 if spec is not None:
@@ -89,7 +102,7 @@ class _Finder(importlib.abc.MetaPathFinder):
                 return None
             if spec.loader is None or not hasattr(spec.loader, "exec_module"):
                 return spec
-            spec.loader = _Loader(spec.loader)
+            spec.loader = _Loader(spec.loader, patch)
             return spec
         except Exception as exc:  # noqa: BLE001 - the normal import goes on without us
             report_failure("the import hook", exc)

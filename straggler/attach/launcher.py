@@ -8,21 +8,34 @@ process that ends such a process the conventional way instead: the ``atexit`` ha
 the process dies by the same signal (a shell shows 128 + N, 143 for SIGTERM). Any other
 exception goes to the previous hook unchanged. torch is not imported: the exception is known by
 its class name.
+
+A stop often reaches torchrun twice (a signal to the whole process group, then `straggler run`
+passing it on); the second raised again in the middle of the workers' shutdown.
+`patch_elastic_api` (run by the attach's import hook when torchrun imports its process module)
+makes a repeat within `REPEAT_WINDOW_S` do nothing.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import signal
 import sys
-from types import TracebackType
+import time
+from types import ModuleType, TracebackType
 from typing import Any
 
-__all__ = ["install", "signal_of"]
+__all__ = ["ELASTIC_API", "install", "patch_elastic_api", "signal_of"]
 
-_SIGNAL_EXCEPTIONS = frozenset({"torch.distributed.elastic.multiprocessing.api.SignalException"})
+ELASTIC_API = "torch.distributed.elastic.multiprocessing.api"
+"""torchrun's process module: its ``_terminate_process_handler`` raises the exception."""
+REPEAT_WINDOW_S = 2.0
+"""A stop signal this soon after the first is the same stop delivered twice: to the job's process
+group (``timeout``, a scheduler signalling every process) and forwarded by `straggler run`."""
+
+_SIGNAL_EXCEPTIONS = frozenset({f"{ELASTIC_API}.SignalException"})
 
 
 def signal_of(exc: BaseException) -> int | None:
@@ -63,3 +76,25 @@ def install() -> None:
     """Put the hook in ``sys.excepthook`` (once per process)."""
     if not hasattr(sys.excepthook, "__straggler_previous__"):
         sys.excepthook = _hook(sys.excepthook)
+
+
+def patch_elastic_api(module: ModuleType) -> None:
+    """Make torchrun's stop handler raise once per stop: the same signal (or another stop
+    signal) within `REPEAT_WINDOW_S` of the first is ignored. A second delivery raised again in
+    the middle of the workers' shutdown (a "--- Logging error ---" traceback from inside
+    torch's logging); a later one (a second Ctrl-C) still cuts the shutdown short, as before."""
+    original = getattr(module, "_terminate_process_handler", None)
+    if original is None or hasattr(original, "__straggler_original__"):
+        return
+    first: list[float] = []
+
+    @functools.wraps(original)
+    def handler(signum: int, frame: Any) -> None:
+        now = time.monotonic()
+        if first and now - first[0] < REPEAT_WINDOW_S:
+            return
+        first[:] = [now]
+        original(signum, frame)
+
+    handler.__straggler_original__ = original  # type: ignore[attr-defined]
+    module._terminate_process_handler = handler  # type: ignore[attr-defined]

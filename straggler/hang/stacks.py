@@ -18,7 +18,7 @@ from types import FrameType
 from typing import Any
 
 __all__ = ["CollectiveWait", "thread_frame", "format_stack", "innermost_location",
-           "user_location", "collective_wait", "group_name"]
+           "user_location", "dataloader_workers", "collective_wait", "group_name"]
 
 # The module whose public functions are the torch.distributed collectives.
 _C10D_FILE = os.path.join("torch", "distributed", "distributed_c10d.py")
@@ -111,6 +111,25 @@ def _short(filename: str) -> str:
     return filename
 
 
+_DATALOADER_FILE = os.path.join("torch", "utils", "data", "dataloader.py")
+
+
+def dataloader_workers(frame: FrameType) -> list[int]:
+    """The pids of the DataLoader worker processes `frame`'s thread waits for a batch from
+    (inside ``_MultiProcessingDataLoaderIter._get_data``), else []."""
+    f: FrameType | None = frame
+    while f is not None:
+        code = f.f_code
+        if code.co_name == "_get_data" and code.co_filename.endswith(_DATALOADER_FILE):
+            try:
+                workers = list(getattr(f.f_locals.get("self"), "_workers", None) or ())
+                return [int(w.pid) for w in workers if w.pid is not None]
+            except Exception:  # noqa: BLE001 - another torch's iterator: no pids
+                return []
+        f = f.f_back
+    return []
+
+
 def user_location(frame: FrameType) -> str:
     """Where the job's own code is in `frame`'s stack: ``file:line in function`` of the
     innermost frame outside torch, straggler, the standard library and (when some frame is)
@@ -126,11 +145,16 @@ def user_location(frame: FrameType) -> str:
                    None)
         if own is not None:
             break
+    workers = dataloader_workers(frame)
+    # where the batch is stuck: a worker process, whose stack this thread cannot read
+    tail = (f"; waiting for a batch from its DataLoader worker process(es) "
+            f"{', '.join(map(str, workers[:8]))}{', ...' if len(workers) > 8 else ''} "
+            f"(`py-spy dump --pid PID` shows where they are)" if workers else "")
     if own is None or own is frame:
-        return innermost_location(frame)
+        return innermost_location(frame) + tail
     code = frame.f_code
     return (f"{innermost_location(own)} (innermost: {_short(code.co_filename)}:"
-            f"{frame.f_lineno} in {code.co_name})")
+            f"{frame.f_lineno} in {code.co_name}){tail}")
 
 
 def group_name(group: Any) -> str:

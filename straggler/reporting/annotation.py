@@ -41,9 +41,10 @@ _DEFAULT_RULES = CauseRules()
 _PROBE_WORTHY = (Cause.GPU_SLOW_HEALTHY_TELEMETRY, Cause.UNKNOWN)
 
 
-def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
+def apply_policy(policy: StragglerPolicy, report: Any, early: bool | None = None) -> Any:
     """Feed ``report`` to ``policy``; return the report with ``confirmed``, ``suspects`` and
-    states filled in."""
+    states filled in. ``early``: whether the report's window was an early report's (None:
+    unknown, the policy reads it from the window's steps)."""
     ranks, times = observation_from_report(report)
     steps = window_steps(report)
     spread, low, recent = (window_spread(report, ranks, steps), window_low(report, ranks),
@@ -56,7 +57,8 @@ def apply_policy(policy: StragglerPolicy, report: Any) -> Any:
     spread.update(own_spread)
     low.update(own_low)
     recent.update(own_recent)
-    decision = policy.update(ranks, times, steps, spread, culprit_shares(report), low, recent)
+    decision = policy.update(ranks, times, steps, spread, culprit_shares(report), low, recent,
+                             early=early)
     nodes = report.rank_to_node
 
     def ids(ranks: frozenset[int]) -> frozenset[StragglerId]:

@@ -153,6 +153,7 @@ class ReportGenerator:
         self._warn_once = WarnOnce(log)
         self._communication: dict[str, bool] = {}  # name -> is it communication (cache)
         self._broken = False
+        self._early: bool | None = None  # whether this report's window is an early one
         self._wait_groups: dict[str, str] = {}  # the last report's (generate_report)
         self.last_extra_max: tuple[float, ...] | None = None
 
@@ -183,8 +184,8 @@ class ReportGenerator:
                         extra: Sequence[float] | None = None,
                         waits: Sequence[float] | None = None,
                         wait_groups: Mapping[str, str] | None = None,
-                        section_quartiles: Mapping[str, Sequence[float]] | None = None
-                        ) -> Report | None:
+                        section_quartiles: Mapping[str, Sequence[float]] | None = None,
+                        early: bool | None = None) -> Report | None:
         """Scores for this report interval; every rank of the group calls it together.
 
         ``section_summaries`` and ``kernel_summaries`` (NVRx's names; ours are GPU timers) map
@@ -201,7 +202,9 @@ class ReportGenerator:
         `straggler.timing.registry.host_window`), ``Report.section_quartiles_ms``,
         ``Report.section_low_ms`` and ``Report.section_recent_ms``: the within-window spread the
         policy weighs each median by, the rank's fast steps, and its last steps
-        (`straggler.analysis.recent`).
+        (`straggler.analysis.recent`). ``early``: whether this window was an early report's
+        (`straggler.report_cycle`: shorter, after a report with suspects), for the policy
+        (None: unknown, the policy reads it from the window's steps).
         Returns None on all but the first rank when gathering. A collective error propagates;
         the generator refuses further use after one, since its peers' state is then unknown.
         """
@@ -229,6 +232,7 @@ class ReportGenerator:
             self._wait_groups = dict(wait_groups or {})
             quartiles = np.array([_window_quantiles((section_quartiles or {}).get(n))
                                   for n in sections], dtype=np.float64).reshape(-1, 5)
+            self._early = early
             return self._generate(sections, gpus, telemetry_vec, extra_vec, start_ns, waits_vec,
                                   quartiles)
         except BaseException:
@@ -397,7 +401,7 @@ class ReportGenerator:
         """The report with the policy's confirmed set (unchanged without a policy)."""
         if self.policy is None:
             return report
-        report = apply_policy(self.policy, report)
+        report = apply_policy(self.policy, report, self._early)
         return dataclasses.replace(report, generate_report_elapsed_time=_elapsed_ms(start_ns))
 
     def _sync(self, sec_names: list[str], gpu_names: list[str], extra: np.ndarray | None) -> None:

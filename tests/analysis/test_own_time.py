@@ -114,8 +114,11 @@ def test_live_runs_slow_outside_every_section_are_confirmed_and_clean_ones_are_n
     assert {k.split("_")[0] for k in runs} >= {"f1", "f1.1", "f1.2"}
     for name, reports in runs.items():
         confirmed, _, culprits = _verdicts(reports)
-        # The waits alone named nobody in any of these runs (docs/culprits.md).
-        assert not any(culprits), (name, culprits)
+        # The waits name no healthy rank (docs/culprits.md): the slowed rank's 30-60 µs a step
+        # is within the ranks' offsets, so they seldom name it either (once in these runs).
+        slowed = set() if name.startswith("f1_") else {2}
+        assert all(set(c) <= slowed for c in culprits), (name, culprits)
+        assert sum(map(bool, culprits)) <= 2, (name, culprits)
         # Nobody but the slowed rank 2 is ever confirmed.
         assert all(c <= ({2} if not name.startswith("f1_") else set())
                    for c in confirmed), (name, confirmed)

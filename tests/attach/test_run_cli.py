@@ -175,12 +175,18 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 @pytest.mark.multirank
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_stopped_by_a_signal_torchrun_stops_its_workers_without_a_traceback(signum, tmp_path):
+@pytest.mark.parametrize(("signum", "group"), [(signal.SIGTERM, False), (signal.SIGINT, False),
+                                             (signal.SIGINT, True)])
+def test_stopped_by_a_signal_torchrun_stops_its_workers_without_a_traceback(signum, group,
+                                                                            tmp_path):
     """SIGTERM (or a SIGINT sent to `straggler run` alone, not from the terminal) stops the
     job: torchrun printed a traceback of its own frames (SignalException) and exited 1, and a
     SIGINT was ignored while the job ran on. Now the workers end, torchrun dies by the signal it
-    got and `straggler run` by the one it got (130 or 143 in a shell)."""
+    got and `straggler run` by the one it got (130 or 143 in a shell). A signal to the whole
+    process group (`timeout`, a scheduler) reached torchrun twice, directly and passed on: the
+    second (SIGTERM for the SIGINT) raised inside its shutdown, which began again (SIGTERM to
+    every worker once more; once "--- Logging error ---" and two tracebacks)."""
+    import os
     import time
 
     out_path, err_path = tmp_path / "out", tmp_path / "err"
@@ -196,15 +202,21 @@ def test_stopped_by_a_signal_torchrun_stops_its_workers_without_a_traceback(sign
                     pytest.fail(f"the workers did not start: {out_path.read_text()}"
                                 f"{err_path.read_text()}")
                 time.sleep(0.2)
-            proc.send_signal(signum)
+            if group:
+                os.killpg(proc.pid, signum)
+            else:
+                proc.send_signal(signum)
             proc.wait(timeout=60)
         except BaseException:
             _kill_job(proc)
             raise
     text = err_path.read_text()
     assert proc.returncode == -signum, text
-    assert "Traceback" not in text, text
-    assert "closing signal SIGTERM" in text, text  # torchrun stopped them
+    if group:  # the workers got the SIGINT too: their KeyboardInterrupt is their own
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("[rank"))
+        assert "closing signal SIGTERM" not in text, text  # one stop, one shutdown
+    assert "Traceback" not in text and "Logging error" not in text, text
+    assert "closing signal SIG" in text, text  # torchrun stopped them
     for line in out_path.read_text().splitlines():
         pid = int(line.split()[-1])
         stat = Path(f"/proc/{pid}/stat")

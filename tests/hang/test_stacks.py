@@ -87,3 +87,53 @@ def test_a_stalled_rank_publishes_its_own_frame_not_the_standard_library_s() -> 
         release.set()
         thread.join()
     assert " in stuck_waiting_for_data (innermost: threading.py:" in loc, loc
+
+
+class _Stuck:
+    """A dataset whose third item never comes (until the test ends): a stuck read in a
+    DataLoader worker process."""
+
+    def __init__(self, release: str) -> None:
+        self.release = release
+
+    def __len__(self) -> int:
+        return 100
+
+    def __getitem__(self, i: int) -> int:
+        import os
+        import time
+
+        while i >= 2 and not os.path.exists(self.release):
+            time.sleep(0.05)
+        return i
+
+
+def test_a_rank_stuck_on_its_dataloader_names_the_worker_processes(tmp_path) -> None:
+    # The report said where the training thread waited (the loop's line, then selectors.py);
+    # the stuck code is in a worker process, which it did not name.
+    from straggler.hang.progress import LocalProgress
+    from torch.utils.data import DataLoader
+
+    release = tmp_path / "release"
+    loader = DataLoader(_Stuck(str(release)), batch_size=1, num_workers=1, prefetch_factor=1,
+                        multiprocessing_context="fork")
+    it = iter(loader)
+    next(it), next(it)
+    started = threading.Event()
+    thread = threading.Thread(target=lambda: (started.set(), next(it)))
+    thread.start()
+    try:
+        started.wait(30)
+        progress = LocalProgress(0, "n", "", lambda: [], lambda: 0, group_seqs=dict,
+                                 thread=thread.ident)
+        for _ in range(300):
+            loc = progress.snapshot(with_location=True).loc
+            if "DataLoader worker" in loc:
+                break
+            threading.Event().wait(0.02)
+        pids = [w.pid for w in it._workers]  # type: ignore[attr-defined]
+    finally:
+        release.touch()
+        thread.join(30)
+        it._shutdown_workers()  # type: ignore[attr-defined]
+    assert f"waiting for a batch from its DataLoader worker process(es) {pids[0]} " in loc, loc

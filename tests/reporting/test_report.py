@@ -323,3 +323,24 @@ def test_a_report_carries_each_windows_quantiles_and_recent_part(gather):
     assert report.section_low_ms["s"] == {0: 0.8}
     assert report.section_recent_ms["s"] == {0: (1.2, 1.0)}
     assert not report.section_recent_ms.get("t")  # quartiles alone: no recent part
+
+
+def test_the_policy_is_told_whether_the_window_was_an_early_reports():
+    # The report cycle knows which windows it brought forward (docs/policy.md, "Early
+    # reports"); the policy no longer has to guess it from the window's steps.
+    from straggler.analysis.policy import StragglerPolicy
+
+    class Recording(StragglerPolicy):
+        def __init__(self):
+            super().__init__()
+            self.early = []
+
+        def update(self, *args, early=None, **kwargs):
+            self.early.append(early)
+            return super().update(*args, early=early, **kwargs)
+
+    policy = Recording()
+    gen = generator(policy=policy)
+    for early in (False, True, None):
+        gen.generate_report({"s": summary(1.0)}, {}, early=early)
+    assert policy.early == [False, True, None]
