@@ -126,7 +126,7 @@ class ReportCycle:
         # Held by the thread in a report call: a second thread's call (or one from inside a
         # report) would interleave its collectives with the report's on this rank only.
         self.busy = threading.Lock()
-        self._busy_owner = self._busy_thread = ""
+        self._busy_owner, self._busy_ident = "", 0
         # The one decision (reporting/decision.py): the rule integrations set, and the decision
         # of the last report, agreed on every rank inside the report.
         self.decision_rule = DecisionRule()
@@ -174,29 +174,43 @@ class ReportCycle:
         """Collective: every rank of the group calls it on the same iteration."""
         if not self._in_reports():
             return None
-        with self.exclusive(call) as alone:
-            return self._generate_report(call) if alone else None
+        if not self.acquire(call):
+            return None
+        try:
+            return self._generate_report(call)
+        finally:
+            self.release()
+
+    def acquire(self, call: str) -> bool:
+        """Whether this thread may run `call` (a collective, or the iteration count) now; then
+        `release()` after it. Not while another thread, or this one further up, is in a report
+        call of this rank: that call is ignored (None), logged once, and the protocol stays the
+        peers'."""
+        if self.busy.acquire(blocking=False):
+            self._busy_owner, self._busy_ident = call, threading.get_ident()
+            return True
+        owner = threading._active.get(self._busy_ident)  # type: ignore[attr-defined]
+        self.lifecycle.warn_once(
+            "report-concurrent", "straggler: %s called in thread %r while %s runs in thread "
+            "%r on this rank; the call is ignored and returns None (reports are collectives: "
+            "call them from one thread, once per iteration)", call,
+            threading.current_thread().name, self._busy_owner or "a report",
+            owner.name if owner is not None else self._busy_ident)
+        return False
+
+    def release(self) -> None:
+        """End the call `acquire` allowed."""
+        self.busy.release()
 
     @contextlib.contextmanager
     def exclusive(self, call: str) -> Iterator[bool]:
-        """Whether this thread may run `call` (a collective, or the iteration count) now: not
-        while another thread, or this one further up, is in a report call of this rank; that
-        call is ignored (None), logged once, and the protocol stays the peers'."""
-        if not self.busy.acquire(blocking=False):
-            self.lifecycle.warn_once(
-                "report-concurrent", "straggler: %s called in thread %r while %s runs in "
-                "thread %r on this rank; the call is ignored and returns None (reports are "
-                "collectives: call them from one thread, once per iteration)", call,
-                threading.current_thread().name, self._busy_owner or "a report",
-                self._busy_thread)
-            yield False
-            return
-        self._busy_owner, self._busy_thread = call, threading.current_thread().name
+        """`acquire` and `release` around a block: whether it may run `call`."""
+        alone = self.acquire(call)
         try:
-            yield True
+            yield alone
         finally:
-            self._busy_owner = ""
-            self.busy.release()
+            if alone:
+                self.release()
 
     def _generate_report(self, call: str) -> Report | None:
         self._calls += 1
@@ -372,8 +386,12 @@ class ReportCycle:
         """
         if not self._in_reports():
             return None
-        with self.exclusive("Detector.generate_report_if_interval_elapsed()") as alone:
-            return self._count_iteration() if alone else None
+        if not self.acquire("Detector.generate_report_if_interval_elapsed()"):
+            return None
+        try:
+            return self._count_iteration()
+        finally:
+            self.release()
 
     def _count_iteration(self) -> Report | None:
         try:

@@ -128,7 +128,7 @@ def test_a_failure_on_one_rank_turns_every_rank_off_without_waiting_for_the_time
 
 
 @pytest.mark.parametrize("how, fail_at", [("exit_before", 3), ("exit_during", 3),
-                                          ("exit_before", 9)])
+                                          ("exit_before", 9), ("sigkill_in_gather", 3)])
 def test_a_rank_killed_before_or_during_a_report_costs_its_peers_no_timeout(healthy, how,
                                                                              fail_at):
     # The training all_reduce of the survivors fails too once a rank is dead (gloo): the job
@@ -149,7 +149,10 @@ def _dead_cell(rank, world_size, how, fail_at):
         if rank == 2 and it == fail_at:
             if how == "exit_before":
                 os._exit(0)
-            core.cycle.annotator = lambda report: os._exit(0)
+            if how == "sigkill_in_gather":  # killed between the report's collectives
+                core.comm.gather_to_first = lambda t: os.kill(os.getpid(), signal.SIGKILL)
+            else:
+                core.cycle.annotator = lambda report: os._exit(0)
         with Detector.detection_section("step", profile_cuda=False):
             time.sleep(0.01)
         start = time.monotonic()
@@ -666,3 +669,56 @@ def test_late_peers_are_waited_for_and_a_destroyed_job_group_leaves_the_detector
     # The waits were real (the check ran): the reporting rank waited for the straggler and
     # for rank 1, stuck behind its late partner.
     assert results[0]["took"][2] > 1.5 and results[0]["took"][4] > 1.5, results[0]["took"]
+
+
+# -- a process forked while the detector runs (a DataLoader worker) ---------------------------
+
+def _forking(rank, world_size):
+    import torch
+    import torch.distributed as dist
+    from straggler import Detector
+
+    Detector.initialize(report_time_interval=0, comm_timeout_s=LONG_TIMEOUT_S, telemetry=False)
+    core = Detector.core()
+    statuses, total = [], 0.0
+    for it in range(6):
+        if it == 2:  # a worker forked mid-run (as a fork DataLoader's), with every thread live
+            pid = os.fork()
+            if pid == 0:
+                with Detector.detection_section("step", profile_cuda=False):
+                    pass
+                code = 0 if Detector.generate_report() is None else 3  # inert
+                Detector.shutdown()
+                # As a DataLoader worker ends: a forked child of a gloo rank that finalizes
+                # hangs or crashes in torch itself, with or without straggler (2 of 2 plain
+                # 2-rank jobs hung in their children's sys.exit).
+                os._exit(code)
+            deadline = time.monotonic() + LONG_TIMEOUT_S
+            while time.monotonic() < deadline:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    statuses.append(os.waitstatus_to_exitcode(status))
+                    break
+                time.sleep(0.02)
+            else:
+                os.kill(pid, signal.SIGKILL)
+                statuses.append("hung")
+        with Detector.detection_section("step", profile_cuda=False):
+            time.sleep(0.005)
+        t = torch.ones(1)
+        dist.all_reduce(t)
+        total += t.item()
+        Detector.generate_report()
+    result = {"statuses": statuses, "enabled": core.enabled, "total": total,
+              "hang": core.hang is not None and core.hang.running}
+    Detector.shutdown()
+    return result
+
+
+def test_a_child_forked_on_every_rank_mid_run_exits_cleanly_and_the_ranks_stay_on():
+    # The child inherits the live detector (report group, hang watchdog's store connection,
+    # collective observer) without its threads: inert, its shutdown neither aborts nor hangs;
+    # the parents go on reporting with hang detection running.
+    results = run_ranks(_forking, 3, timeout_s=200)
+    for rank, r in enumerate(results):
+        assert r == {"statuses": [0], "enabled": True, "total": 3.0 * 6, "hang": True}, (rank, r)
