@@ -151,10 +151,12 @@ def run_attached(args: argparse.Namespace) -> int:
         if os.path.exists(log):
             _summary(log)
         else:  # silence would read as "no straggler"
+            ended = (f"was stopped by {signal.Signals(-status).name}" if status < 0
+                     and -status in signal.valid_signals() else "ended")
             print(f"\nstraggler run: no summary: there is no report log at {log} (the job "
-                  f"ended before its first report, --report-interval {args.report_interval:g} "
-                  "s; no process called init_process_group; or the log could not be written "
-                  "there: see the job's output)", file=sys.stderr)
+                  f"{ended} before its first report, --report-interval "
+                  f"{args.report_interval:g} s; no process called init_process_group; or the log "
+                  "could not be written there: see the job's output)", file=sys.stderr)
     if status < 0:  # killed by a signal: end the same way, so the caller sees the same death
         with contextlib.suppress(ValueError, OSError):
             signal.signal(-status, signal.SIG_DFL)

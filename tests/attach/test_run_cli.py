@@ -191,7 +191,8 @@ def test_stopped_by_a_signal_torchrun_stops_its_workers_without_a_traceback(sign
 
     out_path, err_path = tmp_path / "out", tmp_path / "err"
     with open(out_path, "w") as out, open(err_path, "w") as err, \
-            subprocess.Popen([PY, "-m", "straggler.cli", "run", *QUIET, "--",
+            subprocess.Popen([PY, "-m", "straggler.cli", "run", "--quiet", "--report-log",
+                              str(tmp_path / "none.jsonl"), "--",
                               *torchrun(2, "sleeper.py")], cwd=SCRIPTS, env=job_env(),
                              stdout=out, stderr=err, text=True,
                              start_new_session=True) as proc:
@@ -217,6 +218,9 @@ def test_stopped_by_a_signal_torchrun_stops_its_workers_without_a_traceback(sign
         assert "closing signal SIGTERM" not in text, text  # one stop, one shutdown
     assert "Traceback" not in text and "Logging error" not in text, text
     assert "closing signal SIG" in text, text  # torchrun stopped them
+    # no report before the stop: not "the job ended before its first report"
+    assert f"(the job was stopped by {signal.Signals(signum).name} before its first report" \
+        in text, text
     for line in out_path.read_text().splitlines():
         pid = int(line.split()[-1])
         stat = Path(f"/proc/{pid}/stat")
