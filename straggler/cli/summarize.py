@@ -43,8 +43,12 @@ class RankSummary:
     node: str
     reports_flagged: int = 0
     reports_confirmed: int = 0
+    reports_waited_for: int = 0
+    """Reports that named it a rank the job waited for at its collectives (a culprit)."""
+    reports_slow: int = 0
+    """Reports that flagged it, confirmed it or named it a culprit."""
     slow_s: float = 0.0
-    """Wall time of the report windows in which it was flagged or confirmed (s)."""
+    """Wall time of the report windows in which it was flagged, confirmed or a culprit (s)."""
     worst_score: float = math.nan
     """Its lowest score in any report, relative or individual (GPU or any section)."""
     worst_kind: str = ""
@@ -142,7 +146,7 @@ def _window_lost_s(row: Any) -> float:
 
 
 def summarize(data: LogData, top: int = 10) -> Summary:
-    """The `Summary` of `data`, at most `top` stragglers (most reports flagged first)."""
+    """The `Summary` of `data`, at most `top` ranks (most reports confirmed, then slow, first)."""
     by_rank: dict[int, RankSummary] = {}
     waited: dict[int, WaitedFor] = {}
     between: dict[int, SlowBetween] = {}
@@ -167,11 +171,15 @@ def summarize(data: LogData, top: int = 10) -> Summary:
         if math.isfinite(row.window_s):
             run += len(row.ranks) * row.window_s
         index = {int(r): i for i, r in enumerate(row.ranks)}
-        for rank in row.flagged | row.confirmed | set(row.causes):
+        culprits = {rank for rank, _, _ in row.culprits}
+        for rank in row.flagged | row.confirmed | set(row.causes) | culprits:
             s = by_rank.setdefault(rank, RankSummary(rank, data.nodes.get(rank, "<unknown>")))
             s.reports_flagged += rank in row.flagged
             s.reports_confirmed += rank in row.confirmed
-            if (rank in row.flagged or rank in row.confirmed) and math.isfinite(row.window_s):
+            s.reports_waited_for += rank in culprits
+            slow = rank in row.flagged or rank in row.confirmed or rank in culprits
+            s.reports_slow += slow
+            if slow and math.isfinite(row.window_s):
                 s.slow_s += row.window_s
             i = index.get(rank)
             if i is not None:
@@ -183,7 +191,10 @@ def summarize(data: LogData, top: int = 10) -> Summary:
                 cause, evidence = row.causes[rank]
                 s.causes[cause] = s.causes.get(cause, 0) + 1
                 s.evidence = evidence
-    ranked = sorted(by_rank.values(), key=lambda s: (-s.reports_confirmed, -s.reports_flagged,
+    # A culprit whose scores are normal (its time goes outside the sections) is flagged by no
+    # report, yet it is the rank the flagged victims waited for: it ranks by its reports too.
+    ranked = sorted(by_rank.values(), key=lambda s: (-s.reports_confirmed, -s.reports_slow,
+                                                     -s.reports_waited_for,
                                                      s.worst_score if s.worst_score == s.worst_score
                                                      else 2.0, s.rank))
     return Summary(files=[str(f) for f in data.files], reports=len(data.reports),
@@ -262,7 +273,7 @@ def format_summary(s: Summary) -> str:
         rows.append([str(r.rank), r.node, str(r.reports_flagged), str(r.reports_confirmed),
                      _duration(r.slow_s), worst, causes])
     widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
-    lines.append(f"top {len(rows)} rank(s) flagged or confirmed:")
+    lines.append(f"top {len(rows)} rank(s) flagged, confirmed or waited for:")
     for row in [header, *rows]:
         cells = [row[0].rjust(widths[0]), row[1].ljust(widths[1])]
         cells += [c.rjust(w) for c, w in zip(row[2:6], widths[2:6], strict=True)] + [row[6]]

@@ -7,7 +7,9 @@ on/off flag. When any rank says "off", every rank turns off there, logs once and
 no peer ever waits for a rank that left silently. A failure in the middle of a report (after
 that first collective) closes this rank's communicator at once, so the peers' pending
 collective fails immediately (gloo: "connection closed by peer") instead of waiting
-``comm_timeout_s``. Only a dead or stopped process can cost a peer ``comm_timeout_s``.
+``comm_timeout_s``. A rank that skipped the report and went on is asked to leave through the
+store (straggler/hang/absent.py). Only a stopped process (or a rank that skipped while hang
+detection is off) can cost a peer ``comm_timeout_s``.
 """
 
 from __future__ import annotations

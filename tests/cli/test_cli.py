@@ -106,7 +106,7 @@ def test_a_rank_flagged_by_single_reports_only_is_not_called_a_straggler(tmp_pat
     assert main(["summarize", str(log)]) == 0
     out = capsys.readouterr().out
     assert "stragglers: none confirmed (" in out and "straggler(s)" not in out
-    assert "top 1 rank(s) flagged or confirmed:" in out
+    assert "top 1 rank(s) flagged, confirmed or waited for:" in out
     log = synthetic_log(tmp_path / "slow.jsonl", 4, 5, {1: 2.0, 3: 2.0})
     assert main(["summarize", str(log)]) == 0
     assert ("stragglers (confirmed): rank 1 (node0) in 3 of 5 report(s); rank 3 (node0) in 3 "
@@ -459,6 +459,9 @@ def test_demo_rejects_bad_values_before_starting_its_ranks(args, message, capsys
 # a batch, STEPS=300, --report-interval 1) and `make demo` (rank 2's forward slowed).
 ATTACH_LOG = REPO / "tests" / "data" / "reportlog_attach_ddp_loop.jsonl"
 DEMO_LOG = REPO / "tests" / "data" / "reportlog_demo.jsonl"
+CULPRITS_LOG = REPO / "tests" / "data" / "reportlog_culprits.jsonl"
+"""`python examples/culprits.py --report-log ...` (2 reports; rank 2 stalls outside its
+section; 2026-11-25, main at c89a144, the shared 2-core machine, load average 4.7-4.9)."""
 
 
 def _real_records(path: Path) -> list[dict]:
@@ -580,3 +583,18 @@ def test_records_without_a_process_id_tell_a_restart_by_their_iterations_going_b
     from straggler.cli.logdata import load_runs
 
     assert [(d.attempt, len(d.reports)) for d in load_runs([log])] == [(1, 3), (2, 2)]
+
+
+def test_a_culprit_no_report_flagged_is_listed_before_the_victims_that_waited_for_it(capsys):
+    """examples/culprits.py's rank 2 is the rank both reports waited for (its scores are normal:
+    its time goes outside its section) while its three victims are flagged by both: it was last
+    in the table, "slow for 0.0 s", under victims whose evidence names it."""
+    s = summarize(load_log([CULPRITS_LOG]))
+    assert [w.rank for w in s.waited_for] == [2]
+    assert [r.rank for r in s.stragglers] == [2, 3, 1, 0]
+    top = s.stragglers[0]
+    assert (top.reports_flagged, top.reports_confirmed, top.reports_waited_for) == (0, 0, 2)
+    assert top.slow_s == pytest.approx(s.end_s - s.start_s, rel=0.05)
+    assert main(["summarize", str(CULPRITS_LOG)]) == 0
+    out = capsys.readouterr().out
+    assert "top 4 rank(s) flagged, confirmed or waited for:" in out
