@@ -9,6 +9,8 @@ from straggler.hang import HangOptions, HangWatchdog, LocalProgress, ProgressRec
 from straggler.hang.absent import PeersPast, leave_key
 from straggler.hang.progress import GroupState
 
+from _clock import FakeClock
+
 
 def _publish(store: ProgressStore, rank: int, seq: int, op: str = "allreduce") -> None:
     store.put(f"p/{rank}", ProgressRecord(r=rank, g={"0": seq}, op={"0": op}).to_json())
@@ -49,20 +51,13 @@ def test_nobody_past_and_a_rank_waiting_with_us_are_no_verdict():
     assert _peers(lone, 0, 3)(1) is None
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
 
 class _Section:
     name, depth, start_ns = "step", 0, 0
 
 
 def test_the_watchdog_leaves_once_when_asked_while_it_makes_no_progress():
-    clock, seqs = _Clock(), {"0": 4}
+    clock, seqs = FakeClock(100.0), {"0": 4}
     store = ProgressStore(dist.HashStore(), "hang")
     progress = LocalProgress(1, "node", "", lambda: [_Section()], lambda: 7,
                              lambda: {k: GroupState(v) for k, v in seqs.items()}, clock=clock)
@@ -74,6 +69,6 @@ def test_the_watchdog_leaves_once_when_asked_while_it_makes_no_progress():
     dog.tick()  # progress just seen: not stalled, no poll
     assert left == []
     for _ in range(4):
-        clock.t += 1.0
+        clock.advance(1.0)
         dog.tick()
     assert left == ["peers wait"] and dog.on_leave is None  # once

@@ -14,13 +14,7 @@ from straggler.hang import HangOptions, HangWatchdog, LocalProgress, ProgressRec
 from straggler.hang.progress import GroupState
 from straggler.hang.watchdog import process_exited
 
-
-class _Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
+from _clock import FakeClock
 
 
 class _Section:
@@ -31,7 +25,7 @@ class _Section:
 class _Rank:
     """One simulated rank: its sections, step, group sequence numbers and watchdog."""
 
-    def __init__(self, rank: int, world: int, store: Any, clock: _Clock,
+    def __init__(self, rank: int, world: int, store: Any, clock: FakeClock,
                  options: HangOptions, found: list[Any]) -> None:
         self.seqs = {"0": 0}
         self.section = _Section("step")
@@ -87,24 +81,24 @@ class _BrokenStore(dist.Store):
     set = get = add = check = multi_get = _gone
 
 
-def _world(n: int, store: Any, clock: _Clock, **kw: Any) -> tuple[list[_Rank], list[Any]]:
+def _world(n: int, store: Any, clock: FakeClock, **kw: Any) -> tuple[list[_Rank], list[Any]]:
     found: list[Any] = []
     options = HangOptions(timeout_s=10.0, **kw)
     return [_Rank(r, n, store, clock, options, found) for r in range(n)], found
 
 
-def _tick_all(ranks: list[_Rank], clock: _Clock, seconds: int) -> None:
+def _tick_all(ranks: list[_Rank], clock: FakeClock, seconds: int) -> None:
     for _ in range(seconds):
-        clock.t += 1.0
+        clock.advance(1.0)
         for r in ranks:
             r.dog.tick()
 
 
 def test_each_rank_publishes_at_most_once_per_second() -> None:
-    store, clock = _CountingStore(), _Clock()
+    store, clock = _CountingStore(), FakeClock(100.0)
     ranks, _ = _world(4, store, clock)
     for _ in range(20):  # 10 ticks per second, progress every tick
-        clock.t += 0.1
+        clock.advance(0.1)
         for r in ranks:
             r.step += 1
             r.seqs["0"] += 1
@@ -113,7 +107,7 @@ def test_each_rank_publishes_at_most_once_per_second() -> None:
 
 
 def test_reporter_names_the_rank_that_stopped() -> None:
-    store, clock = _CountingStore(), _Clock()
+    store, clock = _CountingStore(), FakeClock(100.0)
     ranks, found = _world(3, store, clock)
     ranks[0].dog.stack_wait_s = 0.01  # one thread plays every rank: rank 1 cannot answer
     _tick_all(ranks, clock, 2)
@@ -142,7 +136,7 @@ def test_reporter_names_the_rank_that_stopped() -> None:
 
 def test_store_failure_turns_hang_detection_off_with_one_line(
         caplog: pytest.LogCaptureFixture) -> None:
-    clock = _Clock()
+    clock = FakeClock(100.0)
     broken = _BrokenStore()
     ranks, _ = _world(2, broken, clock)
     with caplog.at_level(logging.WARNING, logger="straggler"):
@@ -190,7 +184,7 @@ def test_process_exited_checks_this_hosts_pids_only() -> None:
 def test_exit_action_makes_the_named_rank_exit_and_only_it() -> None:
     import json
 
-    store, clock = _CountingStore(), _Clock()
+    store, clock = _CountingStore(), FakeClock(100.0)
     ranks, _ = _world(3, store, clock, action="exit")
     exits: dict[int, list[str]] = {}
     for r in ranks:
@@ -250,7 +244,7 @@ def test_alarms_raised_by_the_stall_already_reported_bring_no_second_finding() -
     belong to the same stall: once the job goes on they are no new finding (in a loaded 4-rank
     run one came 3 s after the job went on, as it stopped again: a `stall` blaming nobody,
     before anyone had waited the timeout). A new stall is a new finding."""
-    store, clock = _CountingStore(), _Clock()
+    store, clock = _CountingStore(), FakeClock(100.0)
     ranks, found = _world(3, store, clock)
     ranks[0].dog.stack_wait_s = 0.01  # one thread plays every rank: rank 1 cannot answer
     seq = 0
@@ -274,7 +268,7 @@ def test_alarms_raised_by_the_stall_already_reported_bring_no_second_finding() -
     assert [f.culprit_ranks for f in found] == [[1]]
     assert store.inner.add("hang/alarm", 0) == 3
     for _ in range(25):  # rank 1 arrives; the job goes on for 2.5 timeouts
-        clock.t += 1.0
+        clock.advance(1.0)
         seq += 1
         for r in ranks:
             r.step += 1
