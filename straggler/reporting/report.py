@@ -194,44 +194,46 @@ class Report:
         check_int("max_name_len", max_name_len, low=2)  # the ellipsis and one character
         if max_rows is not None:
             check_int("max_rows", max_rows)
-        columns: list[tuple[str, Mapping[int, float], bool]] = []  # header, rank -> value, score?
+        # header, rank -> value, kind (_cell: a score, seconds or another value)
+        columns: list[tuple[str, Mapping[int, float], str]] = []
         if self.gpu_relative_perf_scores:
-            columns.append(("gpu rel", self.gpu_relative_perf_scores, True))
+            columns.append(("gpu rel", self.gpu_relative_perf_scores, "score"))
         if self.gpu_individual_perf_scores:
-            columns.append(("gpu ind", self.gpu_individual_perf_scores, True))
+            columns.append(("gpu ind", self.gpu_individual_perf_scores, "score"))
         sections = sorted(set(self.section_relative_perf_scores)
                           | set(self.section_individual_perf_scores))
         for name in sections:
             short = name if len(name) <= max_name_len else "…" + name[-(max_name_len - 1):]
             if name in self.section_relative_perf_scores:
-                columns.append((f"{short} rel", self.section_relative_perf_scores[name], True))
+                columns.append((f"{short} rel", self.section_relative_perf_scores[name], "score"))
             if name in self.section_individual_perf_scores:
-                columns.append((f"{short} ind", self.section_individual_perf_scores[name], True))
+                columns.append((f"{short} ind", self.section_individual_perf_scores[name],
+                                "score"))
         telemetry = TelemetryTable.of(self.rank_telemetry)
         fields = telemetry.present_fields()
         # NVML telemetry has ~50 fields: the table shows the telling few (all are in the report).
         fields = [f for f in _TABLE_TELEMETRY if f in fields] or fields
         for name in fields:
-            columns.append((name, telemetry.by_rank(name), False))
+            columns.append((name, telemetry.by_rank(name), "value"))
         if self.culprits:  # who the job waits for at its collectives (docs/culprits.md)
             columns.append(("lost s", {r: w.time_lost_s for r, w in self.waits.items()
-                                       if w.time_lost_s > 0}, False))
-            columns.append(("waited s", {r: w.waited_s for r, w in self.waits.items()}, False))
+                                       if w.time_lost_s > 0}, "seconds"))
+            columns.append(("waited s", {r: w.waited_s for r, w in self.waits.items()},
+                            "seconds"))
         if self.causes:  # the label of each diagnosed rank; format_causes() has the evidence
-            columns.append(("cause", {r: d.cause.value for r, d in self.causes.items()}, False))
+            columns.append(("cause", {r: d.cause.value for r, d in self.causes.items()}, "value"))
 
         ranks = sorted(set(self.rank_to_node).union(*(c[1] for c in columns))
                        if columns else self.rank_to_node)
         shown = ranks
         if max_rows is not None and len(ranks) > max_rows:
             def lowest(rank: int) -> float:
-                scores = [v.get(rank, math.nan) for _, v, is_score in columns if is_score]
+                scores = [v.get(rank, math.nan) for _, v, kind in columns if kind == "score"]
                 return min((x for x in scores if not math.isnan(x)), default=math.inf)  # NaN last
             shown = sorted(sorted(ranks, key=lowest)[:max_rows])
         header = ["rank", "node"] + [c[0] for c in columns]
         rows = [[str(r), self.rank_to_node.get(r, _UNKNOWN_NODE)]
-                + [_cell(values.get(r, math.nan), threshold if is_score else None)
-                   for _, values, is_score in columns]
+                + [_cell(values.get(r, math.nan), kind, threshold) for _, values, kind in columns]
                 for r in shown]
         widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
 
@@ -278,11 +280,13 @@ def format_culprits(culprits: Any, rank_to_node: Mapping[int, str]) -> str:
     return "\n".join(lines)
 
 
-def _cell(value: Any, threshold: float | None) -> str:
+def _cell(value: Any, kind: str, threshold: float) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, str):
         return value
-    if threshold is None:
-        return f"{value:.4g}"
-    return f"{value:.3f}" + ("*" if value < threshold else " ")
+    if kind == "score":
+        return f"{value:.3f}" + ("*" if value < threshold else " ")
+    if kind == "seconds":  # one column of times reads best at one precision (ms)
+        return f"{value:.3f}"
+    return f"{value:.4g}"

@@ -40,6 +40,12 @@ def test_the_table_and_the_culprit_line_name_the_rank_the_job_waits_for():
     report = _culprit_report()
     table = report.format_table()
     assert "lost s" in table and "waited s" in table
+    # Seconds at one precision (milliseconds) in every row, not 4 significant digits (which
+    # printed 15 and 0 here, and 0.02266 beside 0.8297 in a real run).
+    rows = {line.split()[0]: line.split()[-2:] for line in table.splitlines()[2:6]}
+    assert table.splitlines()[1].endswith("lost s  waited s"), table
+    assert rows["2"] == [f"{report.waits[2].time_lost_s:.3f}", "0.000"], table
+    assert rows["0"] == ["-", f"{report.waits[0].waited_s:.3f}"], table
     line = report.format_culprits()
     assert line.startswith("the job waited 15 s (37.5%) for rank 2 (node2) at collectives")
     assert "at collectives: world: 15 s" in line and line in table
