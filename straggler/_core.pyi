@@ -52,6 +52,9 @@ class TimerEngine:
     def stop(self, timer: int | str, stream: int = 0) -> None:
         """Record the stop of ``timer`` on ``stream``; ValueError if it was not started in
         this thread. If the driver fails here, the pair is dropped and CudaError raised."""
+    def cancel(self, timer: int | str, stream: int = 0) -> None:
+        """Close ``timer`` like ``stop`` but keep no sample (the interval was cut short: its
+        section's body raised); ValueError if it was not started in this thread."""
     def set_busy(self, timer: int, busy: bool = True) -> None:
         """Busy mode for ``timer``: start/stop open/close a busy scope whose sample is the GPU
         time of the ops reported inside it (idle gaps and collectives excluded)."""

@@ -30,6 +30,11 @@ class RecordingEngine:
             raise RuntimeError("stop exploded")
         self.events.append(("stop", timer, stream))
 
+    def cancel(self, timer, stream):
+        if self.fail_on == "cancel":
+            raise RuntimeError("cancel exploded")
+        self.events.append(("cancel", timer, stream))
+
     def flush(self):
         pass
 

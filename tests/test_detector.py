@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from straggler import CallableId, Detector, Report, Statistic
 from straggler.detector import DetectorCore
+from straggler.timing.sections import SectionContext
 
 from _fakes import RecordingEngine, RecordingHook
 from _fresh import fresh_python
@@ -328,6 +330,40 @@ def test_body_exceptions_propagate_untouched_and_are_not_timed():
     assert Detector.core().enabled
 
 
+class _NoopHook:
+    def on_section_enter(self, name):
+        pass
+
+    def on_section_exit(self, name):
+        pass
+
+
+@pytest.mark.parametrize("path", ["short", "general"])
+def test_a_raising_body_records_no_gpu_sample_either(sim_cuda, path):
+    """A partial GPU interval is as wrong as a partial host one: a section whose body raised
+    contributes to neither (simulated driver; a hook puts the section on the general path)."""
+    Detector.initialize(gpu_sample_interval=1, telemetry=False)
+    if path == "general":
+        Detector.add_section_hook(_NoopHook())
+    section = Detector.detection_section("s")
+    with section:  # the first entry resolves the GPU timer and picks the path (no GPU work:
+        pass       # no sample)
+    assert (type(section) is SectionContext) == (path == "general")
+    for body_raises in (False, True, False, True, False):
+        # The stream is still busy when the section starts (50 ms queued), so the section's
+        # busy time is the 1 ms of work queued inside it, whatever the host's load.
+        sim_cuda.enqueue(0, 50.0)
+        with contextlib.suppress(KeyError), section:
+            sim_cuda.enqueue(0, 1.0)
+            if body_raises:
+                raise KeyError("mine")
+    time.sleep(0.4)  # the stream's 255 ms of work ends: the report harvests every pair
+    report = Detector.generate_report()
+    assert report.local_kernel_summaries["s"][Statistic.NUM] == 3
+    assert _num(report, "s") == 4  # the first entry has a host sample
+    assert Detector.core().enabled
+
+
 def test_communication_sections_are_not_timed_or_scored():
     Detector.initialize()
     with Detector.detection_section("allreduce", kind="communication"):
@@ -391,6 +427,9 @@ class _BrokenEngine:
         raise RuntimeError("driver exploded")
 
     def stop(self, timer, stream):
+        raise RuntimeError("driver exploded")
+
+    def cancel(self, timer, stream):
         raise RuntimeError("driver exploded")
 
     def close(self):

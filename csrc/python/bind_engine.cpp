@@ -93,6 +93,15 @@ void bind_timer_engine(py::module_& m) {
             return to_numpy(v, static_cast<py::ssize_t>(v.size()), 0);
           },
           py::arg("timer"), "The ring buffer's samples (ms), oldest first.")
+      // Off the hot path (a section whose body raised), so through pybind11's dispatcher.
+      .def(
+          "cancel",
+          [](TimerEngine& e, py::handle timer, std::uintptr_t stream) {
+            e.cancel(timer_arg(e, timer), stream);
+          },
+          py::arg("timer"), py::arg("stream") = 0,
+          "Close `timer` (started in this thread) like stop() but keep no sample: the interval "
+          "was cut short (its section's body raised).")
       .def("set_busy", &TimerEngine::set_busy, py::arg("timer"), py::arg("busy") = true,
            "Busy mode for `timer`: start/stop open/close a busy scope whose sample is the GPU "
            "time of the ops reported inside it (idle gaps and collectives excluded).")

@@ -76,7 +76,7 @@ int BusyTime::new_scope(int timer, int parent) {
     free_scopes_.reserve(scopes_.capacity());  // so finish_scope() never allocates
     i = static_cast<int>(scopes_.size()) - 1;
   }
-  scopes_[static_cast<std::size_t>(i)] = Scope{timer, parent, 0, false, false, 0.0};
+  scopes_[static_cast<std::size_t>(i)] = Scope{timer, parent, 0, false, false, false, 0.0};
   return i;
 }
 
@@ -92,10 +92,12 @@ void BusyTime::finish_scope(int scope) {
   const Scope s = scopes_[static_cast<std::size_t>(scope)];
   if (!s.closed || s.outstanding > 0) return;
   Timer& t = timers_[static_cast<std::size_t>(s.timer)];
-  if (s.any) {
-    t.ring.push(s.sum_ms);
-  } else {
-    ++t.idle_entries;
+  if (!s.dropped) {
+    if (s.any) {
+      t.ring.push(s.sum_ms);
+    } else {
+      ++t.idle_entries;
+    }
   }
   try {
     free_scopes_.push_back(scope);
@@ -175,7 +177,7 @@ int BusyTime::open_scope(int timer, std::uintptr_t stream, std::uint64_t thread)
   return scope;
 }
 
-void BusyTime::close_scope(int scope, std::uintptr_t stream, std::uint64_t thread) {
+void BusyTime::close_scope(int scope, std::uintptr_t stream, std::uint64_t thread, bool drop) {
   Chain* chain = own_chain(thread);
   if (chain == nullptr) throw std::logic_error("no busy chain for this thread");
   std::exception_ptr failure;
@@ -193,6 +195,7 @@ void BusyTime::close_scope(int scope, std::uintptr_t stream, std::uint64_t threa
   }
   Scope& s = scopes_[static_cast<std::size_t>(scope)];
   s.closed = true;
+  s.dropped = drop;
   chain->scope = s.parent;
   --chain->depth;
   --open_scopes_;

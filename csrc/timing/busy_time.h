@@ -23,9 +23,10 @@ class BusyTime {
   // Opens a scope of `timer` in `thread`'s chain (a new chain starts with a mark on `stream`).
   // Returns the scope for close_scope(). Throws the backend's error before anything changed.
   int open_scope(int timer, std::uintptr_t stream, std::uint64_t thread);
-  // Closes `scope` (of `thread`): its sample is stored once its segments are in. A backend
-  // failure is rethrown after the scope closed.
-  void close_scope(int scope, std::uintptr_t stream, std::uint64_t thread);
+  // Closes `scope` (of `thread`): its sample is stored once its segments are in (`drop`: no
+  // sample and no idle entry; the enclosing scope still gets its sum). A backend failure is
+  // rethrown after the scope closed.
+  void close_scope(int scope, std::uintptr_t stream, std::uint64_t thread, bool drop = false);
   // TimerEngine::op_begin/op_end/comm_end for the calling `thread`.
   long long op_begin(std::uintptr_t stream, std::uint64_t thread);
   void op_end(long long token, int op_timer, std::uintptr_t stream, std::uint64_t thread);
@@ -55,6 +56,7 @@ class BusyTime {
     int outstanding = 0;  // segments and child scopes not yet finished
     bool closed = false;
     bool any = false;  // saw at least one segment
+    bool dropped = false;  // closed by TimerEngine::cancel(): stores nothing of its own
     double sum_ms = 0.0;
   };
   // The chain of marks of one thread's open busy scopes.

@@ -158,6 +158,29 @@ void TimerEngine::stop(int timer, std::uintptr_t stream) {
   if (pending_.size() >= kAutoHarvestPending) harvest_pairs_locked(HarvestScope::kFront);
 }
 
+void TimerEngine::cancel(int timer, std::uintptr_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_open_locked();
+  check_timer_locked(timer);
+  auto it = open_.find(thread_serial());
+  Open* slot = nullptr;
+  if (it != open_.end() && static_cast<std::size_t>(timer) < it->second.size()) {
+    slot = &it->second[static_cast<std::size_t>(timer)];
+  }
+  if (slot == nullptr || !slot->active) {
+    throw std::invalid_argument("timer " + quoted(timers_[static_cast<std::size_t>(timer)].name) +
+                                " was not started in this thread; call start() first");
+  }
+  slot->active = false;
+  if (slot->scope >= 0) {
+    const int scope = slot->scope;
+    slot->scope = -1;
+    busy_.close_scope(scope, stream, it->first, /*drop=*/true);
+    return;
+  }
+  if (!synchronous_) backend_->release(slot->start);
+}
+
 // ---- Busy time: BusyTime does the work, under this engine's lock ------------------------------
 
 void TimerEngine::set_busy(int timer, bool busy) {

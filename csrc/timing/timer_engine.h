@@ -50,6 +50,10 @@ class TimerEngine {
   // thread at a time; start() on one already open in this thread throws std::invalid_argument.
   void start(int timer, std::uintptr_t stream);
   void stop(int timer, std::uintptr_t stream);
+  // Closes `timer` like stop() but stores no sample (its section's body raised: the interval is
+  // partial). Busy mode: the scope stores nothing and counts no idle entry; its ops' own
+  // per-op samples and the enclosing scope's sum keep the GPU work that did run.
+  void cancel(int timer, std::uintptr_t stream);
 
   // ---- Busy time (docs/engine.md, "Busy time") ---------------------------------------------
   // In busy mode, start()/stop() of `timer` open/close a busy scope: its sample is the GPU time

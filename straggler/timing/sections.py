@@ -19,7 +19,8 @@ stream is read once per entry and the stop is recorded on the stream the start u
 
 Order on a profiled entry: section hooks' `on_section_enter`, then GPU timer start, per-op
 capture, host clock; on exit the reverse, and `on_section_exit` after our timers stopped.
-Exceptions raised by the body propagate untouched (the host sample of that entry is dropped);
+Exceptions raised by the body propagate untouched and that entry records no sample: its host
+sample is dropped and its GPU timer cancelled (`TimerEngine.cancel`: closed, nothing stored);
 exceptions raised by the detector itself go to `owner.fail()`, never into the loop.
 
 A section talks to two narrow collaborators, typed below: its `SectionOwner` (the section
@@ -308,7 +309,10 @@ class SectionContext:
                 if mode & _OPS:
                     gpu.capture.pop()
                 if mode & _GPU:
-                    gpu.engine.stop(s.timer_id, s.stream)
+                    if exc_type is None:
+                        gpu.engine.stop(s.timer_id, s.stream)
+                    else:  # the body raised: a partial GPU interval, no sample either
+                        gpu.engine.cancel(s.timer_id, s.stream)
                 if exc_type is None and mode & _HOST:
                     s.samples.append(stop_ns - s.start_ns)
                     note = _gap_note
@@ -444,26 +448,30 @@ class _GpuContext(SectionContext):
                 gpu = self._gpu
                 try:
                     gpu.capture.pop()
+                    if exc_type is not None:  # the body raised: no GPU sample either
+                        gpu.engine.cancel(s.timer_id, s.stream)
+                        return False
                     gpu.engine.stop(s.timer_id, s.stream)
                 except Exception as err:  # noqa: BLE001 - fail open
                     self._owner.fail(err)
                     return False
-                if exc_type is None:
-                    s.samples.append(stop_ns - s.start_ns)
-                    if _gap_note is not None:
-                        _gap_note(s.start_ns, stop_ns)
+                s.samples.append(stop_ns - s.start_ns)
+                if _gap_note is not None:
+                    _gap_note(s.start_ns, stop_ns)
                 return False
             if mode == _HOST_GPU:  # no op observer
                 s.depth = s.profiled = 0
                 try:
+                    if exc_type is not None:  # the body raised: no GPU sample either
+                        self._gpu.engine.cancel(s.timer_id, s.stream)
+                        return False
                     self._gpu.engine.stop(s.timer_id, s.stream)
                 except Exception as err:  # noqa: BLE001 - fail open
                     self._owner.fail(err)
                     return False
-                if exc_type is None:
-                    s.samples.append(stop_ns - s.start_ns)
-                    if _gap_note is not None:
-                        _gap_note(s.start_ns, stop_ns)
+                s.samples.append(stop_ns - s.start_ns)
+                if _gap_note is not None:
+                    _gap_note(s.start_ns, stop_ns)
                 return False
         elif depth > 1:
             s.depth = depth - 1

@@ -219,3 +219,24 @@ def test_bad_arguments_are_named(engine):
             engine.stop(sec, STREAM)
     with pytest.raises(ValueError, match="timer=99"):
         engine.set_busy(99)
+
+
+def test_cancelled_scope_stores_nothing_but_its_ops_and_parent_keep_their_work(engine, sim_cuda):
+    """cancel() of a busy scope (its section's body raised): no sample and no idle entry for
+    it; the ops it saw keep their per-op samples and the enclosing scope's sum keeps them."""
+    outer, inner, op = engine.timer_id("outer"), engine.timer_id("inner"), engine.timer_id("op")
+    engine.set_busy(outer)
+    engine.set_busy(inner)
+    engine.start(outer, STREAM)
+    engine.start(inner, STREAM)
+    gemm(engine, sim_cuda, 3.0, op)
+    engine.cancel(inner, STREAM)
+    engine.stop(outer, STREAM)
+    engine.start(inner, STREAM)  # an entry that saw no work and raised: no idle entry either
+    engine.cancel(inner, STREAM)
+    engine.flush()
+    assert list(engine.durations(inner)) == []
+    assert "inner" not in engine.idle_entries()
+    (op_ms,) = engine.durations(op)
+    assert engine.durations(outer)[0] == pytest.approx(op_ms)
+    assert engine.open_scopes() == 0

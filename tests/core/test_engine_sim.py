@@ -265,3 +265,26 @@ print(sim.calls("cuEventDestroy_v2"), sim.calls("cuEventDestroy"),
     destroy_v2, destroy_v1, release_v2, release_v1 = map(int, out.split())
     assert destroy_v2 >= 2 and destroy_v1 == 0
     assert release_v2 == 1 and release_v1 == 0
+
+
+def test_cancel_closes_the_timer_and_keeps_no_sample(engine, sim_cuda):
+    """cancel() (a section whose body raised): the timer closes, nothing is stored, the start
+    event goes back to the pool and the timer starts again."""
+    t = engine.timer_id("step")
+    engine.start(t, 0)
+    sim_cuda.enqueue(0, 2.0)
+    engine.stop(t, 0)  # one whole pair: its events are pooled from now on
+    engine.flush()
+    live = sim_cuda.live_events()
+    engine.start(t, 0)
+    sim_cuda.enqueue(0, 2.0)
+    engine.cancel(t, 0)
+    assert engine.pending() == 0
+    engine.start(t, 0)  # closed: it starts again
+    sim_cuda.enqueue(0, 2.0)
+    engine.stop(t, 0)
+    engine.flush()
+    assert len(engine.durations(t)) == 2
+    assert sim_cuda.live_events() == live  # the cancelled start event was reused, not leaked
+    with pytest.raises(ValueError, match="'step' was not started"):
+        engine.cancel("step", 0)
