@@ -274,7 +274,9 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
 
     # Rank 0 decides when to stop (the verdict is in, or --duration is up), broadcast on a gloo
     # group each step (outside the sections) so every rank runs the same number of DDP steps.
-    stop_group = dist.new_group(backend="gloo")
+    # The ranks do wait for a straggler there, so its waits count; the description names the
+    # group in the culprit line (`demo-stop [ranks ...]`, not an anonymous `ranks ...`).
+    stop_group = dist.new_group(backend="gloo", group_desc="demo-stop")
     stop = torch.zeros(1)
     start = time.monotonic()
     reports = []
