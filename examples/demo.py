@@ -59,8 +59,9 @@ straggler on a fast GPU node and on a loaded laptop alike: it stops at the repor
 rank, or, with nobody confirmed, once ``CLEAN_REPORTS`` reports have come and the last
 ``QUIET_REPORTS`` had no suspect (a rank that looks slow but is not confirmed yet; the detector
 then reports early to settle it). Rank 0 decides after each report and the ranks agree each step
-(a broadcast on a gloo group of its own, outside the sections). ``--duration S`` caps the
-training time (default 120 s) and ``--steps`` the steps.
+(a broadcast on a gloo group of its own, described ``demo-stop`` in the culprit line, outside
+the sections). ``--duration S`` caps the training time (default 120 s) and ``--steps`` the
+steps.
 
 The first line after ``injected straggler`` names the GPUs and versions (GPU, driver, CUDA, torch).
 In the CPU and simulated modes the real GPUs, if any, are hidden from the ranks
