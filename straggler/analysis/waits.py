@@ -45,7 +45,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -280,6 +279,8 @@ def _spread(quantiles: np.ndarray) -> np.ndarray:
 def _z(members: np.ndarray) -> np.ndarray:
     """The significance threshold for a group of ``members``: the normal deviate that one of
     them passes by chance with probability `FALSE_RATE` (Bonferroni)."""
+    import statistics  # 0.3 MiB with decimal and fractions: loaded once there are waits
+
     sizes, at = np.unique(members, return_inverse=True)
     normal = statistics.NormalDist()
     return np.array([normal.inv_cdf(1.0 - FALSE_RATE / max(int(m), 2)) for m in sizes])[at]
