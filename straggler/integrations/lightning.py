@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -81,8 +83,10 @@ class StragglerDetectionCallback(_pl.Callback):
 
     Ours: ``exit_code`` (default 1) is the process exit status after a stop: the callback raises
     ``SystemExit(exit_code)`` on every rank once the checkpoint is saved, so a restarting
-    launcher (torchrun, ft_launcher) restarts the job; ``0`` exits cleanly; ``None`` only sets
-    ``trainer.should_stop`` and ``fit`` returns after the current step. ``node_name`` names this
+    launcher (torchrun, ft_launcher) restarts the job; from the stop on the process ignores
+    SIGTERM, so no rank dies by the SIGTERM torchrun sends once the first one exited; ``0``
+    exits cleanly; ``None`` only sets ``trainer.should_stop`` and ``fit`` returns after the
+    current step. ``node_name`` names this
     node in reports (default: the host name); ``process_group`` limits detection to a group;
     ``sync_timeout_s`` bounds every wait in the detector's collectives (its ``comm_timeout_s``).
     ``verdict`` (default ``"confirmed"``): act on the persistence policy's confirmed stragglers
@@ -349,6 +353,8 @@ class StragglerDetectionCallback(_pl.Callback):
         self.logger.error("Detected stragglers. Terminating training...")
         self.stopped = True
         trainer.should_stop = True
+        if self.exit_code is not None:
+            _ignore_sigterm_until_exit(trainer, self.logger)
         _save_last_checkpoint(trainer, self.logger)
         from straggler import Detector
 
@@ -367,6 +373,27 @@ class StragglerDetectionCallback(_pl.Callback):
             log.exception("straggler: %s; straggler detection is off on this rank and "
                           "training goes on", what)
         self._failed = True
+
+
+def _ignore_sigterm_until_exit(trainer: Any, logger: logging.Logger) -> None:
+    """Ignore SIGTERM from the stop until the process exits with the stop's status.
+
+    torchrun sends SIGTERM to the ranks still running as soon as one rank exits non-zero; the
+    others, still saving or tearing down after the same stop, died by it (torchrun's report read
+    ``exitcode: -15`` for one rank in 3 runs of 3, docs/integrations.md). Lightning's teardown
+    puts back the SIGTERM handler it found at ``fit`` (usually the default: die), after the
+    callback's ``SystemExit`` and before the process ends, so the ignore is also written into
+    what it puts back. torchrun's SIGKILL, 30 s after its SIGTERM, still ends a rank that hangs.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal.signal works only there; Lightning runs fit on the main thread
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    restored = getattr(getattr(trainer, "_signal_connector", None), "_original_handlers", None)
+    if isinstance(restored, dict):
+        restored[signal.SIGTERM] = signal.SIG_IGN
+    else:
+        logger.warning("straggler detection: this Lightning keeps no _original_handlers; its "
+                       "teardown may put SIGTERM's handler back before the process exits")
 
 
 def _save_last_checkpoint(trainer: Any, logger: logging.Logger) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -53,6 +55,14 @@ def _clean_detector():
     Detector.shutdown()
     yield
     Detector.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _restore_sigterm():
+    """A stop ignores SIGTERM until the process exits: not the test process's."""
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, before)
 
 
 class TinyModule(pl.LightningModule):
@@ -312,6 +322,9 @@ def test_stop_saves_last_checkpoint_and_exits_nonzero_by_default(tmp_path, caplo
     assert last.exists()
     assert torch.load(last, weights_only=False)["global_step"] == trainer.global_step
     assert not Detector.initialized  # Lightning's teardown ran on the way out
+    # SIGTERM stays ignored past Lightning's teardown (which puts back the handler it found at
+    # fit) until the process exits: torchrun's SIGTERM must not kill a rank still exiting.
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
 
 
 def test_exit_code_zero_is_a_clean_exit(tmp_path, caplog):
@@ -331,6 +344,7 @@ def test_exit_code_none_only_stops_the_fit_loop_and_the_resumed_fit_confirms_afr
     cb, trainer, module = _slowing_fit(tmp_path, caplog, exit_code=None)
     trainer.fit(module)  # returns: no SystemExit
     assert cb.stopped and trainer.should_stop
+    assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN  # the process goes on
     assert SLOW_AFTER < trainer.global_step < 200
     last = tmp_path / "ckpt" / "last.ckpt"
     assert last.exists()
@@ -428,6 +442,30 @@ def test_ddp_slow_rank_is_flagged_and_stopped_only_when_asked(tmp_path):
     assert r0["decision"] == r1["decision"] == ([1], "confirmed")
     assert any(m.startswith("straggler detection: verdict (confirmed): stragglers: rank 1 (")
                for m in r0["log"])
+
+
+TORCHRUN_FIT = Path(__file__).with_name("lightning_torchrun_fit.py")
+
+
+@pytest.mark.multirank
+@pytest.mark.serial  # alone in `make test`: a live 2-rank fit under torchrun
+def test_under_torchrun_every_rank_ends_with_the_stops_exit_code(tmp_path):
+    """torchrun SIGTERMs the ranks still running once one exits non-zero: before the stop
+    ignored SIGTERM, the other rank, still tearing down, died by it (-15) in 3 runs of 3. Rank 1
+    here takes 2 s more to exit after fit, so the SIGTERM surely reaches it after Lightning's
+    teardown put the handler it found back (without the fix: -15 every time)."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+           str(TORCHRUN_FIT), str(tmp_path), "--exit-code", "3", "--linger-rank", "1"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=tmp_path,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
+    text = out.stdout + out.stderr
+    left = re.findall(r"rank (\d) left fit: step=(\d+) code=(\d+)", text)
+    assert sorted(r for r, _, _ in left) == ["0", "1"], text  # both stopped by the callback
+    assert left[0][1] == left[1][1] and {c for _, _, c in left} == {"3"}, text
+    assert (tmp_path / "ckpt" / "last.ckpt").exists()
+    assert "Signal 15" not in text and "exitcode  : -15" not in text, text
+    assert len(re.findall(r"exitcode\s*:\s*3 \(pid", text)) == 2, text  # each by its own exit
+    assert out.returncode != 0, text
 
 
 class _Inject(pl.Callback):
