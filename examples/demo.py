@@ -59,8 +59,9 @@ straggler on a fast GPU node and on a loaded laptop alike: it stops at the repor
 rank, or, with nobody confirmed, once ``CLEAN_REPORTS`` reports have come and the last
 ``QUIET_REPORTS`` had no suspect (a rank that looks slow but is not confirmed yet; the detector
 then reports early to settle it). Rank 0 decides after each report and the ranks agree each step
-(a broadcast on a gloo group of its own, outside the sections). ``--duration S`` caps the
-training time (default 120 s) and ``--steps`` the steps.
+(a broadcast on a gloo group of its own, described ``demo-stop`` in the culprit line, outside
+the sections). ``--duration S`` caps the training time (default 120 s) and ``--steps`` the
+steps.
 
 The first line after ``injected straggler`` names the GPUs and versions (GPU, driver, CUDA, torch).
 In the CPU and simulated modes the real GPUs, if any, are hidden from the ranks
@@ -274,7 +275,9 @@ def train(rank: int, args: argparse.Namespace, port: int) -> None:
 
     # Rank 0 decides when to stop (the verdict is in, or --duration is up), broadcast on a gloo
     # group each step (outside the sections) so every rank runs the same number of DDP steps.
-    stop_group = dist.new_group(backend="gloo")
+    # The ranks do wait for a straggler there, so its waits count; the description names the
+    # group in the culprit line (`demo-stop [ranks ...]`, not an anonymous `ranks ...`).
+    stop_group = dist.new_group(backend="gloo", group_desc="demo-stop")
     stop = torch.zeros(1)
     start = time.monotonic()
     reports = []

@@ -77,6 +77,11 @@ def test_demo_simulated_gpu_names_the_thermal_cause():
     assert any(line.startswith("rank  node  gpu rel") for line in lines)
     rows = [line.split() for line in lines if re.match(r"\s+\d+\s", line)]
     assert any(row[0] == "1" and row[-1] == "gpu_thermal_throttling" for row in rows)
+    # The others wait for rank 1 at collectives: DDP's (`world`) and the demo's own stop
+    # broadcast, whose group has a description, so no group is named by its members alone.
+    waited = [line for line in lines if line.startswith("the job waited")]
+    assert waited, lines
+    assert not any(re.search(r"(: |; )ranks \d", line) for line in waited), waited
     # (No assertion on the other rows: on a loaded machine a healthy rank's host-timed section
     # may dip below the threshold in one report and get `host_side`; the verdict rests on the
     # policy's confirmed ranks.)

@@ -73,7 +73,11 @@ def _slow_rank(rank, world_size, interval_s, slow_rank, slowdown):
 
     Detector.initialize(report_time_interval=interval_s, comm_timeout_s=60, telemetry=False)
     core = Detector.core()
-    step_s = 0.004 * (slowdown if rank == slow_rank else 1.0)
+    # 2 ms steps: about 1,000 a 2 s window, well above the policy's early_finish_steps (300),
+    # which asks short windows for 6.5 s of evidence. With 4 ms steps (480 a window) a first
+    # window cut short by a loaded start (299 steps) fell under it and the verdict came after
+    # the early reports, at 2.2 intervals (twice in a day at load 5-11).
+    step_s = 0.002 * (slowdown if rank == slow_rank else 1.0)
     reports = []  # (iteration, the agreed interval in iterations, suspects, stragglers)
     told = []  # on rank 0 (where the policy runs): whether each window was an early one
     policy = core.cycle.reporter.policy
