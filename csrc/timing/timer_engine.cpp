@@ -120,21 +120,24 @@ void TimerEngine::start(int timer, std::uintptr_t stream) {
   slot.active = true;
 }
 
+TimerEngine::Open& TimerEngine::take_open_locked(int timer, std::uint64_t me) {
+  auto it = open_.find(me);
+  if (it == open_.end() || static_cast<std::size_t>(timer) >= it->second.size() ||
+      !it->second[static_cast<std::size_t>(timer)].active) {
+    throw std::invalid_argument("timer " + quoted(timers_[static_cast<std::size_t>(timer)].name) +
+                                " was not started in this thread; call start() first");
+  }
+  Open& slot = it->second[static_cast<std::size_t>(timer)];
+  slot.active = false;  // on a failure after this the pair is dropped: the timer can start again
+  return slot;
+}
+
 void TimerEngine::stop(int timer, std::uintptr_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
   check_open_locked();
   check_timer_locked(timer);
   const std::uint64_t me = thread_serial();
-  auto it = open_.find(me);
-  Open* slot = nullptr;
-  if (it != open_.end() && static_cast<std::size_t>(timer) < it->second.size()) {
-    slot = &it->second[static_cast<std::size_t>(timer)];
-  }
-  if (slot == nullptr || !slot->active) {
-    throw std::invalid_argument("timer " + quoted(timers_[static_cast<std::size_t>(timer)].name) +
-                                " was not started in this thread; call start() first");
-  }
-  slot->active = false;  // on failure below the pair is dropped, so the timer can start again
+  Open* slot = &take_open_locked(timer, me);
   if (slot->scope >= 0) {
     const int scope = slot->scope;
     slot->scope = -1;
@@ -162,20 +165,12 @@ void TimerEngine::cancel(int timer, std::uintptr_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
   check_open_locked();
   check_timer_locked(timer);
-  auto it = open_.find(thread_serial());
-  Open* slot = nullptr;
-  if (it != open_.end() && static_cast<std::size_t>(timer) < it->second.size()) {
-    slot = &it->second[static_cast<std::size_t>(timer)];
-  }
-  if (slot == nullptr || !slot->active) {
-    throw std::invalid_argument("timer " + quoted(timers_[static_cast<std::size_t>(timer)].name) +
-                                " was not started in this thread; call start() first");
-  }
-  slot->active = false;
+  const std::uint64_t me = thread_serial();
+  Open* slot = &take_open_locked(timer, me);
   if (slot->scope >= 0) {
     const int scope = slot->scope;
     slot->scope = -1;
-    busy_.close_scope(scope, stream, it->first, /*drop=*/true);
+    busy_.close_scope(scope, stream, me, /*drop=*/true);
     return;
   }
   if (!synchronous_) backend_->release(slot->start);

@@ -111,6 +111,9 @@ class TimerEngine {
 
   void check_timer_locked(int timer) const;
   void check_open_locked() const;
+  // The timer's slot open in thread `me`, marked inactive (stop and cancel end it); throws
+  // std::invalid_argument when the timer was not started in that thread.
+  Open& take_open_locked(int timer, std::uint64_t me);
   std::size_t harvest_locked();
   std::size_t harvest_pairs_locked(HarvestScope scope);
   // Destroys the events of a pair the driver failed on; during a flush(), after it (flush()

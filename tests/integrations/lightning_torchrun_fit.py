@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))  # `from sim.simcuda import ...`
+sys.path.insert(0, str(TESTS))  # `from _lightning_module import ...`
 SIM = TESTS.parent / "build" / "sim"  # the simulated driver and NVML (`make sim`)
 os.environ.setdefault("STRAGGLER_LIBCUDA", str(SIM / "libcuda.so.1"))
 os.environ.setdefault("STRAGGLER_LIBNVML", str(SIM / "libnvidia-ml.so.1"))
@@ -32,12 +32,9 @@ import warnings  # noqa: E402
 
 warnings.simplefilter("ignore")
 
-import torch  # noqa: E402
 from straggler.integrations.lightning import LIGHTNING_PACKAGE, StragglerDetectionCallback  # noqa: E402
-from torch import nn  # noqa: E402
-from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from sim.simcuda import gpu_sleep  # noqa: E402
+from _lightning_module import TinyModule  # noqa: E402
 
 if LIGHTNING_PACKAGE == "lightning":
     import lightning.pytorch as pl
@@ -45,25 +42,6 @@ if LIGHTNING_PACKAGE == "lightning":
 else:  # pragma: no cover
     import pytorch_lightning as pl
     from pytorch_lightning.callbacks import ModelCheckpoint
-
-
-class Module(pl.LightningModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.layer = nn.Linear(4, 1)
-
-    def training_step(self, batch, batch_idx):
-        gpu_sleep(0.02 * (3.0 if self.global_rank == 1 else 1.0))
-        x, y = batch
-        return nn.functional.mse_loss(self.layer(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
-
-    def train_dataloader(self):
-        g = torch.Generator().manual_seed(0)
-        data = TensorDataset(torch.randn(4096, 4, generator=g), torch.randn(4096, 1, generator=g))
-        return DataLoader(data, batch_size=4)
 
 
 class HangOnExit(pl.Callback):
@@ -91,7 +69,7 @@ def main() -> None:
     if rank == args.hang_rank:
         trainer.callbacks.append(HangOnExit())
     try:
-        trainer.fit(Module())
+        trainer.fit(TinyModule(step_s=0.02, slow_rank=1, factor=3.0, samples=4096))
     except SystemExit as exc:
         print(f"rank {rank} left fit: step={trainer.global_step} code={exc.code}", flush=True)
         if rank == args.linger_rank:

@@ -24,10 +24,9 @@ import torch
 from straggler import Detector
 from straggler.integrations.lightning import LIGHTNING_PACKAGE, StragglerDetectionCallback
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
 
+from _lightning_module import TinyModule
 from _multirank import run_ranks
-from sim.simcuda import gpu_sleep
 
 if LIGHTNING_PACKAGE == "lightning":
     import lightning.pytorch as pl
@@ -63,32 +62,6 @@ def _restore_sigterm():
     before = signal.getsignal(signal.SIGTERM)
     yield
     signal.signal(signal.SIGTERM, before)
-
-
-class TinyModule(pl.LightningModule):
-    """A linear model whose training_step does simulated GPU work; ``slow_after`` / ``slow_rank``
-    make it slower."""
-
-    def __init__(self, step_s: float = 0.01, slow_rank: int | None = None, factor: float = 3.0,
-                 slow_after: int = 0) -> None:
-        super().__init__()
-        self.layer = nn.Linear(4, 1)
-        self.step_s, self.slow_rank, self.factor, self.slow_after = (step_s, slow_rank, factor,
-                                                                     slow_after)
-
-    def training_step(self, batch, batch_idx):
-        slow = self.global_rank == self.slow_rank and self.global_step >= self.slow_after
-        gpu_sleep(self.step_s * (self.factor if slow else 1.0))
-        x, y = batch
-        return nn.functional.mse_loss(self.layer(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.01)
-
-    def train_dataloader(self):
-        g = torch.Generator().manual_seed(0)
-        data = TensorDataset(torch.randn(512, 4, generator=g), torch.randn(512, 1, generator=g))
-        return DataLoader(data, batch_size=4)
 
 
 class ValModule(TinyModule):
