@@ -189,7 +189,7 @@ class ReportCycle:
         if self.busy.acquire(blocking=False):
             self._busy_owner, self._busy_ident = call, threading.get_ident()
             return True
-        owner = threading._active.get(self._busy_ident)  # type: ignore[attr-defined]
+        owner = next((t for t in threading.enumerate() if t.ident == self._busy_ident), None)
         self.lifecycle.warn_once(
             "report-concurrent", "straggler: %s called in thread %r while %s runs in thread "
             "%r on this rank; the call is ignored and returns None (reports are collectives: "

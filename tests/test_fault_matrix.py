@@ -610,6 +610,7 @@ def test_a_report_called_from_a_second_thread_during_a_report_is_ignored_and_cos
         assert r["took"] < LONG_TIMEOUT_S / 3, (rank, r)
     assert len(results[0]["logged"]) == 1, results[0]["logged"]
     assert "called in thread" in results[0]["logged"][0][1], results[0]["logged"]
+    assert "runs in thread 'MainThread'" in results[0]["logged"][0][1], results[0]["logged"]
     assert results[1]["logged"] == results[2]["logged"] == []
 
 
