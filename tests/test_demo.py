@@ -45,7 +45,11 @@ def _run(*args: str, busy: int = 0) -> list[str]:
 def test_demo_names_the_default_slow_rank_with_its_node_on_a_loaded_machine():
     # One run for two checks (the suite's time): the default slow rank (2), its node and cause,
     # with the machine loaded. `--slow-rank` is exercised by the simulated-GPU demo below.
-    lines = _run("--world-size", "3", busy=os.cpu_count() or 2)
+    # Reports every 1 s, not 0.5: windows of about 60 steps with every core busy confirmed
+    # healthy rank 0 beside rank 2 in one clean-clone `make test` of three (2026-11-25): under
+    # the 150 steps a window needs on a loaded host (docs/policy.md, "Known limits"), a verdict
+    # `make demo` (2 s) does not risk.
+    lines = _run("--world-size", "3", "--report-interval", "1", busy=os.cpu_count() or 2)
     assert lines[0].startswith("injected straggler: rank 2")
     assert any(line.startswith("rank  node") for line in lines)  # at least one report table
     assert lines[-1] == f"stragglers: rank 2 (node {socket.gethostname()}): unknown"
